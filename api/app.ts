@@ -1,0 +1,64 @@
+/** Builds the Fastify app from a dependency bag; no listening here (see server.ts). */
+import { randomUUID } from "node:crypto";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import Fastify from "fastify";
+import { createRateLimits, type RateLimits, registerAuth } from "./plugins/auth.ts";
+import { registerErrorHandling } from "./plugins/errors.ts";
+import { registerOpenApi } from "./plugins/openapi.ts";
+import { metaRoutes } from "./routes/meta/index.ts";
+import { systemRoutes } from "./routes/system/index.ts";
+import { Problem } from "./schemas.ts";
+import type { ApiDeps, App } from "./types.ts";
+
+/** A route group: a function that registers its routes on the app with the shared deps. */
+export type RouteGroup = (app: App, deps: ApiDeps) => Promise<void>;
+
+/** The route groups of the API, registered in this order. Later issues append their groups here. */
+export const ROUTE_GROUPS: RouteGroup[] = [metaRoutes, systemRoutes];
+
+export interface BuildOptions {
+  /** Extra route groups (tests, optional features). */
+  extraGroups?: RouteGroup[];
+  /** Injected rate-limit counters (tests); built from the deps when absent. */
+  rateLimits?: RateLimits;
+}
+
+export async function buildApp(deps: ApiDeps, options: BuildOptions = {}): Promise<App> {
+  const stagePrefix = `/${deps.config.STAGE}`;
+  const app = Fastify({
+    loggerInstance: deps.log,
+    trustProxy: deps.config.TRUST_PROXY,
+    requestTimeout: deps.config.REQUEST_TIMEOUT_MS,
+    genReqId: (req) => {
+      const given = req.headers["x-request-id"];
+      return typeof given === "string" && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
+    },
+    // `/prod/...` (or `/dev/...`) is the same API as `/...` on the stage this process serves.
+    rewriteUrl: (req) => {
+      const url = req.url ?? "/";
+      if (url === stagePrefix || url.startsWith(`${stagePrefix}/`) || url.startsWith(`${stagePrefix}?`)) {
+        return url.slice(stagePrefix.length) || "/";
+      }
+      return url;
+    },
+    ajv: { customOptions: { coerceTypes: "array", removeAdditional: false, allErrors: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+
+  app.addSchema(Problem);
+  registerErrorHandling(app);
+  await registerOpenApi(app, deps.config.STAGE);
+  registerAuth(app, deps, options.rateLimits ?? (await createRateLimits(deps)));
+
+  app.addHook("onSend", async (request, reply) => {
+    reply.header("x-request-id", request.id);
+  });
+  app.addHook("onResponse", async (request, reply) => {
+    const route = request.routeOptions.url ?? "unmatched";
+    deps.metrics.httpRequests.inc({ method: request.method, route, status: String(reply.statusCode) });
+    deps.metrics.httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+  });
+
+  for (const group of [...ROUTE_GROUPS, ...(options.extraGroups ?? [])]) await group(app, deps);
+  await app.ready();
+  return app;
+}

@@ -1,0 +1,40 @@
+/** Schemas shared by every route group: the one error body, and small reusable pieces. */
+import { type TSchema, Type } from "@sinclair/typebox";
+
+/**
+ * The one error body of the service (RFC 9457 problem details, `application/problem+json`):
+ * `code` is stable and machine-readable; `detail` is for humans; `request_id` ties it to the logs.
+ */
+export const Problem = Type.Object(
+  {
+    type: Type.String({
+      description: "URI reference naming the problem type (`about:blank` or a docs anchor).",
+    }),
+    title: Type.String({ description: "Short summary of the status (for example `Bad Request`)." }),
+    status: Type.Integer({ description: "HTTP status code." }),
+    code: Type.String({
+      description: "Stable error code, for example `validation_failed`, `invalid_api_key`.",
+    }),
+    detail: Type.String({ description: "Human-readable explanation naming the bad value." }),
+    instance: Type.String({ description: "Path of the request." }),
+    request_id: Type.String({ description: "Request id, also sent as the `x-request-id` header." }),
+    errors: Type.Optional(
+      Type.Array(
+        Type.Object({
+          location: Type.String({ description: "`params`, `querystring`, `body` or `headers`." }),
+          path: Type.String({ description: "JSON pointer of the bad field." }),
+          message: Type.String(),
+        }),
+        { description: "Schema-validation failures, one per bad field." },
+      ),
+    ),
+  },
+  { $id: "Problem", title: "Problem", additionalProperties: false },
+);
+
+export const ProblemRef = Type.Ref("Problem");
+
+export const Ok = Type.Object({ ok: Type.Boolean() });
+
+export const DateTime = (description?: string) => Type.String({ format: "date-time", description });
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);

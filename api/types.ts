@@ -1,0 +1,77 @@
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from "fastify";
+import type { Config } from "../lib/config.ts";
+import type { Logger } from "../lib/logger.ts";
+import type { Metrics } from "../lib/metrics.ts";
+import type { KeysRepo, KeyWithPlan } from "../lib/repos/keys.ts";
+import type { Ch } from "../lib/stores/clickhouse.ts";
+import type { Pg } from "../lib/stores/postgres.ts";
+
+/** Who may call a route: anyone, any valid key, or an admin key. */
+export type AccessLevel = "public" | "user" | "admin";
+/** Whether a route needs the databases: `required` answers 503 without them, `optional` degrades. */
+export type DbNeed = "required" | "optional" | "none";
+
+/** The tags of the interface (SPEC.md, "What the service does", point 3). */
+export const SPEC_TAGS = [
+  "Addresses",
+  "Category",
+  "Chain",
+  "Contracts",
+  "NFT",
+  "Dapps",
+  "dapps:furnace",
+  "dapps:chainreaction",
+  "dapps:elexium",
+  "dapps:alphbanx",
+  "dapps:dia-oracle",
+  "Events",
+  "Series",
+  "Token",
+  "Price",
+  "Transaction",
+  "Blocks",
+  "Keys",
+  "Plans",
+  "Payment",
+  "Banned",
+  "Telegram",
+  "Webhook",
+  "WireGuard",
+  "Docs",
+] as const;
+
+declare module "fastify" {
+  interface FastifyContextConfig {
+    access?: AccessLevel;
+    db?: DbNeed;
+  }
+  interface FastifyRequest {
+    /** The authenticated key on user/admin routes (null on public routes and without a database). */
+    apiKey: KeyWithPlan | null;
+  }
+}
+
+/** The dependency bag of the API, built by the caller (CLI or test) and passed to `buildApp`. */
+export interface ApiDeps {
+  config: Config;
+  log: Logger;
+  metrics: Metrics;
+  pg: Pg | null;
+  ch: Ch | null;
+  keys: KeysRepo | null;
+}
+
+export type App = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;

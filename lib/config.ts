@@ -1,0 +1,189 @@
+/**
+ * Configuration: one declarative schema, one pure `loadConfig(env)`.
+ * Every key is documented here; `npm run config:doc` prints the README table and `.env.example`
+ * is generated from the same list, so the three never drift.
+ */
+import { ConfigError } from "./errors.ts";
+
+type Spec =
+  | { kind: "string"; default: string; doc: string; pattern?: RegExp; allowed?: string }
+  | { kind: "int"; default: number; doc: string; min: number; max: number }
+  | { kind: "bool"; default: boolean; doc: string }
+  | { kind: "enum"; default: string; doc: string; values: readonly string[] };
+
+const str = (def: string, doc: string, pattern?: RegExp, allowed?: string) => ({
+  kind: "string" as const,
+  default: def,
+  doc,
+  pattern,
+  allowed,
+});
+const int = (def: number, min: number, max: number, doc: string) => ({
+  kind: "int" as const,
+  default: def,
+  min,
+  max,
+  doc,
+});
+const bool = (def: boolean, doc: string) => ({ kind: "bool" as const, default: def, doc });
+const oneOf = <const V extends readonly string[]>(values: V, def: V[number], doc: string) => ({
+  kind: "enum" as const,
+  default: def,
+  values,
+  doc,
+});
+
+const URL_OR_EMPTY = /^(|[a-z][a-z0-9+.-]*:\/\/.+)$/i;
+
+/** Every configuration key with its default and meaning. Order is the order of the README table. */
+export const CONFIG_SPEC = {
+  STAGE: oneOf(["prod", "dev"], "prod", "Deployment stage; routes are also served under `/<stage>/...`."),
+  DATA_DIR: str("./data", "Directory of the embedded stores (PGlite, chDB); one sub-directory per stage."),
+  DATABASES: oneOf(["on", "off"], "on", "`off` runs without databases: store-backed routes answer 503."),
+  POSTGRES_URL: str(
+    "",
+    "PostgreSQL URL; empty uses embedded PGlite in DATA_DIR.",
+    URL_OR_EMPTY,
+    "a postgres:// URL",
+  ),
+  POSTGRES_POOL_SIZE: int(10, 1, 200, "Connections in the PostgreSQL pool."),
+  CLICKHOUSE_URL: str(
+    "",
+    "ClickHouse HTTP URL; empty uses embedded chDB in DATA_DIR.",
+    URL_OR_EMPTY,
+    "an http(s):// URL",
+  ),
+  CLICKHOUSE_DATABASE: str(
+    "",
+    "ClickHouse database; empty means `alephium_<STAGE>`.",
+    /^[A-Za-z0-9_]*$/,
+    "letters, digits, _",
+  ),
+  CLICKHOUSE_USER: str("default", "ClickHouse user (server mode)."),
+  CLICKHOUSE_PASSWORD: str("", "ClickHouse password (server mode)."),
+  KAFKA_BROKERS: str("", "Comma-separated Kafka brokers; empty uses the in-process bus."),
+  KAFKA_CLIENT_ID: str("alephium-indexer", "Kafka client id."),
+  KAFKA_TOPIC_PREFIX: str("", "Prefix prepended to every topic name (for example `staging.`)."),
+  SCHEMA_REGISTRY_URL: str(
+    "",
+    "Confluent schema registry URL; empty uses the built-in schema ids.",
+    URL_OR_EMPTY,
+    "an http(s):// URL",
+  ),
+  HOST: str("127.0.0.1", "Address the API listens on."),
+  PORT: int(3000, 0, 65535, "Port the API listens on."),
+  LOG_LEVEL: oneOf(["fatal", "error", "warn", "info", "debug", "trace", "silent"], "info", "pino log level."),
+  TRUST_PROXY: bool(false, "Trust X-Forwarded-* headers (behind a reverse proxy)."),
+  REQUEST_TIMEOUT_MS: int(30_000, 1_000, 600_000, "Server request timeout."),
+  RATE_LIMIT_STORE: oneOf(
+    ["auto", "memory", "postgres"],
+    "auto",
+    "Where rate-limit counters live; `auto` = postgres (shared by every API process) when POSTGRES_URL is set, else memory.",
+  ),
+  PUBLIC_RPM: int(600, 1, 1_000_000, "Requests per minute per client IP on public routes."),
+  NODE_URL: str(
+    "https://node.mainnet.alephium.org",
+    "Alephium full node REST URL.",
+    URL_OR_EMPTY,
+    "an http(s):// URL",
+  ),
+  NODE_API_KEY: str("", "Value of the node's X-API-KEY header, if the node requires one."),
+  EXPLORER_URL: str(
+    "https://backend.mainnet.alephium.org",
+    "Explorer backend URL proxied by decorated routes.",
+    URL_OR_EMPTY,
+    "an http(s):// URL",
+  ),
+  EXPLORER_TIMEOUT_MS: int(10_000, 100, 120_000, "Timeout of one explorer backend request."),
+  INGEST_START_TS: int(
+    0,
+    0,
+    Number.MAX_SAFE_INTEGER,
+    "Backfill start (Unix ms); 0 = 1 hour before the node's tip.",
+  ),
+  INGEST_CONCURRENCY: int(4, 1, 64, "Concurrent node requests during backfill."),
+  INGEST_WINDOW_MS: int(
+    1_800_000,
+    1_000,
+    1_800_000,
+    "Largest time window per blocks-with-events call (node cap 30 min).",
+  ),
+  INGEST_POLL_MS: int(2_000, 50, 600_000, "Live-tail polling interval."),
+  CONFIRMATIONS: int(2, 0, 210, "Blocks on top of a block before its events are served (reorg safety)."),
+  PAYLOAD_HYDRATION: bool(true, "Merge offloaded payloads back into events on read."),
+  PAYLOAD_MAX_BYTES: int(
+    4096,
+    64,
+    10_000_000,
+    "Payloads larger than this are offloaded and referenced by payload_ref.",
+  ),
+} as const satisfies Record<string, Spec>;
+
+type SpecValue<S> = S extends { kind: "int" }
+  ? number
+  : S extends { kind: "bool" }
+    ? boolean
+    : S extends { kind: "enum"; values: readonly (infer V)[] }
+      ? V
+      : string;
+export type Config = { -readonly [K in keyof typeof CONFIG_SPEC]: SpecValue<(typeof CONFIG_SPEC)[K]> };
+
+function parseOne(key: string, spec: Spec, raw: string): string | number | boolean {
+  const fail = (allowed: string): never => {
+    throw new ConfigError(`Invalid configuration ${key}=${JSON.stringify(raw)}: expected ${allowed}.`);
+  };
+  switch (spec.kind) {
+    case "int": {
+      const n = /^-?\d+$/.test(raw.trim()) ? Number(raw) : Number.NaN;
+      if (!Number.isSafeInteger(n) || n < spec.min || n > spec.max) {
+        return fail(`an integer from ${spec.min} to ${spec.max}`);
+      }
+      return n;
+    }
+    case "bool": {
+      const v = raw.trim().toLowerCase();
+      if (["1", "true", "yes", "on"].includes(v)) return true;
+      if (["0", "false", "no", "off"].includes(v)) return false;
+      return fail("true or false (also 1/0, yes/no, on/off)");
+    }
+    case "enum":
+      if (!spec.values.includes(raw)) return fail(`one of ${spec.values.join(", ")}`);
+      return raw;
+    case "string":
+      if (spec.pattern && !spec.pattern.test(raw))
+        return fail(spec.allowed ?? `a value matching ${spec.pattern}`);
+      return raw;
+  }
+}
+
+/** Pure: builds the validated config from an environment-like record. Throws ConfigError on a bad value. */
+export function loadConfig(env: Record<string, string | undefined> = {}): Config {
+  const out: Record<string, unknown> = {};
+  for (const [key, spec] of Object.entries(CONFIG_SPEC) as [string, Spec][]) {
+    const raw = env[key];
+    out[key] = raw === undefined || raw === "" ? spec.default : parseOne(key, spec, raw);
+  }
+  return out as Config;
+}
+
+/** Markdown table of every key (README) or `.env.example` lines. */
+export function describeConfig(format: "markdown" | "env"): string {
+  const rows = Object.entries(CONFIG_SPEC) as [string, Spec][];
+  if (format === "env") {
+    return rows
+      .map(([k, s]) => `# ${s.doc}\n${k}=${String(s.default)}`)
+      .join("\n\n")
+      .concat("\n");
+  }
+  const lines = ["| Key | Default | Meaning |", "|---|---|---|"];
+  for (const [k, s] of rows) {
+    const allowed = s.kind === "enum" ? ` One of: ${s.values.join(", ")}.` : "";
+    lines.push(`| \`${k}\` | \`${String(s.default)}\` | ${s.doc}${allowed} |`);
+  }
+  return lines.join("\n").concat("\n");
+}
+
+/** Effective ClickHouse database name. */
+export function clickhouseDatabase(config: Config): string {
+  return config.CLICKHOUSE_DATABASE || `alephium_${config.STAGE}`;
+}

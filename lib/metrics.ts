@@ -1,0 +1,62 @@
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+
+/** One registry per process (no global default registry), passed down in the deps bag. */
+export interface Metrics {
+  registry: Registry;
+  httpRequests: Counter<"method" | "route" | "status">;
+  httpDuration: Histogram<"method" | "route">;
+  pipelineMessages: Counter<"stage" | "topic">;
+  pipelineRows: Counter<"stage" | "table">;
+  chainHeight: Gauge<"chain_index">;
+  chainLagMs: Gauge<"chain_index">;
+  watermarkTs: Gauge;
+}
+
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  return {
+    registry,
+    httpRequests: new Counter({
+      name: "http_requests_total",
+      help: "HTTP requests answered, by route and status.",
+      labelNames: ["method", "route", "status"],
+      registers: [registry],
+    }),
+    httpDuration: new Histogram({
+      name: "http_request_duration_seconds",
+      help: "HTTP request duration.",
+      labelNames: ["method", "route"],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    }),
+    pipelineMessages: new Counter({
+      name: "pipeline_messages_total",
+      help: "Bus messages handled by a pipeline stage.",
+      labelNames: ["stage", "topic"],
+      registers: [registry],
+    }),
+    pipelineRows: new Counter({
+      name: "pipeline_rows_written_total",
+      help: "Rows written by a pipeline stage.",
+      labelNames: ["stage", "table"],
+      registers: [registry],
+    }),
+    chainHeight: new Gauge({
+      name: "alephium_chain_durable_height",
+      help: "Highest durably written block height per chain.",
+      labelNames: ["chain_index"],
+      registers: [registry],
+    }),
+    chainLagMs: new Gauge({
+      name: "alephium_chain_lag_ms",
+      help: "Time between now and the newest durable block of each chain.",
+      labelNames: ["chain_index"],
+      registers: [registry],
+    }),
+    watermarkTs: new Gauge({
+      name: "alephium_events_watermark_ms",
+      help: "Low watermark (ms) up to which events are served to pollers.",
+      registers: [registry],
+    }),
+  };
+}

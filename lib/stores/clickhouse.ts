@@ -1,0 +1,183 @@
+/**
+ * The only module that imports a ClickHouse client: `@clickhouse/client` for a server, chDB (the
+ * same engine, in-process) when embedded. One SQL dialect; `{name:Type}` parameters in both modes.
+ * Every call carries a `label` that lands in `system.query_log.log_comment` on a server.
+ */
+import { mkdirSync } from "node:fs";
+import { createClient } from "@clickhouse/client";
+import { Session } from "chdb";
+import { AppError } from "../errors.ts";
+import type { Logger } from "../logger.ts";
+
+export type ChParams = Record<string, unknown>;
+
+export interface Ch {
+  readonly kind: "server" | "chdb";
+  readonly database: string;
+  /** SELECT returning rows parsed from JSONEachRow (64-bit and wider integers arrive as strings). */
+  query<T = Record<string, unknown>>(label: string, sql: string, params?: ChParams): Promise<T[]>;
+  /** DDL or any statement without a result. */
+  command(label: string, sql: string, params?: ChParams): Promise<void>;
+  /** Inserts rows (objects keyed by column) into a table of this database. */
+  insert(label: string, table: string, rows: readonly object[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface ClickHouseOptions {
+  /** http(s):// URL of a server; when empty chDB stores data in `dataDir`. */
+  url: string;
+  dataDir: string;
+  database: string;
+  user: string;
+  password: string;
+  log: Logger;
+}
+
+/** ClickHouse error codes worth retrying (timeouts, network, memory pressure, too many parts, keeper). */
+const RETRYABLE_CODES = new Set([159, 164, 209, 210, 241, 242, 252, 285, 319, 425, 999]);
+
+function classify(label: string, error: unknown): AppError {
+  const e = error as { clickhouseCode?: number; code?: string | number; type?: string };
+  const numeric = Number(e?.clickhouseCode ?? e?.code);
+  const network = typeof e?.code === "string" && /^E[A-Z]+/.test(e.code);
+  return new AppError("clickhouse_error", `ClickHouse query ${label} failed`, {
+    retryable: network || RETRYABLE_CODES.has(numeric),
+    cause: error,
+    details: { clickhouse_code: Number.isFinite(numeric) ? numeric : String(e?.code ?? "") },
+  });
+}
+
+function parseRows<T>(text: string): T[] {
+  const rows: T[] = [];
+  for (const line of text.split("\n")) if (line) rows.push(JSON.parse(line) as T);
+  return rows;
+}
+
+/** chDB allows one data directory per process: sessions are shared by path, with one database at a time. */
+const chdbSessions = new Map<string, { session: Session; users: number; database: string }>();
+
+export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> {
+  const { database } = options;
+  if (!/^[A-Za-z0-9_]+$/.test(database))
+    throw new AppError("invalid_database", `Bad database name ${database}`);
+
+  if (options.url) {
+    const bootstrap = createClient({ url: options.url, username: options.user, password: options.password });
+    await bootstrap.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}` });
+    await bootstrap.close();
+    const client = createClient({
+      url: options.url,
+      username: options.user,
+      password: options.password,
+      database,
+      clickhouse_settings: { date_time_input_format: "best_effort" },
+    });
+    return {
+      kind: "server",
+      database,
+      async query(label, sql, params) {
+        try {
+          const rs = await client.query({
+            query: sql,
+            query_params: params,
+            format: "JSONEachRow",
+            clickhouse_settings: { log_comment: label },
+          });
+          return (await rs.json()) as never;
+        } catch (error) {
+          throw classify(label, error);
+        }
+      },
+      async command(label, sql, params) {
+        try {
+          await client.command({
+            query: sql,
+            query_params: params,
+            clickhouse_settings: { log_comment: label },
+          });
+        } catch (error) {
+          throw classify(label, error);
+        }
+      },
+      async insert(label, table, rows) {
+        if (rows.length === 0) return;
+        try {
+          await client.insert({
+            table,
+            values: rows as object[],
+            format: "JSONEachRow",
+            clickhouse_settings: { log_comment: label },
+          });
+        } catch (error) {
+          throw classify(label, error);
+        }
+      },
+      close: () => client.close(),
+    };
+  }
+
+  mkdirSync(options.dataDir, { recursive: true });
+  let entry = chdbSessions.get(options.dataDir);
+  if (entry && entry.database !== database && entry.users > 0) {
+    throw new AppError(
+      "chdb_busy",
+      `chDB in ${options.dataDir} is open on database ${entry.database}; one database per process`,
+    );
+  }
+  if (!entry) {
+    entry = { session: new Session(options.dataDir), users: 0, database };
+    chdbSessions.set(options.dataDir, entry);
+  }
+  entry.users += 1;
+  entry.database = database;
+  const { session } = entry;
+  const shared = entry;
+  try {
+    await session.queryAsync(`CREATE DATABASE IF NOT EXISTS ${database}`);
+    await session.queryAsync(`USE ${database}`);
+    await session.queryAsync("SET date_time_input_format = 'best_effort'");
+  } catch (error) {
+    throw classify("open", error);
+  }
+  let closed = false;
+  return {
+    kind: "chdb",
+    database,
+    async query(label, sql, params) {
+      try {
+        const result = params
+          ? await session.queryBindAsync(sql, params, { format: "JSONEachRow" })
+          : await session.queryAsync(sql, { format: "JSONEachRow" });
+        return parseRows(result.text());
+      } catch (error) {
+        throw classify(label, error);
+      }
+    },
+    async command(label, sql, params) {
+      try {
+        if (params) await session.queryBindAsync(sql, params);
+        else await session.queryAsync(sql);
+      } catch (error) {
+        throw classify(label, error);
+      }
+    },
+    async insert(label, table, rows) {
+      if (rows.length === 0) return;
+      const payload = Buffer.from(rows.map((r) => JSON.stringify(r)).join("\n"));
+      try {
+        await session.insert({ table, values: payload, format: "JSONEachRow" });
+      } catch (error) {
+        throw classify(label, error);
+      }
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      shared.users -= 1;
+      if (shared.users === 0) {
+        session.close();
+        chdbSessions.delete(options.dataDir);
+      }
+    },
+  };
+}
