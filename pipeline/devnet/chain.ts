@@ -910,7 +910,8 @@ export function createDevnetChain(options: DevnetOptions = {}): DevnetChain {
     if (p.liquidity > 0n) {
       const l0 = (a0 * p.liquidity) / p.reserve0;
       const l1 = (a1 * p.liquidity) / p.reserve1;
-      liquidity = l0 < l1 ? l0 : l1;
+      liquidity = l0;
+      if (l1 < l0) liquidity = l1;
     }
     const contractInput = contractOutputOf(pool);
     touchContract(ctx, pool);
@@ -1163,7 +1164,9 @@ export function createDevnetChain(options: DevnetOptions = {}): DevnetChain {
     };
     blocks.set(ctx.hash, rec);
     const atHeight = heights[ctx.chainIndex]!;
-    (atHeight[ctx.height] ??= []).push(ctx.hash);
+    const siblings = atHeight[ctx.height] ?? [];
+    siblings.push(ctx.hash);
+    atHeight[ctx.height] = siblings;
     return rec;
   };
 
