@@ -1,0 +1,78 @@
+/**
+ * Small pure helpers over node shapes: sender derivation, token/contract address conversion, typed access to
+ * event fields and decimal formatting of ratios.
+ */
+import {
+  addressFromContractId,
+  binToHex,
+  contractIdFromAddress,
+  getSenderAddress,
+  type node,
+} from "@alephium/web3";
+import { ALPH_TOKEN_ID } from "../../lib/chain/types.ts";
+
+/**
+ * Signer of a tx, derived from its first asset input's unlockScript (P2PKH and P2SH; "" for no inputs or
+ * unlock scripts that do not carry the key, e.g. Danube groupless P2PK — resolving those needs the spent UTXO).
+ */
+export function senderOf(tx: node.Transaction): string {
+  if (tx.unsigned.inputs.length === 0) return "";
+  try {
+    return getSenderAddress(tx);
+  } catch {
+    return "";
+  }
+}
+
+const addressCache = new Map<string, string>();
+
+/** Base58 address of a token/contract id (64 hex); "" for ALPH. Memoized: ids repeat a lot. */
+export function tokenAddressOf(tokenId: string): string {
+  if (tokenId === ALPH_TOKEN_ID) return "";
+  let address = addressCache.get(tokenId);
+  if (address === undefined) {
+    address = addressFromContractId(tokenId);
+    addressCache.set(tokenId, address);
+  }
+  return address;
+}
+
+/** Contract id (64 hex) of a base58 contract address, or undefined when the address is not decodable. */
+export function contractIdOf(address: string): string | undefined {
+  try {
+    return binToHex(contractIdFromAddress(address));
+  } catch {
+    return undefined;
+  }
+}
+
+/** String value of field `index` when it has the expected node type (`Address`, `U256`, `ByteVec` ...). */
+export function fieldOf(fields: readonly node.Val[], index: number, type: string): string | undefined {
+  const f = fields[index];
+  if (f === undefined || f.type !== type || typeof f.value !== "string") return undefined;
+  return f.value;
+}
+
+/** True when the fields have exactly these node types, in order. */
+export function hasShape(fields: readonly node.Val[], types: readonly string[]): boolean {
+  return fields.length === types.length && types.every((t, i) => fields[i]?.type === t);
+}
+
+/** Parses a U256 decimal string; undefined when it is not one. */
+export function u256(value: string | undefined): bigint | undefined {
+  if (value === undefined || !/^\d+$/.test(value)) return undefined;
+  return BigInt(value);
+}
+
+/**
+ * `num / den` as a decimal string truncated to `scale` fractional digits, trailing zeros trimmed
+ * ("4200000000000", "0.5"); "0" when `den` is 0 so a price is always a parseable number.
+ */
+export function ratio(num: bigint, den: bigint, scale = 18): string {
+  if (den === 0n) return "0";
+  const factor = 10n ** BigInt(scale);
+  const scaled = (num * factor) / den;
+  const int = scaled / factor;
+  const frac = (scaled % factor).toString().padStart(scale, "0").replace(/0+$/, "");
+  return frac === "" ? int.toString() : `${int}.${frac}`;
+}
