@@ -8,7 +8,7 @@ import { registerOpenApi } from "./plugins/openapi.ts";
 import { metaRoutes } from "./routes/meta/index.ts";
 import { systemRoutes } from "./routes/system/index.ts";
 import { Problem } from "./schemas.ts";
-import type { ApiDeps, App } from "./types.ts";
+import type { ApiDeps, App, RouteEntry } from "./types.ts";
 
 /** A route group: a function that registers its routes on the app with the shared deps. */
 export type RouteGroup = (app: App, deps: ApiDeps) => Promise<void>;
@@ -44,6 +44,21 @@ export async function buildApp(deps: ApiDeps, options: BuildOptions = {}): Promi
     ajv: { customOptions: { coerceTypes: "array", removeAdditional: false, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
+  // The route table as registered (the access-matrix test walks it, not a hand-written list).
+  const routeTable: RouteEntry[] = [];
+  app.addHook("onRoute", (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) {
+      if (method === "HEAD" || !route.config?.access) continue;
+      routeTable.push({
+        method,
+        url: route.url ?? "",
+        access: route.config.access,
+        db: route.config.db ?? "none",
+      });
+    }
+  });
+  app.decorate("routeTable", routeTable);
   app.addSchema(Problem);
   registerErrorHandling(app);
   await registerOpenApi(app, deps.config.STAGE);

@@ -52,10 +52,21 @@ declare module "fastify" {
     access?: AccessLevel;
     db?: DbNeed;
   }
+  interface FastifyInstance {
+    /** Every route with its access level, in registration order. */
+    routeTable: RouteEntry[];
+  }
   interface FastifyRequest {
     /** The authenticated key on user/admin routes (null on public routes and without a database). */
     apiKey: KeyWithPlan | null;
   }
+}
+
+export interface RouteEntry {
+  method: string;
+  url: string;
+  access: AccessLevel;
+  db: DbNeed;
 }
 
 /** The dependency bag of the API, built by the caller (CLI or test) and passed to `buildApp`. */

@@ -34,3 +34,10 @@ CREATE TABLE IF NOT EXISTS api_keys (
 );
 
 CREATE INDEX IF NOT EXISTS api_keys_user_id_idx ON api_keys (user_id);
+
+-- Rate-limit counters shared by every API process (layout of rate-limiter-flexible's Postgres store).
+CREATE TABLE IF NOT EXISTS rate_limits (
+  key varchar(255) PRIMARY KEY,
+  points integer NOT NULL DEFAULT 0,
+  expire bigint
+);

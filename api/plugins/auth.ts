@@ -6,12 +6,7 @@
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { RateLimiterAbstract } from "rate-limiter-flexible";
-import {
-  type IRateLimiterStoreOptions,
-  RateLimiterMemory,
-  RateLimiterPostgres,
-  RateLimiterRes,
-} from "rate-limiter-flexible";
+import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from "rate-limiter-flexible";
 import { databaseDisabled } from "../../lib/errors.ts";
 import type { KeyWithPlan } from "../../lib/repos/keys.ts";
 import type { Pg } from "../../lib/stores/postgres.ts";
@@ -40,14 +35,15 @@ async function makeLimiterFactory(
     if (!pg?.pool) throw new Error("RATE_LIMIT_STORE=postgres needs POSTGRES_URL");
     const pool = pg.pool;
     return (points, duration, keyPrefix) => {
-      const opts: IRateLimiterStoreOptions = {
+      const opts: ConstructorParameters<typeof RateLimiterPostgres>[0] = {
         storeClient: pool,
         storeType: "pool",
         tableName: "rate_limits",
         points,
         duration,
         keyPrefix,
-        tableCreated: false,
+        tableCreated: true, // created by postgres/0001 (no race on first use)
+        clearExpiredByTimeout: true,
       };
       return new RateLimiterPostgres(opts);
     };

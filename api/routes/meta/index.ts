@@ -72,8 +72,12 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
       schema: {
         tags: ["Docs"],
         summary: "Prometheus metrics (text exposition format)",
-        produces: ["text/plain"],
-        response: { 200: Type.String() },
+        response: {
+          200: {
+            description: "Prometheus text exposition format.",
+            content: { "text/plain": { schema: Type.String() } },
+          },
+        },
       },
     },
     async (_request, reply) => {

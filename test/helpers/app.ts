@@ -1,0 +1,66 @@
+/** Builds the real app on real stores for HTTP tests (`app.inject()`), with an admin and a user key. */
+import { type BuildOptions, buildApp } from "../../api/app.ts";
+import type { ApiDeps, App } from "../../api/types.ts";
+import { type Config, loadConfig } from "../../lib/config.ts";
+import { createMetrics } from "../../lib/metrics.ts";
+import { createKeysRepo } from "../../lib/repos/keys.ts";
+import { openTestCh, openTestPg, quietLog, type TestCh, type TestPg } from "./stores.ts";
+
+export interface TestApp {
+  app: App;
+  deps: ApiDeps;
+  adminKey: string;
+  userKey: string;
+  /** Headers carrying a key the way the API requires (both headers). */
+  auth(key: string): Record<string, string>;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions extends BuildOptions {
+  /** false runs the app in no-database mode (DATABASES=off). */
+  databases?: boolean;
+  /** Reuse stores opened by the test (for example to share ClickHouse with a pipeline). */
+  stores?: { pg: TestPg; ch: TestCh };
+  env?: Record<string, string>;
+}
+
+export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const withDb = options.databases !== false;
+  const config: Config = loadConfig({
+    LOG_LEVEL: "silent",
+    ...options.env,
+    DATABASES: withDb ? "on" : "off",
+  });
+  const pgStore = withDb ? (options.stores?.pg ?? (await openTestPg())) : null;
+  const chStore = withDb ? (options.stores?.ch ?? (await openTestCh())) : null;
+  const keys = pgStore ? createKeysRepo(pgStore.pg) : null;
+  const deps: ApiDeps = {
+    config,
+    log: quietLog,
+    metrics: createMetrics(),
+    pg: pgStore?.pg ?? null,
+    ch: chStore?.ch ?? null,
+    keys,
+  };
+  const app = await buildApp(deps, options);
+  const admin = keys
+    ? await keys.createKey({ userId: "admin-user", planId: "enterprise", level: "admin" })
+    : null;
+  const user = keys
+    ? await keys.createKey({ userId: "plain-user", planId: "enterprise", level: "user" })
+    : null;
+  return {
+    app,
+    deps,
+    adminKey: admin?.key ?? "alk_no_database_admin_key_________________________",
+    userKey: user?.key ?? "alk_no_database_user_key__________________________",
+    auth: (key) => ({ "x-api-key": key, authorization: `Bearer ${key}` }),
+    async close() {
+      await app.close();
+      if (!options.stores) {
+        await pgStore?.close();
+        await chStore?.close();
+      }
+    },
+  };
+}

@@ -1,0 +1,69 @@
+import { Writable } from "node:stream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildApp } from "../../api/app.ts";
+import { loadConfig } from "../../lib/config.ts";
+import { createLogger } from "../../lib/logger.ts";
+import { createMetrics } from "../../lib/metrics.ts";
+import { createKeysRepo, hashKey } from "../../lib/repos/keys.ts";
+import { openTestCh, openTestPg, type TestCh, type TestPg } from "../helpers/stores.ts";
+
+describe("raw API keys stay secret", () => {
+  let pg: TestPg;
+  let ch: TestCh;
+  const lines: string[] = [];
+  beforeAll(async () => {
+    pg = await openTestPg();
+    ch = await openTestCh();
+  });
+  afterAll(async () => {
+    await pg?.close();
+    await ch?.close();
+  });
+
+  it("appear neither in the database nor in the logs", async () => {
+    const stream = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    const log = createLogger({ level: "trace", stream });
+    const keys = createKeysRepo(pg.pg);
+    const deps = { config: loadConfig({}), log, metrics: createMetrics(), pg: pg.pg, ch: ch.ch, keys };
+    const app = await buildApp(deps);
+    const admin = await keys.createKey({ userId: "root", planId: "enterprise", level: "admin" });
+    const headers = { "x-api-key": admin.key, authorization: `Bearer ${admin.key}` };
+    const created = await app.inject({
+      method: "POST",
+      url: "/system/keys",
+      headers,
+      payload: { userId: "alice", planId: "pro" },
+    });
+    expect(created.statusCode).toBe(200);
+    const raw = created.json().key as string;
+    expect(raw).toMatch(/^alk_[A-Za-z0-9_-]{43}$/);
+    // Use both keys so that they pass through auth, logging and error paths.
+    expect(
+      (
+        await app.inject({
+          url: "/system/keys",
+          headers: { "x-api-key": raw, authorization: `Bearer ${raw}` },
+        })
+      ).statusCode,
+    ).toBe(200);
+    await app.inject({ url: "/system/keys", headers: { "x-api-key": raw, authorization: "Bearer wrong" } });
+    await app.close();
+
+    const dump = JSON.stringify(
+      await pg.pg.query("dump", "SELECT row_to_json(k)::text AS row FROM api_keys k"),
+    );
+    expect(dump).toContain(hashKey(raw));
+    for (const secret of [raw, admin.key]) {
+      expect(dump).not.toContain(secret);
+      expect(lines.join("")).not.toContain(secret);
+      // Not even the secret part after the displayed prefix.
+      expect(lines.join("")).not.toContain(secret.slice(12));
+    }
+    expect(lines.length).toBeGreaterThan(3);
+  });
+});

@@ -1,0 +1,84 @@
+import SwaggerParser from "@apidevtools/swagger-parser";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SPEC_TAGS } from "../../api/types.ts";
+import { createTestApp, type TestApp } from "../helpers/app.ts";
+
+interface Operation {
+  tags?: string[];
+  "x-access-level"?: string;
+  security?: unknown;
+  responses: Record<string, { content?: Record<string, { schema?: { $ref?: string; title?: string } }> }>;
+}
+interface OpenApiDoc {
+  openapi: string;
+  info: { version: string };
+  paths: Record<string, Record<string, Operation>>;
+}
+
+describe("/openapi.json", () => {
+  let t: TestApp;
+  let doc: OpenApiDoc;
+  beforeAll(async () => {
+    t = await createTestApp();
+    const r = await t.app.inject({ url: "/openapi.json" });
+    expect(r.statusCode).toBe(200);
+    doc = JSON.parse(r.body);
+  });
+  afterAll(async () => t?.close());
+
+  it("is a valid OpenAPI 3.0 document with version 1.0.0", async () => {
+    expect(doc.openapi).toMatch(/^3\.0\.\d$/);
+    expect(doc.info.version).toBe("1.0.0");
+    // The validator dereferences in place: give it a copy.
+    await expect(SwaggerParser.validate(structuredClone(doc) as never)).resolves.toBeTruthy();
+  });
+
+  it("gives every operation a spec tag, an access level, a success schema and the Problem body on errors", () => {
+    const ops = Object.entries(doc.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, op]) => ({ path, method, op })),
+    );
+    expect(ops.length).toBe(t.app.routeTable.length);
+    for (const { path, method, op } of ops) {
+      const where = `${method.toUpperCase()} ${path}`;
+      expect(SPEC_TAGS, where).toContain(op.tags?.[0]);
+      expect(["public", "user", "admin"], where).toContain(op["x-access-level"]);
+      const codes = Object.keys(op.responses);
+      expect(
+        codes.some((c) => c.startsWith("2")),
+        where,
+      ).toBe(true);
+      const success = op.responses[codes.find((c) => c.startsWith("2")) ?? ""];
+      expect(success?.content, where).toBeDefined();
+      // /readyz documents its own 503 body (which store is down); every other error is a Problem.
+      for (const code of codes.filter((c) => Number(c) >= 400 && !(path === "/readyz" && c === "503"))) {
+        const schema = op.responses[code]?.content?.["application/json"]?.schema;
+        expect(String(schema?.$ref ?? schema?.title), `${where} ${code}`).toMatch(/Problem/);
+      }
+      if (op["x-access-level"] !== "public") {
+        expect(op.security, where).toEqual([{ apiKey: [], bearerAuth: [] }]);
+        expect(codes, where).toEqual(expect.arrayContaining(["401", "403", "429"]));
+      }
+    }
+  });
+
+  it("serves the interactive reference without external assets", async () => {
+    const page = await t.app.inject({ url: "/docs/" });
+    const html =
+      page.statusCode === 302
+        ? (await t.app.inject({ url: page.headers.location as string })).body
+        : page.body;
+    expect(html).toContain("swagger-ui");
+    expect(html).not.toMatch(/https?:\/\/(?!localhost)[a-z0-9.-]+\.[a-z]{2,}\/[^"']*\.(js|css)/i);
+    const js = await t.app.inject({ url: "/docs/static/swagger-ui-bundle.js" });
+    expect(js.statusCode).toBe(200);
+    expect(js.body.length).toBeGreaterThan(100_000);
+  });
+
+  it("serves the same API under the stage prefix", async () => {
+    const plain = await t.app.inject({ url: "/system/plans" });
+    const staged = await t.app.inject({ url: "/prod/system/plans" });
+    expect(staged.statusCode).toBe(200);
+    expect(staged.json()).toEqual(plain.json());
+    expect((await t.app.inject({ url: "/dev/system/plans" })).statusCode).toBe(404);
+  });
+});
