@@ -26,7 +26,9 @@ function mainTxs(chain: DevnetChain): { tx: node.Transaction; block: node.BlockE
   const out: { tx: node.Transaction; block: node.BlockEntry; index: number }[] = [];
   for (let c = 0; c < CHAINS; c++)
     for (const b of chain.mainChain(c))
-      b.block.transactions.forEach((tx, index) => out.push({ tx, block: b.block, index }));
+      b.block.transactions.forEach((tx, index) => {
+        out.push({ tx, block: b.block, index });
+      });
   return out;
 }
 
