@@ -337,9 +337,13 @@ function addTokens(into: Map<string, bigint>, tokens: Iterable<{ id: string; amo
 
 function bigintSqrt(v: bigint): bigint {
   if (v < 2n) return v;
-  let x = BigInt(Math.floor(Math.sqrt(Number(v))));
-  while (x * x > v) x -= 1n;
-  while ((x + 1n) * (x + 1n) <= v) x += 1n;
+  // Newton iteration from a power of two above the root converges monotonically downwards.
+  let x = 1n << BigInt((v.toString(2).length >> 1) + 1);
+  for (;;) {
+    const y = (x + v / x) >> 1n;
+    if (y >= x) break;
+    x = y;
+  }
   return x;
 }
 
