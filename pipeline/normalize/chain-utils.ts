@@ -31,6 +31,8 @@ export function tokenAddressOf(tokenId: string): string {
   if (tokenId === ALPH_TOKEN_ID) return "";
   let address = addressCache.get(tokenId);
   if (address === undefined) {
+    // Bounded: a long-running normalizer sees an ever-growing set of contract ids.
+    if (addressCache.size >= 50_000) addressCache.clear();
     address = addressFromContractId(tokenId);
     addressCache.set(tokenId, address);
   }
