@@ -5,6 +5,8 @@ import Fastify from "fastify";
 import { createRateLimits, type RateLimits, registerAuth } from "./plugins/auth.ts";
 import { registerErrorHandling } from "./plugins/errors.ts";
 import { registerOpenApi } from "./plugins/openapi.ts";
+import { addressLabelRoutes } from "./routes/addresses/labels.ts";
+import { eventsRoutes } from "./routes/events/index.ts";
 import { metaRoutes } from "./routes/meta/index.ts";
 import { systemRoutes } from "./routes/system/index.ts";
 import { Problem } from "./schemas.ts";
@@ -14,7 +16,7 @@ import type { ApiDeps, App, RouteEntry } from "./types.ts";
 export type RouteGroup = (app: App, deps: ApiDeps) => Promise<void>;
 
 /** The route groups of the API, registered in this order. Later issues append their groups here. */
-export const ROUTE_GROUPS: RouteGroup[] = [metaRoutes, systemRoutes];
+export const ROUTE_GROUPS: RouteGroup[] = [metaRoutes, systemRoutes, eventsRoutes, addressLabelRoutes];
 
 export interface BuildOptions {
   /** Extra route groups (tests, optional features). */

@@ -12,6 +12,7 @@ import type { Metrics } from "../lib/metrics.ts";
 import type { KeysRepo, KeyWithPlan } from "../lib/repos/keys.ts";
 import type { Ch } from "../lib/stores/clickhouse.ts";
 import type { Pg } from "../lib/stores/postgres.ts";
+import type { EventsRepo } from "./routes/events/repo.ts";
 
 /** Who may call a route: anyone, any valid key, or an admin key. */
 export type AccessLevel = "public" | "user" | "admin";
@@ -77,6 +78,8 @@ export interface ApiDeps {
   pg: Pg | null;
   ch: Ch | null;
   keys: KeysRepo | null;
+  /** Normalized events reader; null without databases. */
+  events: EventsRepo | null;
 }
 
 export type App = FastifyInstance<

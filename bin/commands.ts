@@ -1,5 +1,6 @@
 /** Subcommands of the CLI; each loads the validated config, builds its deps and runs. */
 import { Command, InvalidArgumentError, Option } from "commander";
+import { createEventsRepo } from "../api/routes/events/repo.ts";
 import { startServer } from "../api/server.ts";
 import type { ApiDeps } from "../api/types.ts";
 import { type Config, describeConfig, loadConfig } from "../lib/config.ts";
@@ -41,6 +42,10 @@ export function apiDeps(ctx: ProcessContext, stores: Stores): ApiDeps {
     pg: stores.pg,
     ch: stores.ch,
     keys: stores.pg ? createKeysRepo(stores.pg) : null,
+    events:
+      stores.pg && stores.ch
+        ? createEventsRepo({ ch: stores.ch, pg: stores.pg, hydration: ctx.config.PAYLOAD_HYDRATION })
+        : null,
   };
 }
 

@@ -8,7 +8,16 @@ import pg from "pg";
 import { AppError } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 
-export type PgParam = string | number | boolean | null | bigint | Date | string[] | Record<string, unknown>;
+export type PgParam =
+  | string
+  | number
+  | boolean
+  | null
+  | bigint
+  | Date
+  | string[]
+  | number[]
+  | Record<string, unknown>;
 
 export interface PgQueryable {
   /** Runs one statement with `$n` parameters; `label` names the query in errors and metrics. */

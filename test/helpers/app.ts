@@ -1,5 +1,6 @@
 /** Builds the real app on real stores for HTTP tests (`app.inject()`), with an admin and a user key. */
 import { type BuildOptions, buildApp } from "../../api/app.ts";
+import { createEventsRepo } from "../../api/routes/events/repo.ts";
 import type { ApiDeps, App } from "../../api/types.ts";
 import { type Config, loadConfig } from "../../lib/config.ts";
 import { createMetrics } from "../../lib/metrics.ts";
@@ -41,6 +42,15 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     pg: pgStore?.pg ?? null,
     ch: chStore?.ch ?? null,
     keys,
+    events:
+      pgStore && chStore
+        ? createEventsRepo({
+            ch: chStore.ch,
+            pg: pgStore.pg,
+            hydration: config.PAYLOAD_HYDRATION,
+            watermarkCacheMs: 0,
+          })
+        : null,
   };
   const app = await buildApp(deps, options);
   const admin = keys

@@ -1,0 +1,160 @@
+/** Events group: `/events/all` (list and poll) and `/transaction/{txid}/events`. */
+import { type Static, Type } from "@sinclair/typebox";
+import { badRequest } from "../../../lib/errors.ts";
+import { Nullable } from "../../schemas.ts";
+import type { ApiDeps, App } from "../../types.ts";
+import type { EventsRepo } from "./repo.ts";
+
+export const LabelRowSchema = Type.Object(
+  {
+    label: Type.String(),
+    icon: Type.Optional(Type.String({ description: "Icon URL" })),
+    mapped_label: Type.String(),
+    source: Type.String(),
+  },
+  { $id: "AddressLabel", title: "AddressLabel" },
+);
+
+export const NormalizedEventSchema = Type.Object(
+  {
+    id: Type.String({ description: "Sortable event id; the cursor of `after_id`." }),
+    dapp_id: Type.String(),
+    category: Type.String({ description: "See the taxonomy (dex, transfer, token, mining, contract, cex)." }),
+    sub_kind: Type.String(),
+    type: Type.String(),
+    from: Type.String(),
+    to: Type.String(),
+    with: Type.String(),
+    token_address: Type.String(),
+    token_id: Type.String({ description: "Token id (64 hex); 64 zeros for ALPH." }),
+    amount: Type.String({
+      description: "Primary amount in the token's smallest unit (U256 decimal string).",
+    }),
+    is_main: Type.Boolean({ description: "True for the main event of its transaction." }),
+    tx_id: Type.String(),
+    tx_index: Type.Integer(),
+    event_index: Type.Integer(),
+    block_hash: Type.String(),
+    block_height: Type.Integer(),
+    chain_index: Type.Integer({ description: "fromGroup * 4 + toGroup" }),
+    timestamp: Type.Integer({ description: "Block timestamp, Unix ms." }),
+    contract_address: Type.String(),
+    contract_event_index: Nullable(Type.Integer()),
+    payload: Type.Object({}, { additionalProperties: true, description: "Category-specific fields." }),
+    payload_ref: Nullable(Type.String({ description: "Reference of an offloaded payload." })),
+    address_labels: Type.Record(Type.String(), Type.Ref("AddressLabel"), {
+      description: "Primary label per address among from, to, with and token_address.",
+    }),
+  },
+  { $id: "NormalizedEvent", title: "NormalizedEvent" },
+);
+
+const EventsQuery = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),
+  after_id: Type.Optional(
+    Type.String({ pattern: "^[0-9-]{1,64}$", description: "Cursor: last event id seen." }),
+  ),
+  poll: Type.Optional(Type.Union([Type.Literal("0"), Type.Literal("1")])),
+  dapp_id: Type.Optional(Type.String({ maxLength: 100 })),
+  address: Type.Optional(Type.String({ maxLength: 100 })),
+  token_address: Type.Optional(Type.String({ maxLength: 100 })),
+  category: Type.Optional(Type.String({ maxLength: 500, description: "Comma-separated list." })),
+  sub_kind: Type.Optional(Type.String({ maxLength: 500, description: "Comma-separated list." })),
+});
+
+const csv = (v: string | undefined) =>
+  v
+    ?.split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+export const TX_HASH = "^[0-9a-fA-F]{64}$";
+
+export function eventsOf(deps: ApiDeps): EventsRepo {
+  if (!deps.events) throw new Error("events repository missing while the databases are configured");
+  return deps.events;
+}
+
+export async function eventsRoutes(app: App, deps: ApiDeps): Promise<void> {
+  app.addSchema(LabelRowSchema);
+  app.addSchema(NormalizedEventSchema);
+
+  app.get(
+    "/events/all",
+    {
+      config: { access: "public", db: "required" },
+      schema: {
+        tags: ["Events"],
+        summary: "Normalized events across all transactions (list and poll)",
+        description: [
+          "List mode (no `poll`): newest first; pass the last id of a page as `after_id` for the next (older) page.",
+          "Poll mode (`poll=1&after_id=<last id seen>`): events newer than `after_id`, oldest first. Events become",
+          "visible only up to the low watermark of the 16 chains, so a poller that repeats the call with the last id",
+          "it received gets every event exactly once, in id order. `poll=1` without `after_id` answers like list mode.",
+        ].join(" "),
+        querystring: EventsQuery,
+        response: {
+          200: Type.Object({
+            events: Type.Array(Type.Ref("NormalizedEvent")),
+            poll: Type.Optional(Type.Boolean()),
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const poll = q.poll === "1";
+      const events = await eventsOf(deps).list(
+        {
+          dapp_id: q.dapp_id,
+          address: q.address,
+          token_address: q.token_address,
+          category: csv(q.category),
+          sub_kind: csv(q.sub_kind),
+        },
+        { limit: q.limit, afterId: q.after_id, poll },
+      );
+      return poll ? { events, poll: true } : { events };
+    },
+  );
+
+  app.get(
+    "/transaction/:txid/events",
+    {
+      config: { access: "user", db: "required" },
+      schema: {
+        tags: ["Transaction"],
+        summary: "Normalized events of one transaction",
+        params: Type.Object({ txid: Type.String({ description: "Transaction hash (64 hex)." }) }),
+        response: {
+          200: Type.Object({
+            transaction_id: Type.String(),
+            events: Type.Array(Type.Ref("NormalizedEvent")),
+            meta: Type.Optional(
+              Type.Object({
+                payload_chunk_hydration_enabled: Type.Boolean({
+                  description:
+                    "False means offloaded payloads were not merged (payload is {} where payload_ref is set).",
+                }),
+              }),
+            ),
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const txid = request.params.txid;
+      if (!new RegExp(TX_HASH).test(txid))
+        throw badRequest(`Invalid txid ${JSON.stringify(txid)}: expected 64 hex characters.`);
+      const repo = eventsOf(deps);
+      const events = await repo.byTransaction(txid.toLowerCase());
+      return {
+        transaction_id: txid.toLowerCase(),
+        events,
+        meta: { payload_chunk_hydration_enabled: repo.hydration },
+      };
+    },
+  );
+}
+
+export type NormalizedEventBody = Static<typeof NormalizedEventSchema>;

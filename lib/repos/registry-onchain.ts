@@ -1,0 +1,363 @@
+/**
+ * Objects the pipeline discovers on chain (Postgres): contracts with their dapp attribution, NFT
+ * collections and NFT tokens, and the durable indexer position per Alephium chain. Every write is an
+ * idempotent upsert: replaying a block range leaves the rows as one clean pass did.
+ */
+import { badRequest } from "../errors.ts";
+import type { Pg } from "../stores/postgres.ts";
+import { contractAddressOf, groupOfContractId, HEX_ID, now, num } from "./registry-shared.ts";
+
+/** A contract as the pipeline reports it; `address` and `group` are derived from the id when absent. */
+export interface ContractInput {
+  contractId: string;
+  address?: string;
+  group?: number;
+  dappId?: string | null;
+  /** For example `token`, `pool`, `nft_collection`, `nft`, `unknown`. */
+  kind?: string;
+  stdInterfaceId?: string | null;
+  createdTx?: string | null;
+  createdAt?: number | null;
+  registered?: boolean;
+  label?: string | null;
+}
+
+export interface Contract {
+  address: string;
+  contract_id: string;
+  group: number;
+  dapp_id: string | null;
+  kind: string;
+  std_interface_id: string | null;
+  created_tx: string | null;
+  created_at: number | null;
+  registered: boolean;
+  label: string | null;
+  updated_at: number;
+}
+
+export interface NftCollectionInput {
+  collectionId: string;
+  address?: string;
+  uri?: string | null;
+  name?: string | null;
+  description?: string | null;
+  image?: string | null;
+  stdInterfaceId?: string | null;
+  totalSupply?: string | null;
+  createdTx?: string | null;
+  createdAt?: number | null;
+}
+
+export interface NftCollection {
+  address: string;
+  collection_id: string;
+  uri: string | null;
+  name: string | null;
+  description: string | null;
+  image: string | null;
+  std_interface_id: string | null;
+  total_supply: string | null;
+  created_tx: string | null;
+  created_at: number | null;
+  /** NFT tokens of the collection known to the registry. */
+  token_count: number;
+  updated_at: number;
+}
+
+export interface NftTokenInput {
+  tokenId: string;
+  collectionAddress: string;
+  nftIndex?: string | null;
+  uri?: string | null;
+  name?: string | null;
+  image?: string | null;
+  minter?: string | null;
+  mintTx?: string | null;
+  mintTime?: number | null;
+}
+
+export interface NftToken {
+  token_id: string;
+  collection_address: string;
+  nft_index: string | null;
+  uri: string | null;
+  name: string | null;
+  image: string | null;
+  minter: string | null;
+  mint_tx: string | null;
+  mint_time: number | null;
+  updated_at: number;
+}
+
+export interface ChainProgress {
+  chain_index: number;
+  height: number;
+  block_hash: string;
+  block_ts: number;
+  updated_at: number;
+}
+
+export interface OnchainRepo {
+  /** Upserts contracts; given values win, absent ones keep what is stored; the creation facts never change. */
+  upsertContracts(rows: ContractInput[]): Promise<number>;
+  /** Every contract attributed to a dapp (the pipeline's attribution map). */
+  listContractDapps(): Promise<{ address: string; dapp_id: string }[]>;
+  getContract(address: string): Promise<Contract | null>;
+  upsertNftCollection(row: NftCollectionInput): Promise<NftCollection>;
+  upsertNftTokens(rows: NftTokenInput[]): Promise<number>;
+  listNftCollections(q: { page: number; pageSize: number; search?: string }): Promise<{
+    collections: NftCollection[];
+    total: number;
+  }>;
+  getNftCollection(address: string): Promise<NftCollection | null>;
+  listNftTokens(
+    address: string,
+    q: { page: number; pageSize: number },
+  ): Promise<{ tokens: NftToken[]; total: number }>;
+  /** The pipeline's durable position per chain; only moves forward unless `allowRewind` (reorg handling). */
+  upsertChainProgress(
+    rows: Omit<ChainProgress, "updated_at">[],
+    options?: { allowRewind?: boolean },
+  ): Promise<void>;
+  listChainProgress(): Promise<ChainProgress[]>;
+}
+
+type Raw<T> = { [K in keyof T]: unknown };
+
+const toContract = (r: Raw<Contract>): Contract =>
+  ({
+    ...r,
+    group: Number(r.group),
+    created_at: num(r.created_at),
+    updated_at: num(r.updated_at) ?? 0,
+  }) as Contract;
+const toCollection = (r: Raw<NftCollection>): NftCollection =>
+  ({
+    ...r,
+    created_at: num(r.created_at),
+    updated_at: num(r.updated_at) ?? 0,
+    token_count: Number(r.token_count ?? 0),
+  }) as NftCollection;
+const toNftToken = (r: Raw<NftToken>): NftToken =>
+  ({ ...r, mint_time: num(r.mint_time), updated_at: num(r.updated_at) ?? 0 }) as NftToken;
+
+const COLLECTION_SELECT = `SELECT n.*, (SELECT count(*) FROM nft_tokens k WHERE k.collection_address = n.address)::int
+  AS token_count FROM nft_collections n`;
+
+function hexId(id: string, what: string): string {
+  if (!HEX_ID.test(id)) throw badRequest(`${what} ${id} is not 64 hex characters`);
+  return id.toLowerCase();
+}
+
+export function createOnchainRepo(pg: Pg): OnchainRepo {
+  const getNftCollection = async (address: string) => {
+    const rows = await pg.query<Raw<NftCollection>>(
+      "nft_collections_get",
+      `${COLLECTION_SELECT} WHERE n.address = $1`,
+      [address],
+    );
+    return rows[0] ? toCollection(rows[0]) : null;
+  };
+
+  return {
+    async upsertContracts(rows) {
+      const byAddress = new Map<string, Record<string, unknown>>();
+      for (const r of rows) {
+        const id = hexId(r.contractId, "Contract id");
+        const address = r.address ?? contractAddressOf(id);
+        byAddress.set(address, {
+          address,
+          contract_id: id,
+          group_index: r.group ?? groupOfContractId(id),
+          dapp_id: r.dappId ?? null,
+          kind: r.kind ?? null,
+          std_interface_id: r.stdInterfaceId ?? null,
+          created_tx: r.createdTx ?? null,
+          created_at: r.createdAt ?? null,
+          registered: r.registered ?? null,
+          label: r.label ?? null,
+        });
+      }
+      if (byAddress.size === 0) return 0;
+      const next = {
+        dapp_id: "COALESCE(EXCLUDED.dapp_id, c.dapp_id)",
+        kind: "CASE WHEN EXCLUDED.kind = 'unknown' THEN c.kind ELSE EXCLUDED.kind END",
+        std_interface_id: "COALESCE(EXCLUDED.std_interface_id, c.std_interface_id)",
+        created_tx: "COALESCE(c.created_tx, EXCLUDED.created_tx)",
+        created_at: "COALESCE(c.created_at, EXCLUDED.created_at)",
+        registered: "c.registered OR EXCLUDED.registered",
+        label: "COALESCE(EXCLUDED.label, c.label)",
+      };
+      const cols = Object.keys(next) as (keyof typeof next)[];
+      // The WHERE makes a replay a no-op: updated_at moves only when a value really changes.
+      const result = await pg.query(
+        "contracts_upsert",
+        `INSERT INTO contracts AS c (address, contract_id, group_index, dapp_id, kind, std_interface_id, created_tx,
+           created_at, registered, label, updated_at)
+         SELECT x.address, x.contract_id, x.group_index, x.dapp_id, COALESCE(x.kind, 'unknown'), x.std_interface_id,
+           x.created_tx, x.created_at, COALESCE(x.registered, false), x.label, $2
+         FROM jsonb_to_recordset($1::jsonb) AS x(address text, contract_id text, group_index integer, dapp_id text,
+           kind text, std_interface_id text, created_tx text, created_at bigint, registered boolean, label text)
+         ON CONFLICT (address) DO UPDATE SET ${cols.map((k) => `${k} = ${next[k]}`).join(", ")},
+           updated_at = EXCLUDED.updated_at
+         WHERE (${cols.map((k) => `c.${k}`).join(", ")}) IS DISTINCT FROM (${cols.map((k) => next[k]).join(", ")})
+         RETURNING c.address`,
+        [JSON.stringify([...byAddress.values()]), now()],
+      );
+      return result.length;
+    },
+
+    listContractDapps: () =>
+      pg.query<{ address: string; dapp_id: string }>(
+        "contracts_dapps",
+        "SELECT address, dapp_id FROM contracts WHERE dapp_id IS NOT NULL ORDER BY address",
+      ),
+
+    async getContract(address) {
+      const rows = await pg.query<Raw<Contract>>(
+        "contracts_get",
+        `SELECT address, contract_id, group_index AS "group", dapp_id, kind, std_interface_id, created_tx, created_at,
+           registered, label, updated_at FROM contracts WHERE address = $1 OR contract_id = lower($1)`,
+        [address],
+      );
+      return rows[0] ? toContract(rows[0]) : null;
+    },
+
+    async upsertNftCollection(row) {
+      const id = hexId(row.collectionId, "Collection id");
+      const address = row.address ?? contractAddressOf(id);
+      await pg.query(
+        "nft_collections_upsert",
+        `INSERT INTO nft_collections AS n (address, collection_id, uri, name, description, image, std_interface_id,
+           total_supply, created_tx, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+         ON CONFLICT (address) DO UPDATE SET uri = COALESCE(EXCLUDED.uri, n.uri), name = COALESCE(EXCLUDED.name, n.name),
+           description = COALESCE(EXCLUDED.description, n.description), image = COALESCE(EXCLUDED.image, n.image),
+           std_interface_id = COALESCE(EXCLUDED.std_interface_id, n.std_interface_id),
+           total_supply = COALESCE(EXCLUDED.total_supply, n.total_supply),
+           created_tx = COALESCE(n.created_tx, EXCLUDED.created_tx), created_at = COALESCE(n.created_at, EXCLUDED.created_at),
+           updated_at = EXCLUDED.updated_at`,
+        [
+          address,
+          id,
+          row.uri ?? null,
+          row.name ?? null,
+          row.description ?? null,
+          row.image ?? null,
+          row.stdInterfaceId ?? null,
+          row.totalSupply ?? null,
+          row.createdTx ?? null,
+          row.createdAt ?? null,
+          now(),
+        ],
+      );
+      return (await getNftCollection(address)) as NftCollection;
+    },
+
+    async upsertNftTokens(rows) {
+      const unique = new Map<string, Record<string, unknown>>();
+      for (const r of rows) {
+        const id = hexId(r.tokenId, "NFT token id");
+        unique.set(id, {
+          token_id: id,
+          collection_address: r.collectionAddress,
+          nft_index: r.nftIndex ?? null,
+          uri: r.uri ?? null,
+          name: r.name ?? null,
+          image: r.image ?? null,
+          minter: r.minter ?? null,
+          mint_tx: r.mintTx ?? null,
+          mint_time: r.mintTime ?? null,
+        });
+      }
+      if (unique.size === 0) return 0;
+      const result = await pg.query(
+        "nft_tokens_upsert",
+        `INSERT INTO nft_tokens AS k (token_id, collection_address, nft_index, uri, name, image, minter, mint_tx,
+           mint_time, updated_at)
+         SELECT x.*, $2 FROM jsonb_to_recordset($1::jsonb) AS x(token_id text, collection_address text, nft_index text,
+           uri text, name text, image text, minter text, mint_tx text, mint_time bigint)
+         ON CONFLICT (token_id) DO UPDATE SET nft_index = COALESCE(EXCLUDED.nft_index, k.nft_index),
+           uri = COALESCE(EXCLUDED.uri, k.uri), name = COALESCE(EXCLUDED.name, k.name),
+           image = COALESCE(EXCLUDED.image, k.image), minter = COALESCE(k.minter, EXCLUDED.minter),
+           mint_tx = COALESCE(k.mint_tx, EXCLUDED.mint_tx), mint_time = COALESCE(k.mint_time, EXCLUDED.mint_time),
+           updated_at = EXCLUDED.updated_at
+         RETURNING k.token_id`,
+        [JSON.stringify([...unique.values()]), now()],
+      );
+      return result.length;
+    },
+
+    async listNftCollections(q) {
+      const params: (string | number)[] = [];
+      let where = "TRUE";
+      if (q.search) {
+        params.push(q.search.toLowerCase());
+        where = `(position($1 in lower(n.address)) > 0 OR position($1 in n.collection_id) > 0
+          OR position($1 in lower(coalesce(n.name, ''))) > 0)`;
+      }
+      const [rows, count] = await Promise.all([
+        pg.query<Raw<NftCollection>>(
+          "nft_collections_list",
+          `${COLLECTION_SELECT} WHERE ${where} ORDER BY lower(n.name) NULLS LAST, n.address
+           LIMIT ${q.pageSize} OFFSET ${(q.page - 1) * q.pageSize}`,
+          params,
+        ),
+        pg.query<{ n: number }>(
+          "nft_collections_count",
+          `SELECT count(*)::int AS n FROM nft_collections n WHERE ${where}`,
+          params,
+        ),
+      ]);
+      return { collections: rows.map(toCollection), total: Number(count[0]?.n ?? 0) };
+    },
+
+    getNftCollection,
+
+    async listNftTokens(address, q) {
+      const [rows, count] = await Promise.all([
+        pg.query<Raw<NftToken>>(
+          "nft_tokens_list",
+          `SELECT * FROM nft_tokens WHERE collection_address = $1
+           ORDER BY length(nft_index) NULLS LAST, nft_index, token_id LIMIT $2 OFFSET $3`,
+          [address, q.pageSize, (q.page - 1) * q.pageSize],
+        ),
+        pg.query<{ n: number }>(
+          "nft_tokens_count",
+          "SELECT count(*)::int AS n FROM nft_tokens WHERE collection_address = $1",
+          [address],
+        ),
+      ]);
+      return { tokens: rows.map(toNftToken), total: Number(count[0]?.n ?? 0) };
+    },
+
+    async upsertChainProgress(rows, options = {}) {
+      if (rows.length === 0) return;
+      await pg.query(
+        "chain_progress_upsert",
+        `INSERT INTO chain_progress AS p (chain_index, height, block_hash, block_ts, updated_at)
+         SELECT x.chain_index, x.height, x.block_hash, x.block_ts, $2
+         FROM jsonb_to_recordset($1::jsonb) AS x(chain_index integer, height bigint, block_hash text, block_ts bigint)
+         ON CONFLICT (chain_index) DO UPDATE SET height = EXCLUDED.height, block_hash = EXCLUDED.block_hash,
+           block_ts = EXCLUDED.block_ts, updated_at = EXCLUDED.updated_at
+         WHERE $3 OR EXCLUDED.height >= p.height`,
+        [JSON.stringify(rows), now(), options.allowRewind === true],
+      );
+    },
+
+    async listChainProgress() {
+      const rows = await pg.query<Raw<ChainProgress>>(
+        "chain_progress_list",
+        "SELECT chain_index, height, block_hash, block_ts, updated_at FROM chain_progress ORDER BY chain_index",
+      );
+      return rows.map((r) => ({
+        chain_index: Number(r.chain_index),
+        height: Number(r.height),
+        block_hash: String(r.block_hash),
+        block_ts: Number(r.block_ts),
+        updated_at: Number(r.updated_at),
+      }));
+    },
+  };
+}

@@ -1,0 +1,211 @@
+/**
+ * The log between pipeline stages. The only module that imports kafkajs.
+ * - Kafka (KAFKA_BROKERS set): topics keyed by chain index, one consumer group per processor,
+ *   offsets committed only after the handler resolved (its writes are durable).
+ * - In-process (default): the same contract without a broker. `publish` resolves only after every
+ *   consumer group of the topic has handled the messages, so a publisher that advances its cursor
+ *   after `publish` never skips anything; a group that is stopped keeps its queue until it resubscribes.
+ */
+import { type Consumer, Kafka, logLevel, type Producer } from "kafkajs";
+import { AppError } from "../errors.ts";
+import type { Logger } from "../logger.ts";
+
+export interface OutgoingMessage {
+  key: string;
+  value: Buffer;
+}
+
+export interface BusRecord extends OutgoingMessage {
+  partition: number;
+  offset: string;
+}
+
+export type BatchHandler = (records: BusRecord[]) => Promise<void>;
+
+export interface SubscribeOptions {
+  topic: string;
+  /** Consumer group: every group gets every message once its handler resolves. */
+  group: string;
+  handle: BatchHandler;
+}
+
+export interface Subscription {
+  stop(): Promise<void>;
+}
+
+export interface Bus {
+  readonly kind: "kafka" | "memory";
+  publish(topic: string, messages: OutgoingMessage[]): Promise<void>;
+  subscribe(options: SubscribeOptions): Promise<Subscription>;
+  close(): Promise<void>;
+}
+
+export interface BusOptions {
+  brokers: string;
+  clientId: string;
+  topicPrefix: string;
+  log: Logger;
+}
+
+export function createBus(options: BusOptions): Bus {
+  return options.brokers ? createKafkaBus(options) : createMemoryBus();
+}
+
+interface MemoryGroup {
+  handle: BatchHandler | null;
+  /** Serializes deliveries so a group sees messages in publish order. */
+  tail: Promise<void>;
+  /** Deliveries waiting for a stopped group to come back. */
+  waiting: (() => void)[];
+  offset: number;
+}
+
+export function createMemoryBus(): Bus {
+  const topics = new Map<string, Map<string, MemoryGroup>>();
+  const groupsOf = (topic: string) => {
+    let groups = topics.get(topic);
+    if (!groups) {
+      groups = new Map();
+      topics.set(topic, groups);
+    }
+    return groups;
+  };
+  const deliver = async (group: MemoryGroup, messages: OutgoingMessage[]) => {
+    while (!group.handle) await new Promise<void>((resolve) => group.waiting.push(resolve));
+    const records = messages.map((m) => ({ ...m, partition: 0, offset: String(group.offset++) }));
+    await group.handle(records);
+  };
+  return {
+    kind: "memory",
+    async publish(topic, messages) {
+      if (messages.length === 0) return;
+      const deliveries = [...groupsOf(topic).values()].map((group) => {
+        const run = group.tail.then(() => deliver(group, messages));
+        // Keep the chain alive after a failure; the failure itself reaches this publisher.
+        group.tail = run.catch(() => undefined);
+        return run;
+      });
+      await Promise.all(deliveries);
+    },
+    async subscribe({ topic, group: name, handle }) {
+      const groups = groupsOf(topic);
+      let group = groups.get(name);
+      if (group?.handle)
+        throw new AppError("group_busy", `Group ${name} already consumes ${topic} in this process`);
+      if (!group) {
+        group = { handle: null, tail: Promise.resolve(), waiting: [], offset: 0 };
+        groups.set(name, group);
+      }
+      group.handle = handle;
+      for (const wake of group.waiting.splice(0)) wake();
+      const g = group;
+      return {
+        async stop() {
+          g.handle = null;
+          // Let an in-flight delivery finish before the caller considers the consumer gone.
+          await g.tail;
+        },
+      };
+    },
+    async close() {
+      topics.clear();
+    },
+  };
+}
+
+function kafkaLogCreator(log: Logger) {
+  const child = log.child({ component: "kafka" });
+  return () =>
+    ({ level, log: entry }: { level: number; log: { message: string } & Record<string, unknown> }) => {
+      const { message, ...rest } = entry;
+      const fields = { kafka_message: message, ...rest };
+      if (level === logLevel.ERROR) child.error(fields, "Kafka client error.");
+      else if (level === logLevel.WARN) child.warn(fields, "Kafka client warning.");
+      else child.debug(fields, "Kafka client event.");
+    };
+}
+
+function createKafkaBus(options: BusOptions): Bus {
+  const kafka = new Kafka({
+    clientId: options.clientId,
+    brokers: options.brokers.split(",").map((b) => b.trim()),
+    logLevel: logLevel.WARN,
+    logCreator: kafkaLogCreator(options.log),
+    retry: { initialRetryTime: 100, retries: 8 },
+  });
+  const name = (topic: string) => `${options.topicPrefix}${topic}`;
+  let producer: Producer | null = null;
+  let connecting: Promise<Producer> | null = null;
+  const consumers = new Set<Consumer>();
+  const getProducer = () => {
+    connecting ??= (async () => {
+      const p = kafka.producer({ allowAutoTopicCreation: true, idempotent: false });
+      await p.connect();
+      producer = p;
+      return p;
+    })();
+    return connecting;
+  };
+  return {
+    kind: "kafka",
+    async publish(topic, messages) {
+      if (messages.length === 0) return;
+      const p = await getProducer();
+      try {
+        await p.send({
+          topic: name(topic),
+          acks: -1,
+          messages: messages.map((m) => ({ key: m.key, value: m.value })),
+        });
+      } catch (error) {
+        const retriable = Boolean((error as { retriable?: boolean }).retriable);
+        throw new AppError("kafka_publish_failed", `Publishing to ${name(topic)} failed`, {
+          retryable: retriable,
+          cause: error,
+        });
+      }
+    },
+    async subscribe({ topic, group, handle }) {
+      const consumer = kafka.consumer({
+        groupId: `${options.topicPrefix}${group}`,
+        sessionTimeout: 10_000,
+        rebalanceTimeout: 10_000,
+        heartbeatInterval: 1_000,
+        maxWaitTimeInMs: 200,
+        allowAutoTopicCreation: true,
+      });
+      consumers.add(consumer);
+      await consumer.connect();
+      await consumer.subscribe({ topic: name(topic), fromBeginning: true });
+      await consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        eachBatch: async ({ batch, heartbeat, isRunning, isStale }) => {
+          if (!isRunning() || isStale() || batch.messages.length === 0) return;
+          const records = batch.messages.map((m) => ({
+            key: m.key?.toString() ?? "",
+            value: m.value ?? Buffer.alloc(0),
+            partition: batch.partition,
+            offset: m.offset,
+          }));
+          await handle(records);
+          // Commit only after the handler's writes resolved: a crash before this line replays the batch.
+          const next = (BigInt(batch.lastOffset()) + 1n).toString();
+          await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: next }]);
+          await heartbeat();
+        },
+      });
+      return {
+        async stop() {
+          consumers.delete(consumer);
+          await consumer.disconnect();
+        },
+      };
+    },
+    async close() {
+      await Promise.allSettled([...consumers].map((c) => c.disconnect()));
+      consumers.clear();
+      if (producer) await producer.disconnect();
+    },
+  };
+}

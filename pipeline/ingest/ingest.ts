@@ -1,0 +1,325 @@
+/**
+ * Ingest: follows a full node and publishes main-chain blocks (with their contract events) on
+ * `alephium.blocks.v1`, keyed by chain index so each chain's blocks stay in order.
+ *
+ * Per chain it keeps a cursor (last published height and hash) in Postgres, written after the
+ * publish resolved. A block is published once CONFIRMATIONS blocks sit on top of it. A block whose
+ * parent is not the cursor's hash (or a published height whose hash changed) is a reorg: ingest walks
+ * back to the fork point with `/blockflow/hashes`, publishes retractions (main_chain=false) for the
+ * orphaned blocks, rewinds the cursor and fetches the winning branch in the next round.
+ */
+import type { node } from "@alephium/web3";
+import { chainIndexOf, GROUPS } from "../../lib/chain/types.ts";
+import { AppError } from "../../lib/errors.ts";
+import type { PipelineDeps } from "../deps.ts";
+import { type BlockMessage, TOPICS } from "../messages.ts";
+import type { NodeClient } from "./node-client.ts";
+import { sleep } from "./retry.ts";
+
+export interface IngestOptions {
+  /** Backfill start (ms); 0 = one hour before the node's tip. */
+  startTs: number;
+  confirmations: number;
+  /** Largest window of one blocks-with-events call (the node caps it at 30 minutes). */
+  maxWindowMs: number;
+  /** Windows fetched at once during backfill. */
+  concurrency: number;
+  pollMs: number;
+  /** Called after every round that published something (progress bar, logs). */
+  onProgress?: (p: IngestProgress) => void;
+}
+
+export interface IngestProgress {
+  startTs: number;
+  /** Lowest per-chain cursor timestamp: everything before it is published. */
+  cursorTs: number;
+  /** Newest block timestamp seen at the node. */
+  tipTs: number;
+  blocks: number;
+  events: number;
+}
+
+export interface RoundResult {
+  published: number;
+  retracted: number;
+  caughtUp: boolean;
+}
+
+export interface Ingestor {
+  /** One fetch-publish-commit round. */
+  runOnce(): Promise<RoundResult>;
+  /** Loops rounds until stopped; errors are logged and retried with backoff. */
+  start(): void;
+  stop(): Promise<void>;
+}
+
+interface Cursor {
+  height: number;
+  hash: string;
+  ts: number;
+}
+
+/** Hard limit of a reorg walk-back (the protocol's maximum reorg is 200 blocks). */
+const MAX_REORG_DEPTH = 210;
+/** Published hashes kept per chain for reorg detection. */
+const KEEP_HEIGHTS = 300;
+
+function parentOf(block: node.BlockEntry): string | undefined {
+  return block.deps[Math.floor(block.deps.length / 2) + block.chainTo];
+}
+
+export function createIngestor(deps: PipelineDeps, client: NodeClient, options: IngestOptions): Ingestor {
+  const log = deps.log.child({ component: "ingest" });
+  const chains = Array.from({ length: GROUPS * GROUPS }, (_, i) => i);
+  const cursors = new Map<number, Cursor>();
+  const recent = new Map<number, Map<number, { hash: string; ts: number }>>();
+  /** Heights published since the last save, per chain. */
+  const dirty = new Map<number, Set<number>>();
+  let loaded = false;
+  let windowMs = options.maxWindowMs;
+  let startTs = options.startTs;
+  let tipTs = 0;
+  let lastSeq = 0;
+  let totals = { blocks: 0, events: 0 };
+  let stopped = false;
+  let loop: Promise<void> | null = null;
+  const abort = new AbortController();
+
+  const nextSeq = () => {
+    lastSeq = Math.max(Date.now(), lastSeq + 1);
+    return lastSeq;
+  };
+  const recentOf = (c: number) => {
+    let m = recent.get(c);
+    if (!m) {
+      m = new Map();
+      recent.set(c, m);
+    }
+    return m;
+  };
+
+  async function load() {
+    const rows = await deps.pg.query<{
+      chain_index: number;
+      height: number;
+      block_hash: string;
+      block_ts: string;
+    }>("ingest_cursor_load", "SELECT chain_index, height, block_hash, block_ts FROM ingest_cursor");
+    for (const r of rows)
+      cursors.set(r.chain_index, { height: r.height, hash: r.block_hash, ts: Number(r.block_ts) });
+    const blocks = await deps.pg.query<{
+      chain_index: number;
+      height: number;
+      block_hash: string;
+      block_ts: string;
+    }>("ingest_blocks_load", "SELECT chain_index, height, block_hash, block_ts FROM ingest_blocks");
+    for (const b of blocks)
+      recentOf(b.chain_index).set(b.height, { hash: b.block_hash, ts: Number(b.block_ts) });
+    if (!startTs) {
+      const tip = await client.chainTip(0, 0);
+      const hash = await client.mainHashAt(0, 0, tip);
+      const header = hash ? await client.header(hash) : undefined;
+      startTs = (header?.timestamp ?? Date.now()) - 3_600_000;
+    }
+    loaded = true;
+  }
+
+  const groupsOf = (c: number) => [Math.floor(c / GROUPS), c % GROUPS] as const;
+
+  async function walkBack(c: number, cur: Cursor): Promise<{ fork: Cursor; orphans: number[] }> {
+    const [fromGroup, toGroup] = groupsOf(c);
+    const ours = recentOf(c);
+    const orphans: number[] = [];
+    for (let h = cur.height; h >= Math.max(0, cur.height - MAX_REORG_DEPTH); h--) {
+      const mine = ours.get(h);
+      if (!mine) break;
+      const main = await client.mainHashAt(fromGroup, toGroup, h);
+      if (main === mine.hash) return { fork: { height: h, hash: mine.hash, ts: mine.ts }, orphans };
+      orphans.push(h);
+    }
+    throw new AppError(
+      "reorg_too_deep",
+      `Chain ${c}: no common ancestor within ${MAX_REORG_DEPTH} blocks of height ${cur.height}; re-run ingest from an earlier start`,
+    );
+  }
+
+  async function runOnce(): Promise<RoundResult> {
+    if (!loaded) await load();
+    const tips = await Promise.all(chains.map((c) => client.chainTip(...groupsOf(c))));
+    const safe = (c: number) => (tips[c] ?? 0) - options.confirmations;
+    const cursorOf = (c: number): Cursor => cursors.get(c) ?? { height: -1, hash: "", ts: startTs - 1 };
+    const pending = chains.filter((c) => cursorOf(c).height < safe(c));
+    if (pending.length === 0) return { published: 0, retracted: 0, caughtUp: true };
+
+    const from = Math.min(...pending.map((c) => cursorOf(c).ts)) + 1;
+    const backfilling = tipTs === 0 || from + windowMs * options.concurrency < tipTs;
+    const count = backfilling ? options.concurrency : 1;
+    const windows = Array.from(
+      { length: count },
+      (_, i) => [from + i * windowMs, from + (i + 1) * windowMs - 1] as const,
+    );
+    const fetched = await Promise.all(windows.map(([a, b]) => client.blocksWithEvents(a, b)));
+
+    const messages: BlockMessage[] = [];
+    const touched = new Set<number>();
+    const stoppedChains = new Set<number>();
+    let retracted = 0;
+    let largest = 0;
+    for (const perChain of fetched) {
+      let size = 0;
+      for (const list of perChain) {
+        for (const { block, events } of list) {
+          size++;
+          tipTs = Math.max(tipTs, block.timestamp);
+          const c = chainIndexOf(block.chainFrom, block.chainTo);
+          if (stoppedChains.has(c)) continue;
+          const cur = cursorOf(c);
+          if (block.height <= cur.height) {
+            const mine = recentOf(c).get(block.height);
+            if (!mine || mine.hash === block.hash) continue;
+          } else if (block.height > safe(c)) {
+            stoppedChains.add(c);
+            continue;
+          } else if (cur.height >= 0 && block.height !== cur.height + 1) {
+            stoppedChains.add(c); // A gap: the next round refetches from this chain's cursor.
+            continue;
+          } else if (cur.height < 0 || parentOf(block) === cur.hash) {
+            messages.push({
+              chain_index: c,
+              hash: block.hash,
+              height: block.height,
+              timestamp: block.timestamp,
+              main_chain: true,
+              seq: 0,
+              block_json: JSON.stringify(block),
+              events_json: JSON.stringify(events),
+            });
+            cursors.set(c, { height: block.height, hash: block.hash, ts: block.timestamp });
+            recentOf(c).set(block.height, { hash: block.hash, ts: block.timestamp });
+            if (!dirty.has(c)) dirty.set(c, new Set());
+            dirty.get(c)?.add(block.height);
+            touched.add(c);
+            totals = { blocks: totals.blocks + 1, events: totals.events + events.length };
+            continue;
+          }
+          // The node's main chain no longer contains what we published: retract down to the fork point.
+          stoppedChains.add(c);
+          const { fork, orphans } = await walkBack(c, cursorOf(c));
+          log.warn(
+            { chain_index: c, fork_height: fork.height, orphans: orphans.length },
+            "Reorg detected; retracting.",
+          );
+          for (const h of orphans) {
+            const mine = recentOf(c).get(h);
+            if (!mine) continue;
+            messages.push({
+              chain_index: c,
+              hash: mine.hash,
+              height: h,
+              timestamp: mine.ts,
+              main_chain: false,
+              seq: 0,
+              block_json: "",
+              events_json: "",
+            });
+            recentOf(c).delete(h);
+            retracted++;
+          }
+          cursors.set(c, fork);
+          touched.add(c);
+        }
+      }
+      largest = Math.max(largest, size);
+    }
+
+    for (const m of messages) m.seq = nextSeq();
+    await deps.bus.publish(
+      TOPICS.blocks,
+      messages.map((m) => ({ key: String(m.chain_index), value: deps.codecs.blocks.encode(m) })),
+    );
+    deps.metrics.pipelineMessages.inc({ stage: "ingest", topic: TOPICS.blocks }, messages.length);
+    await saveCursors([...touched]);
+
+    // Keep responses near a few thousand blocks: halve on big windows, grow back on small ones.
+    if (largest > 4000) windowMs = Math.max(10_000, Math.floor(windowMs / 2));
+    else if (largest < 500) windowMs = Math.min(options.maxWindowMs, windowMs * 2);
+    options.onProgress?.({
+      startTs,
+      cursorTs: Math.min(...chains.map((c) => cursorOf(c).ts)),
+      tipTs,
+      ...totals,
+    });
+    return { published: messages.length - retracted, retracted, caughtUp: false };
+  }
+
+  async function saveCursors(touched: number[]) {
+    if (touched.length === 0) return;
+    await deps.pg.transaction(async (tx) => {
+      for (const c of touched) {
+        const cur = cursors.get(c);
+        if (!cur) continue;
+        await tx.query(
+          "ingest_cursor_save",
+          `INSERT INTO ingest_cursor (chain_index, height, block_hash, block_ts) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (chain_index) DO UPDATE SET height = EXCLUDED.height, block_hash = EXCLUDED.block_hash,
+             block_ts = EXCLUDED.block_ts, updated_at = now()`,
+          [c, cur.height, cur.hash, cur.ts],
+        );
+        const heights = recentOf(c);
+        for (const h of [...heights.keys()])
+          if (h <= cur.height - KEEP_HEIGHTS || h > cur.height) heights.delete(h);
+        await tx.query(
+          "ingest_blocks_prune",
+          "DELETE FROM ingest_blocks WHERE chain_index = $1 AND (height <= $2 OR height > $3)",
+          [c, cur.height - KEEP_HEIGHTS, cur.height],
+        );
+        const added = [...(dirty.get(c) ?? [])].filter((h) => heights.has(h));
+        dirty.delete(c);
+        if (added.length === 0) continue;
+        await tx.query(
+          "ingest_blocks_save",
+          `INSERT INTO ingest_blocks (chain_index, height, block_hash, block_ts)
+           SELECT $1, h, b, t FROM unnest($2::integer[], $3::text[], $4::bigint[]) AS x(h, b, t)
+           ON CONFLICT (chain_index, height) DO UPDATE SET block_hash = EXCLUDED.block_hash, block_ts = EXCLUDED.block_ts`,
+          [
+            c,
+            added,
+            added.map((h) => heights.get(h)?.hash ?? ""),
+            added.map((h) => String(heights.get(h)?.ts ?? 0)),
+          ],
+        );
+      }
+    });
+  }
+
+  return {
+    runOnce,
+    start() {
+      if (loop) return;
+      loop = (async () => {
+        let failures = 0;
+        while (!stopped) {
+          try {
+            const r = await runOnce();
+            failures = 0;
+            if (r.caughtUp) await sleep(options.pollMs, abort.signal);
+          } catch (error) {
+            if (stopped) break;
+            failures++;
+            const delay = Math.min(30_000, 250 * 2 ** Math.min(failures, 7)) * (0.5 + Math.random() / 2);
+            log.error(
+              { err: error, attempt: failures, delay_ms: Math.round(delay) },
+              "Ingest round failed; retrying.",
+            );
+            await sleep(delay, abort.signal);
+          }
+        }
+      })();
+    },
+    async stop() {
+      stopped = true;
+      abort.abort();
+      await loop;
+    },
+  };
+}

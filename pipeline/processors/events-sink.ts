@@ -1,0 +1,103 @@
+/**
+ * Events sink: `alephium.events.v1` → ClickHouse `events`, `event_payloads`, then `chain_progress`.
+ * Rows are keyed by (id, block_hash) with the block message's seq as version, so a replay writes the
+ * same rows again and a retraction (a newer seq with main_chain = false) wins. Progress is written
+ * after the events it covers: a crash in between only replays work.
+ */
+import type { Subscription } from "../../lib/stores/bus.ts";
+import type { PipelineDeps } from "../deps.ts";
+import { type EventsMessage, GROUPS, TOPICS } from "../messages.ts";
+import type { Processor } from "./normalize.ts";
+
+export function eventRows(m: EventsMessage) {
+  return m.events.map((e) => ({
+    id: e.id,
+    chain_index: m.chain_index,
+    block_hash: m.block_hash,
+    block_height: m.block_height,
+    timestamp: m.block_timestamp,
+    tx_id: e.tx_id,
+    tx_index: e.tx_index,
+    event_index: e.event_index,
+    dapp_id: e.dapp_id,
+    category: e.category,
+    sub_kind: e.sub_kind,
+    type: e.type,
+    is_main: e.is_main,
+    from: e.from,
+    to: e.to,
+    with: e.with,
+    token_address: e.token_address,
+    token_id: e.token_id,
+    amount: e.amount,
+    contract_address: e.contract_address,
+    contract_event_index: e.contract_event_index,
+    payload: e.payload_json,
+    payload_ref: e.payload_ref,
+    main_chain: true,
+    version: m.seq,
+  }));
+}
+
+export async function writeEventsBatch(
+  deps: Pick<PipelineDeps, "ch" | "metrics">,
+  messages: EventsMessage[],
+) {
+  const rows = messages.filter((m) => m.main_chain).flatMap(eventRows);
+  const payloads = messages.flatMap((m) =>
+    m.offloaded.map((o) => ({ ref: o.ref, payload: o.payload_json, version: m.seq })),
+  );
+  await deps.ch.insert("events_insert", "events", rows);
+  await deps.ch.insert("event_payloads_insert", "event_payloads", payloads);
+  for (const m of messages.filter((x) => !x.main_chain)) {
+    await deps.ch.command(
+      "events_retract",
+      `INSERT INTO events SELECT * REPLACE (false AS main_chain, {seq:UInt64} AS version)
+       FROM events FINAL WHERE block_hash = {hash:String} AND main_chain`,
+      { seq: m.seq, hash: m.block_hash },
+    );
+  }
+  // Newest durable position per chain (main-chain blocks only; a retraction never moves it back).
+  const progress = new Map<number, EventsMessage>();
+  for (const m of messages) {
+    if (!m.main_chain) continue;
+    const seen = progress.get(m.chain_index);
+    if (!seen || m.block_timestamp > seen.block_timestamp) progress.set(m.chain_index, m);
+  }
+  await deps.ch.insert(
+    "chain_progress_insert",
+    "chain_progress",
+    [...progress.values()].map((m) => ({
+      chain_index: m.chain_index,
+      height: m.block_height,
+      block_hash: m.block_hash,
+      block_ts: m.block_timestamp,
+      version: m.block_timestamp,
+    })),
+  );
+  deps.metrics.pipelineRows.inc({ stage: "events-sink", table: "events" }, rows.length);
+  return rows.length;
+}
+
+export function createEventsSink(deps: PipelineDeps): Processor {
+  let sub: Subscription | null = null;
+  return {
+    name: "events-sink",
+    async start() {
+      sub = await deps.bus.subscribe({
+        topic: TOPICS.events,
+        group: GROUPS.eventsSink,
+        handle: async (records) => {
+          await writeEventsBatch(
+            deps,
+            records.map((r) => deps.codecs.events.decode(r.value)),
+          );
+        },
+      });
+    },
+    async stop() {
+      await sub?.stop();
+      sub = null;
+    },
+  };
+}
