@@ -1,6 +1,6 @@
 /**
  * Objects the pipeline discovers on chain (Postgres): contracts with their dapp attribution, NFT
- * collections and NFT tokens, and the durable indexer position per Alephium chain. Every write is an
+ * collections and NFT tokens. Every write is an
  * idempotent upsert: replaying a block range leaves the rows as one clean pass did.
  */
 import { badRequest } from "../errors.ts";
@@ -90,14 +90,6 @@ export interface NftToken {
   updated_at: number;
 }
 
-export interface ChainProgress {
-  chain_index: number;
-  height: number;
-  block_hash: string;
-  block_ts: number;
-  updated_at: number;
-}
-
 export interface OnchainRepo {
   /** Upserts contracts; given values win, absent ones keep what is stored; the creation facts never change. */
   upsertContracts(rows: ContractInput[]): Promise<number>;
@@ -115,12 +107,6 @@ export interface OnchainRepo {
     address: string,
     q: { page: number; pageSize: number },
   ): Promise<{ tokens: NftToken[]; total: number }>;
-  /** The pipeline's durable position per chain; only moves forward unless `allowRewind` (reorg handling). */
-  upsertChainProgress(
-    rows: Omit<ChainProgress, "updated_at">[],
-    options?: { allowRewind?: boolean },
-  ): Promise<void>;
-  listChainProgress(): Promise<ChainProgress[]>;
 }
 
 type Raw<T> = { [K in keyof T]: unknown };
@@ -330,34 +316,6 @@ export function createOnchainRepo(pg: Pg): OnchainRepo {
         ),
       ]);
       return { tokens: rows.map(toNftToken), total: Number(count[0]?.n ?? 0) };
-    },
-
-    async upsertChainProgress(rows, options = {}) {
-      if (rows.length === 0) return;
-      await pg.query(
-        "chain_progress_upsert",
-        `INSERT INTO chain_progress AS p (chain_index, height, block_hash, block_ts, updated_at)
-         SELECT x.chain_index, x.height, x.block_hash, x.block_ts, $2
-         FROM jsonb_to_recordset($1::jsonb) AS x(chain_index integer, height bigint, block_hash text, block_ts bigint)
-         ON CONFLICT (chain_index) DO UPDATE SET height = EXCLUDED.height, block_hash = EXCLUDED.block_hash,
-           block_ts = EXCLUDED.block_ts, updated_at = EXCLUDED.updated_at
-         WHERE $3 OR EXCLUDED.height >= p.height`,
-        [JSON.stringify(rows), now(), options.allowRewind === true],
-      );
-    },
-
-    async listChainProgress() {
-      const rows = await pg.query<Raw<ChainProgress>>(
-        "chain_progress_list",
-        "SELECT chain_index, height, block_hash, block_ts, updated_at FROM chain_progress ORDER BY chain_index",
-      );
-      return rows.map((r) => ({
-        chain_index: Number(r.chain_index),
-        height: Number(r.height),
-        block_hash: String(r.block_hash),
-        block_ts: Number(r.block_ts),
-        updated_at: Number(r.updated_at),
-      }));
     },
   };
 }

@@ -1,6 +1,5 @@
 /**
- * The registry repository: tokens, categories, dapps, chains, contracts, NFTs and chain progress in
- * Postgres. One object built from a `Pg`, used by the API route groups, seeding and the pipeline.
+ * The registry repository: tokens, categories, dapps, chains, contracts and NFTs in Postgres. One object built from a `Pg`, used by the API route groups, seeding and the pipeline.
  */
 import type { Pg } from "../stores/postgres.ts";
 import { type CatalogRepo, createCatalogRepo } from "./registry-catalog.ts";
@@ -9,7 +8,6 @@ import { createTokensRepo, type TokensRepo } from "./registry-tokens.ts";
 
 export type { Category, Chain, Dapp, DappInput, DappUpdate } from "./registry-catalog.ts";
 export type {
-  ChainProgress,
   Contract,
   ContractInput,
   NftCollection,
