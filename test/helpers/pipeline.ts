@@ -1,0 +1,158 @@
+/**
+ * A whole pipeline for tests: the simulated network (test double of the node and explorer), real
+ * stores, the bus (in-process, or Kafka when KAFKA_BROKERS is set: the kcat mock cluster in CI),
+ * processors and ingest, plus the API on the same stores.
+ */
+
+import { type Config, loadConfig } from "../../lib/config.ts";
+import { createMetrics } from "../../lib/metrics.ts";
+import { createBus } from "../../lib/stores/bus.ts";
+import type { PipelineDeps } from "../../pipeline/deps.ts";
+import { createDevnetChain, type DevnetChain, type DevnetOptions } from "../../pipeline/devnet/chain.ts";
+import { registerDevnetDapps } from "../../pipeline/devnet/register.ts";
+import { type DevnetServer, startDevnetServer } from "../../pipeline/devnet/server.ts";
+import { createIngestor, type Ingestor } from "../../pipeline/ingest/ingest.ts";
+import { createNodeClient } from "../../pipeline/ingest/node-client.ts";
+import { createCodecs } from "../../pipeline/messages.ts";
+import type { Processor } from "../../pipeline/processors/normalize.ts";
+import { ingestOptions, PROCESSORS, type ProcessorName } from "../../pipeline/runtime.ts";
+import { createTestApp, type TestApp } from "./app.ts";
+import { openTestCh, openTestPg, quietLog, suffix, type TestCh, type TestPg } from "./stores.ts";
+
+export const KAFKA_BROKERS = process.env.KAFKA_BROKERS ?? "";
+
+export interface TestPipeline {
+  chain: DevnetChain;
+  server: DevnetServer;
+  pg: TestPg;
+  ch: TestCh;
+  config: Config;
+  deps: PipelineDeps;
+  processors: Map<ProcessorName, Processor>;
+  ingestor: Ingestor;
+  api: TestApp;
+  /** Runs ingest rounds until nothing is left to publish (bounded). */
+  catchUp(maxRounds?: number): Promise<void>;
+  restartProcessor(name: ProcessorName): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface TestPipelineOptions {
+  devnet?: DevnetOptions;
+  blocks?: number;
+  confirmations?: number;
+  kafka?: boolean;
+  env?: Record<string, string>;
+  /** Reuse stores (for example a second pass into a fresh database is made with new ones). */
+  stores?: { pg: TestPg; ch: TestCh };
+  chain?: DevnetChain;
+  server?: DevnetServer;
+}
+
+export async function startTestPipeline(options: TestPipelineOptions = {}): Promise<TestPipeline> {
+  const chain = options.chain ?? createDevnetChain({ seed: 7, ...options.devnet });
+  if (!options.chain) chain.advance(options.blocks ?? 300);
+  const server = options.server ?? (await startDevnetServer(chain, { port: 0 }));
+  const pg = options.stores?.pg ?? (await openTestPg());
+  const ch = options.stores?.ch ?? (await openTestCh());
+  const useKafka = options.kafka ?? false;
+  const config = loadConfig({
+    LOG_LEVEL: "silent",
+    NODE_URL: server.nodeUrl,
+    EXPLORER_URL: server.explorerUrl,
+    CONFIRMATIONS: String(options.confirmations ?? 2),
+    INGEST_START_TS: String(chain.options.startTimestamp - 1),
+    INGEST_CONCURRENCY: "2",
+    INGEST_POLL_MS: "50",
+    INGEST_WINDOW_MS: "600000",
+    KAFKA_BROKERS: useKafka ? KAFKA_BROKERS : "",
+    KAFKA_TOPIC_PREFIX: useKafka ? `t${suffix()}.` : "",
+    ...options.env,
+  });
+  const bus = createBus({
+    brokers: config.KAFKA_BROKERS,
+    clientId: "test",
+    topicPrefix: config.KAFKA_TOPIC_PREFIX,
+    log: quietLog,
+  });
+  const deps: PipelineDeps = {
+    config,
+    log: quietLog,
+    metrics: createMetrics(),
+    pg: pg.pg,
+    ch: ch.ch,
+    bus,
+    codecs: await createCodecs(config),
+  };
+  await registerDevnetDapps(pg.pg, chain);
+  const processors = new Map<ProcessorName, Processor>();
+  for (const name of Object.keys(PROCESSORS) as ProcessorName[]) {
+    const p = PROCESSORS[name](deps);
+    await p.start();
+    processors.set(name, p);
+  }
+  const client = createNodeClient({ url: config.NODE_URL, apiKey: "", log: quietLog });
+  const ingestor = createIngestor(deps, client, ingestOptions(config));
+  const api = await createTestApp({
+    stores: { pg, ch },
+    env: { ...options.env, EXPLORER_URL: server.explorerUrl },
+  });
+  return {
+    chain,
+    server,
+    pg,
+    ch,
+    config,
+    deps,
+    processors,
+    ingestor,
+    api,
+    async catchUp(maxRounds = 500) {
+      for (let i = 0; i < maxRounds; i++) {
+        const r = await ingestor.runOnce();
+        if (r.caughtUp) return;
+      }
+      throw new Error(`ingest did not catch up within ${maxRounds} rounds`);
+    },
+    async restartProcessor(name) {
+      await processors.get(name)?.stop();
+      const p = PROCESSORS[name](deps);
+      await p.start();
+      processors.set(name, p);
+    },
+    async close() {
+      await ingestor.stop();
+      for (const p of processors.values()) await p.stop();
+      await bus.close();
+      await api.close();
+      if (!options.server) await server.close();
+      if (!options.stores) {
+        await pg.close();
+        await ch.close();
+      }
+    },
+  };
+}
+
+/** Polls `check` until it returns true, failing after `timeoutMs` with `what` in the message. */
+export async function waitFor(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs = 30_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** Hash of the whole state of the events table (every column but the version), and its row count. */
+export async function eventsStateHash(ch: TestCh): Promise<{ rows: number; hash: string }> {
+  const [r] = await ch.ch.query<{ rows: string; hash: string }>(
+    "events_state_hash",
+    "SELECT count() AS rows, toString(sum(cityHash64(*))) AS hash FROM (SELECT * EXCEPT (version) FROM events FINAL WHERE main_chain)",
+  );
+  return { rows: Number(r?.rows ?? 0), hash: r?.hash ?? "" };
+}

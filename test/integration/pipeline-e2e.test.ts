@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chainIndexOf } from "../../lib/chain/types.ts";
+import { createStaticDappRegistry, normalizeBlock } from "../../pipeline/normalize/index.ts";
+import { eventsStateHash, startTestPipeline, type TestPipeline } from "../helpers/pipeline.ts";
+
+describe("devnet → ingest → bus → normalize → ClickHouse → API (embedded)", () => {
+  let p: TestPipeline;
+  beforeAll(async () => {
+    p = await startTestPipeline({ blocks: 400, confirmations: 2 });
+    await p.catchUp();
+  });
+  afterAll(async () => p?.close());
+
+  it("writes every confirmed main-chain block and its events", async () => {
+    const [raw] = await p.ch.ch.query<{ n: string }>(
+      "t",
+      "SELECT count() AS n FROM raw_blocks FINAL WHERE main_chain",
+    );
+    let expectedBlocks = 0;
+    for (let c = 0; c < 16; c++) expectedBlocks += Math.max(0, p.chain.height(c) - 2); // height 1..tip-2
+    expect(Number(raw?.n)).toBe(expectedBlocks);
+    const { rows } = await eventsStateHash(p.ch);
+    expect(rows).toBeGreaterThan(expectedBlocks); // at least a coinbase per block, plus transfers etc.
+  });
+
+  it("stores exactly what the pure normalizer yields for a block", async () => {
+    const block = p.chain.mainChain(0)[10]!;
+    const raw = p.chain.rawBlock(block.block.hash)!;
+    expect(raw.chainIndex).toBe(chainIndexOf(block.block.chainFrom, block.block.chainTo));
+    const expected = normalizeBlock(raw, {
+      dapps: createStaticDappRegistry([]),
+      maxPayloadBytes: 4096,
+    }).events;
+    const stored = await p.ch.ch.query<{ id: string; category: string; sub_kind: string }>(
+      "t",
+      "SELECT id, category, sub_kind FROM events FINAL WHERE block_hash = {h:String} AND main_chain ORDER BY id",
+      { h: block.block.hash },
+    );
+    expect(stored.map((e) => e.id)).toEqual(expected.map((e) => e.id));
+    expect(stored.map((e) => `${e.category}/${e.sub_kind}`)).toEqual(
+      expected.map((e) => `${e.category}/${e.sub_kind}`),
+    );
+  });
+
+  it("serves events through /events/all and /transaction/{txid}/events", async () => {
+    const list = await p.api.app.inject({ url: "/events/all?limit=5" });
+    expect(list.statusCode).toBe(200);
+    const events = list.json().events as { id: string; tx_id: string }[];
+    expect(events).toHaveLength(5);
+    expect([...events].map((e) => e.id)).toEqual(
+      [...events]
+        .map((e) => e.id)
+        .sort()
+        .reverse(),
+    );
+    const tx = events[0]!.tx_id;
+    const byTx = await p.api.app.inject({
+      url: `/transaction/${tx}/events`,
+      headers: p.api.auth(p.api.userKey),
+    });
+    expect(byTx.statusCode).toBe(200);
+    expect(byTx.json().transaction_id).toBe(tx);
+    expect(byTx.json().events.some((e: { id: string }) => e.id === events[0]!.id)).toBe(true);
+    expect(byTx.json().meta).toEqual({ payload_chunk_hydration_enabled: true });
+  });
+
+  it("decodes the simulated DEX swaps as buy/sell events", async () => {
+    const [swaps] = await p.ch.ch.query<{ n: string }>(
+      "t",
+      "SELECT count() AS n FROM events FINAL WHERE category = 'dex' AND sub_kind IN ('buy', 'sell') AND main_chain",
+    );
+    expect(Number(swaps?.n)).toBeGreaterThan(0);
+  });
+});
