@@ -6,9 +6,15 @@ import { createRateLimits, type RateLimits, registerAuth } from "./plugins/auth.
 import { registerErrorHandling } from "./plugins/errors.ts";
 import { registerOpenApi } from "./plugins/openapi.ts";
 import { addressLabelRoutes } from "./routes/addresses/labels.ts";
+import { categoryRoutes } from "./routes/categories/index.ts";
+import { chainRoutes } from "./routes/chains/index.ts";
+import { contractRoutes } from "./routes/contracts/index.ts";
+import { dappRoutes } from "./routes/dapps/index.ts";
 import { eventsRoutes } from "./routes/events/index.ts";
 import { metaRoutes } from "./routes/meta/index.ts";
+import { nftRoutes } from "./routes/nft/index.ts";
 import { systemRoutes } from "./routes/system/index.ts";
+import { tokenRoutes } from "./routes/tokens/index.ts";
 import { Problem } from "./schemas.ts";
 import type { ApiDeps, App, RouteEntry } from "./types.ts";
 
@@ -16,7 +22,18 @@ import type { ApiDeps, App, RouteEntry } from "./types.ts";
 export type RouteGroup = (app: App, deps: ApiDeps) => Promise<void>;
 
 /** The route groups of the API, registered in this order. Later issues append their groups here. */
-export const ROUTE_GROUPS: RouteGroup[] = [metaRoutes, systemRoutes, eventsRoutes, addressLabelRoutes];
+export const ROUTE_GROUPS: RouteGroup[] = [
+  metaRoutes,
+  systemRoutes,
+  eventsRoutes,
+  addressLabelRoutes,
+  tokenRoutes,
+  categoryRoutes,
+  dappRoutes,
+  chainRoutes,
+  contractRoutes,
+  nftRoutes,
+];
 
 export interface BuildOptions {
   /** Extra route groups (tests, optional features). */

@@ -33,7 +33,7 @@ export interface DappInput {
   logo?: string | null;
 }
 
-export type DappUpdate = Partial<Omit<DappInput, "id">>;
+export type DappUpdate = { [K in "name" | "description" | "website" | "logo"]?: string | null };
 
 export interface Chain {
   id: number;

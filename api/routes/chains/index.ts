@@ -1,0 +1,80 @@
+/** Chain group: the chains of the registry and the indexer's durable position per Alephium chain. */
+import { Type } from "@sinclair/typebox";
+import { GROUPS } from "../../../lib/chain/types.ts";
+import { databaseDisabled } from "../../../lib/errors.ts";
+import { readProgress } from "../../../lib/repos/progress.ts";
+import type { ApiDeps, App } from "../../types.ts";
+import { registryAccessor } from "../tokens/schemas.ts";
+
+const ChainSchema = Type.Object(
+  {
+    id: Type.Integer({ description: "Chain id (8738 Alephium, 1 Ethereum, 56 BSC)." }),
+    name: Type.String(),
+    short_name: Type.String({ description: "Short name, e.g. `alph`, `eth`, `bsc`." }),
+  },
+  { $id: "Chain", title: "Chain" },
+);
+
+const ChainStatusSchema = Type.Object({
+  chain_index: Type.Integer({ description: "from_group * 4 + to_group." }),
+  from_group: Type.Integer(),
+  to_group: Type.Integer(),
+  height: Type.Integer({ description: "Height of the newest durably indexed main-chain block." }),
+  block_hash: Type.String(),
+  block_ts: Type.Number({ description: "That block's timestamp, Unix ms." }),
+  updated_at: Type.Number({ description: "When the position was written, Unix ms." }),
+  lag_ms: Type.Number({ description: "Now minus block_ts." }),
+});
+
+export async function chainRoutes(app: App, deps: ApiDeps): Promise<void> {
+  app.addSchema(ChainSchema);
+  const registry = registryAccessor(deps);
+
+  app.get(
+    "/chain/all",
+    {
+      config: { access: "public", db: "required" },
+      schema: {
+        tags: ["Chain"],
+        summary: "List the chains known to the registry",
+        description: "The indexed Alephium chain (8738) first, then the EVM chains of bridged tokens.",
+        response: { 200: Type.Object({ chains: Type.Array(Type.Ref("Chain")) }) },
+      },
+    },
+    async () => ({ chains: await registry().listChains() }),
+  );
+
+  app.get(
+    "/chain/status",
+    {
+      config: { access: "public", db: "required" },
+      schema: {
+        tags: ["Chain"],
+        summary: "Indexer position per Alephium chain (16 chains of 4 groups)",
+        description:
+          "One row per chain that has a durable position. `watermark` is the oldest chain's newest block time " +
+          "(0 until all 16 chains have one): every event at or before it is served.",
+        response: {
+          200: Type.Object({
+            watermark: Type.Number({ description: "Low watermark, Unix ms." }),
+            chains: Type.Array(ChainStatusSchema),
+          }),
+        },
+      },
+    },
+    async () => {
+      if (!deps.ch) throw databaseDisabled();
+      const progress = await readProgress(deps.ch);
+      const now = Date.now();
+      return {
+        watermark: progress.watermark,
+        chains: progress.chains.map((c) => ({
+          ...c,
+          from_group: Math.floor(c.chain_index / GROUPS),
+          to_group: c.chain_index % GROUPS,
+          lag_ms: Math.max(0, now - c.block_ts),
+        })),
+      };
+    },
+  );
+}

@@ -1,0 +1,134 @@
+/** Dapps group: list, add (or re-activate), update, soft delete, and category links (at most 3). */
+import { Type } from "@sinclair/typebox";
+import { MAX_CATEGORIES } from "../../../lib/repos/registry.ts";
+import { Nullable } from "../../schemas.ts";
+import type { ApiDeps, App } from "../../types.ts";
+import { registryAccessor } from "../tokens/schemas.ts";
+
+export const DappSchema = Type.Object(
+  {
+    id: Type.String({ description: "Stable dapp id, as in normalized events' dapp_id." }),
+    name: Type.String(),
+    description: Nullable(Type.String()),
+    website: Nullable(Type.String()),
+    logo: Nullable(Type.String({ description: "Logo URL." })),
+    categories: Type.Array(Type.String(), { description: "Up to 3 category ids (deleted ones omitted)." }),
+    deleted: Type.Boolean(),
+    created_at: Type.Number({ description: "Unix ms." }),
+    updated_at: Type.Number({ description: "Unix ms." }),
+  },
+  { $id: "Dapp", title: "Dapp" },
+);
+
+const DappId = Type.String({ pattern: "^[a-z0-9][a-z0-9_-]{0,63}$", description: "Dapp id." });
+const Text = (max: number) => Type.String({ minLength: 1, maxLength: max });
+const DappResult = Type.Object({ ok: Type.Boolean(), dapp: Type.Ref("Dapp") });
+const DappParams = Type.Object({ dappid: DappId });
+
+export async function dappRoutes(app: App, deps: ApiDeps): Promise<void> {
+  app.addSchema(DappSchema);
+  const registry = registryAccessor(deps);
+
+  app.get(
+    "/dapps/all",
+    {
+      config: { access: "public", db: "required" },
+      schema: {
+        tags: ["Dapps"],
+        summary: "List dapps with their categories",
+        querystring: Type.Object({
+          include_deleted: Type.Boolean({ default: false, description: "Also list soft-deleted dapps." }),
+        }),
+        response: { 200: Type.Object({ dapps: Type.Array(Type.Ref("Dapp")) }) },
+      },
+    },
+    async (request) => ({ dapps: await registry().listDapps(request.query.include_deleted) }),
+  );
+
+  app.post(
+    "/dapps/add",
+    {
+      config: { access: "admin", db: "required" },
+      schema: {
+        tags: ["Dapps"],
+        summary: "Create a dapp, or re-activate and update an existing id",
+        description: "Fields not given keep their stored values when the id exists.",
+        body: Type.Object(
+          {
+            id: DappId,
+            name: Text(200),
+            description: Type.Optional(Text(2000)),
+            website: Type.Optional(Text(2000)),
+            logo: Type.Optional(Text(2000)),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: DappResult },
+      },
+    },
+    async (request) => ({ ok: true, dapp: await registry().addDapp(request.body) }),
+  );
+
+  app.post(
+    "/dapps/:dappid/update",
+    {
+      config: { access: "admin", db: "required" },
+      schema: {
+        tags: ["Dapps"],
+        summary: "Change a dapp's fields (null fields are ignored; 400 when none is given)",
+        params: DappParams,
+        body: Type.Object(
+          {
+            name: Type.Optional(Nullable(Text(200))),
+            description: Type.Optional(Nullable(Text(2000))),
+            website: Type.Optional(Nullable(Text(2000))),
+            logo: Type.Optional(Nullable(Text(2000))),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: DappResult, 404: Type.Ref("Problem") },
+      },
+    },
+    async (request) => ({
+      ok: true,
+      dapp: await registry().updateDapp(request.params.dappid, request.body),
+    }),
+  );
+
+  app.post(
+    "/dapps/:dappid/del",
+    {
+      config: { access: "admin", db: "required" },
+      schema: {
+        tags: ["Dapps"],
+        summary: "Soft-delete a dapp (POST /dapps/add with its id re-activates it)",
+        params: DappParams,
+        body: Type.Optional(Type.Object({}, { additionalProperties: false })),
+        response: { 200: DappResult, 404: Type.Ref("Problem") },
+      },
+    },
+    async (request) => ({ ok: true, dapp: await registry().deleteDapp(request.params.dappid) }),
+  );
+
+  app.post(
+    "/dapps/:dappid/categories",
+    {
+      config: { access: "admin", db: "required" },
+      schema: {
+        tags: ["Dapps"],
+        summary: "Set a dapp's categories (replaces them; at most 3)",
+        description: `Up to ${MAX_CATEGORIES} existing category ids; 400 beyond or for an unknown id; [] clears.`,
+        params: DappParams,
+        body: Type.Object(
+          { category_ids: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 50 }) },
+          { additionalProperties: false },
+        ),
+        response: { 200: DappResult, 404: Type.Ref("Problem") },
+      },
+    },
+    async (request) => ({
+      ok: true,
+      dapp: await registry().setDappCategories(request.params.dappid, request.body.category_ids),
+    }),
+  );
+}

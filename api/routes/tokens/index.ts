@@ -1,0 +1,240 @@
+/** Token group: the registry list, filter options, details with bridged rows, admin update and soft delete. */
+import { Type } from "@sinclair/typebox";
+import { badRequest } from "../../../lib/errors.ts";
+import { seedRegistryIfEmpty } from "../../../lib/registry/seed.ts";
+import { MAINNET_NETWORK_ID, MAX_CATEGORIES } from "../../../lib/repos/registry.ts";
+import { Nullable } from "../../schemas.ts";
+import type { ApiDeps, App } from "../../types.ts";
+import {
+  BridgedRowSchema,
+  registryAccessor,
+  TokenIdParam,
+  TokenListEntrySchema,
+  TokenSchema,
+} from "./schemas.ts";
+
+const TokenListQuery = Type.Object({
+  page: Type.Integer({ minimum: 1, default: 1, description: "1-based page." }),
+  pageSize: Type.Integer({
+    minimum: -1,
+    maximum: 999,
+    default: 20,
+    description: "Tokens per page, 1-999; -1 returns every matching token (page is then ignored).",
+  }),
+  chain: Type.Optional(Type.Integer({ description: "Chain id (8738 = Alephium)." })),
+  registered: Type.Optional(Type.Boolean()),
+  moderation: Type.Optional(Type.Union([Type.Literal("show"), Type.Literal("hide")])),
+  market_display: Type.Optional(Type.Boolean()),
+  dapps: Type.Optional(Type.String({ maxLength: 2000, description: "Comma-separated dapp ids (any of)." })),
+  category: Type.Optional(Type.String({ maxLength: 64, description: "Category id the token must have." })),
+  search: Type.Optional(
+    Type.String({
+      maxLength: 200,
+      description: "Case-insensitive substring of id, contract address, symbol, on-chain symbol or name.",
+    }),
+  ),
+  sort: Type.Union(
+    [Type.Literal("symbol"), Type.Literal("circulating_supply_usd"), Type.Literal("mint_time")],
+    { default: "symbol", description: "Sort key; tokens without a value come last; ties by id." },
+  ),
+  order: Type.Union([Type.Literal("asc"), Type.Literal("desc")], { default: "asc" }),
+});
+
+const TokenUpdateBody = Type.Object(
+  {
+    category_ids: Type.Optional(
+      Nullable(
+        Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+          maxItems: 50,
+          description: `Up to ${MAX_CATEGORIES} existing category ids (400 beyond or unknown); [] clears.`,
+        }),
+      ),
+    ),
+    dapp: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
+    decimals: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 255 }))),
+    symbol: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
+    symbol_onchain: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
+    name: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 200 }))),
+    metadata: Type.Optional(
+      Nullable(Type.Object({}, { additionalProperties: true, description: "Replaces metadata." })),
+    ),
+    metadata_merge: Type.Optional(
+      Nullable(
+        Type.Object(
+          {},
+          {
+            additionalProperties: true,
+            description: "Shallow-merged into metadata; ignored with `metadata`.",
+          },
+        ),
+      ),
+    ),
+    logo_uri: Type.Optional(
+      Nullable(Type.String({ maxLength: 2000, description: "Set as metadata.logoURI when non-empty." })),
+    ),
+    website: Type.Optional(
+      Nullable(Type.String({ maxLength: 2000, description: "Set as metadata.website when non-empty." })),
+    ),
+    registered: Type.Optional(Nullable(Type.Boolean())),
+    deleted: Type.Optional(Nullable(Type.Boolean({ description: "false undeletes a deleted token." }))),
+  },
+  { additionalProperties: false },
+);
+
+const TokenParams = Type.Object({ tokenid: TokenIdParam });
+
+export async function tokenRoutes(app: App, deps: ApiDeps): Promise<void> {
+  app.addSchema(TokenSchema);
+  app.addSchema(TokenListEntrySchema);
+  app.addSchema(BridgedRowSchema);
+  const registry = registryAccessor(deps);
+  // First start: an empty registry is filled from @alephium/token-list (`registry seed` re-runs it).
+  if (deps.pg) await seedRegistryIfEmpty({ pg: deps.pg, log: deps.log });
+
+  app.get(
+    "/token/all",
+    {
+      config: { access: "public", db: "required" },
+      schema: {
+        tags: ["Token"],
+        summary: "List registry tokens with filters, search, sort and pagination",
+        description:
+          "Deleted tokens are never listed. `total` counts every match; `page` and `pageSize` echo the request.",
+        querystring: TokenListQuery,
+        response: {
+          200: Type.Object({
+            networkId: Type.Integer({ description: "Alephium network id (0 = mainnet)." }),
+            tokens: Type.Array(Type.Ref("TokenListEntry")),
+            total: Type.Integer(),
+            page: Type.Integer(),
+            pageSize: Type.Integer(),
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      if (q.pageSize === 0) throw badRequest("pageSize must be -1 (all) or 1-999", { pageSize: 0 });
+      const dapps = q.dapps
+        ?.split(",")
+        .map((d) => d.trim())
+        .filter(Boolean);
+      const { tokens, total } = await registry().listTokens({
+        page: q.page,
+        pageSize: q.pageSize,
+        chain: q.chain,
+        registered: q.registered,
+        moderation: q.moderation,
+        marketDisplay: q.market_display,
+        dapps,
+        category: q.category,
+        search: q.search,
+        sort: q.sort,
+        order: q.order,
+      });
+      return { networkId: MAINNET_NETWORK_ID, tokens, total, page: q.page, pageSize: q.pageSize };
+    },
+  );
+
+  app.get(
+    "/token/filter-options",
+    {
+      config: { access: "public", db: "required" },
+      schema: {
+        tags: ["Token"],
+        summary: "Values accepted by the filters of /token/all",
+        description: "Chains, dapp ids used by non-deleted tokens, and active categories in display order.",
+        response: {
+          200: Type.Object({
+            chains: Type.Array(
+              Type.Object({ id: Type.Integer(), name: Type.String(), short_name: Type.String() }),
+            ),
+            dapps: Type.Array(Type.String()),
+            categories: Type.Array(Type.Object({ id: Type.String(), sort_order: Type.Integer() })),
+          }),
+        },
+      },
+    },
+    async () => {
+      const [chains, dapps, categories] = await Promise.all([
+        registry().listChains(),
+        registry().filterOptionDapps(),
+        registry().listCategories(false),
+      ]);
+      return { chains, dapps, categories: categories.map((c) => ({ id: c.id, sort_order: c.sort_order })) };
+    },
+  );
+
+  app.get(
+    "/token/:tokenid/details",
+    {
+      config: { access: "public", db: "required" },
+      schema: {
+        tags: ["Token"],
+        summary: "One token with its bridged rows",
+        description:
+          "`tokenid` is a 64-hex id or a base58 contract address. `bridged` holds the rows whose native_token_id " +
+          "is the token, merged (for hex ids) with rows keyed by its contract address, with or without its " +
+          "`:group` suffix; it is [] when none. Deleted tokens answer 404.",
+        params: TokenParams,
+        response: {
+          200: Type.Object({ token: Type.Ref("Token"), bridged: Type.Array(Type.Ref("BridgedRow")) }),
+          404: Type.Ref("Problem"),
+        },
+      },
+    },
+    async (request) => registry().getTokenDetails(request.params.tokenid),
+  );
+
+  app.post(
+    "/token/:tokenid/update",
+    {
+      config: { access: "admin", db: "required" },
+      schema: {
+        tags: ["Token"],
+        summary: "Change a token's registry fields (PATCH-style; null fields are ignored)",
+        description:
+          "Only non-null fields are applied; 400 when none is left. `metadata` replaces the metadata; " +
+          "`metadata_merge` merges shallowly and is ignored when `metadata` is given; non-empty `logo_uri` and " +
+          "`website` then land in metadata.logoURI / metadata.website. `category_ids` takes up to 3 existing " +
+          "categories ([] clears). `deleted: false` undeletes. Changed fields are remembered so that re-seeding " +
+          "from the token list never overwrites them.",
+        params: TokenParams,
+        body: TokenUpdateBody,
+        response: {
+          200: Type.Object({ ok: Type.Boolean(), token: Type.Ref("Token") }),
+          404: Type.Ref("Problem"),
+        },
+      },
+    },
+    async (request) => ({
+      ok: true,
+      token: await registry().updateToken(request.params.tokenid, request.body),
+    }),
+  );
+
+  app.post(
+    "/token/:tokenid/del",
+    {
+      config: { access: "admin", db: "required" },
+      schema: {
+        tags: ["Token"],
+        summary: "Soft-delete a token",
+        description:
+          "The row stays (with its categories and bridged rows) but leaves /token/all and /token/{tokenid}/details; " +
+          "deleting a deleted token is a no-op. Undelete with POST /token/{tokenid}/update `{ deleted: false }`. " +
+          "Re-seeding never undeletes.",
+        params: TokenParams,
+        body: Type.Optional(Type.Object({}, { additionalProperties: false })),
+        response: {
+          200: Type.Object({ ok: Type.Boolean(), id: Type.String(), deleted: Type.Boolean() }),
+          404: Type.Ref("Problem"),
+        },
+      },
+    },
+    async (request) => {
+      const token = await registry().deleteToken(request.params.tokenid);
+      return { ok: true, id: token.id, deleted: true };
+    },
+  );
+}

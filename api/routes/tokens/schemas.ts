@@ -1,0 +1,116 @@
+/** Schemas of the token registry (Token, TokenListEntry, BridgedRow) and the registry accessor of the groups. */
+import { Type } from "@sinclair/typebox";
+import { databaseDisabled } from "../../../lib/errors.ts";
+import { createRegistryRepo, type RegistryRepo } from "../../../lib/repos/registry.ts";
+import { Nullable } from "../../schemas.ts";
+import type { ApiDeps } from "../../types.ts";
+
+/** The registry repository of the API's Postgres (a 503 when the databases are off). */
+export function registryAccessor(deps: ApiDeps): () => RegistryRepo {
+  const repo = deps.pg ? createRegistryRepo(deps.pg) : null;
+  return () => {
+    if (!repo) throw databaseDisabled();
+    return repo;
+  };
+}
+
+/** A 64-hex token id or a base58 contract address. */
+export const TokenIdParam = Type.String({
+  pattern: "^([0-9a-fA-F]{64}|[1-9A-HJ-NP-Za-km-z]{20,60})$",
+  description: "Token id (64 hex characters) or the token's base58 contract address.",
+});
+
+const S = (description: string) => Nullable(Type.String({ description }));
+
+export const TokenSchema = Type.Object(
+  {
+    id: Type.String({
+      description: "Token id (64 hex) = id of the contract that issued it; ALPH is 64 zeros.",
+    }),
+    contractAddress: Type.String({ description: "Base58 address of the issuing contract." }),
+    name: S("Display name (the official list's, or an admin's)."),
+    symbol: S("Display symbol."),
+    symbolOnChain: S("Symbol stored in the contract, when it differs or is known."),
+    decimals: Nullable(Type.Integer()),
+    categories: Type.Array(Type.String(), {
+      description: "Category ids (at most 3; deleted categories omitted).",
+    }),
+    dapp: S("Dapp id the token belongs to."),
+    logoURI: S("metadata.logoURI when an admin set it, else the list's logo."),
+    unchainedLogoURI: S("Logo without the chain badge."),
+    description: S("Description from the list."),
+    originChain: S("Origin chain of a bridged token (ETH, BSC)."),
+    maxSupply: S("Issued amount in the smallest unit (decimal string)."),
+    circulatingSupply: S("Circulating amount in the smallest unit."),
+    burnedSupply: S("Burned amount in the smallest unit."),
+    lockSupply: S("Locked amount in the smallest unit."),
+    createdAt: Type.Number({ description: "Registry creation, Unix ms." }),
+    updatedAt: Type.Number({ description: "Registry last update, Unix ms." }),
+    minter: S("Deployer / first-transaction address."),
+    mintTx: S("Mint (contract creation) transaction hash."),
+    mintTime: Nullable(Type.Number({ description: "On-chain mint time, Unix ms." })),
+    registered: Type.Boolean({
+      description: "True for tokens of the official list or approved by an admin.",
+    }),
+    source: Type.String({
+      description: "`token-list` (official list) or `chain` (discovered by the indexer).",
+    }),
+    chainId: Type.Integer({ description: "8738 for the indexed Alephium chain." }),
+    moderation: Type.Union([Type.Literal("show"), Type.Literal("hide")]),
+    marketDisplay: Type.Boolean({ description: "Show in market lists." }),
+    circulatingSupplyUsd: Nullable(Type.Number()),
+    website: S("metadata.website."),
+    metadata: Type.Object({}, { additionalProperties: true, description: "Full metadata JSON." }),
+  },
+  { $id: "Token", title: "Token" },
+);
+
+export const TokenListEntrySchema = Type.Object(
+  {
+    id: Type.String(),
+    contractAddress: Type.String(),
+    name: Nullable(Type.String()),
+    symbol: Nullable(Type.String()),
+    symbolOnChain: Nullable(Type.String()),
+    decimals: Nullable(Type.Integer()),
+    logoURI: Nullable(Type.String()),
+    categories: Type.Array(Type.String()),
+    dapp: Nullable(Type.String()),
+    originChain: Nullable(Type.String()),
+    registered: Type.Boolean(),
+    source: Type.String(),
+    chainId: Type.Integer(),
+    moderation: Type.Union([Type.Literal("show"), Type.Literal("hide")]),
+    marketDisplay: Type.Boolean(),
+    circulatingSupplyUsd: Nullable(Type.Number()),
+    mintTime: Nullable(Type.Number({ description: "On-chain mint time, Unix ms." })),
+  },
+  {
+    $id: "TokenListEntry",
+    title: "TokenListEntry",
+    description:
+      "A row of GET /token/all: the Token fields a list needs (same meaning as in Token); fetch " +
+      "/token/{tokenid}/details for supplies, mint facts, description and metadata.",
+  },
+);
+
+export const BridgedRowSchema = Type.Object(
+  {
+    id: Type.String({ description: "Surrogate row id (big integer as string)." }),
+    native_token_id: Type.String({ description: "Alephium token id." }),
+    chain_id: Type.Integer({ description: "Chain of contract_address (1 Ethereum, 56 BSC, 8738 Alephium)." }),
+    contract_address: Type.String({ description: "Token contract on that chain." }),
+    mapping_kind: Type.Union([Type.Literal("legacy_ticker_bridge"), Type.Literal("wormhole_remote_pool")]),
+    origin_wormhole_chain_id: Nullable(
+      Type.Integer({ description: "Wormhole chain id (2 Ethereum, 4 BSC)." }),
+    ),
+    origin_token_id_hex: Nullable(Type.String({ description: "0x hex, left-padded to 32 bytes." })),
+    alephium_contract_id_hex: Nullable(Type.String({ description: "0x hex of the RemoteTokenPool id." })),
+    external_asset_id: Nullable(Type.String()),
+    origin_evm_contract_address: Nullable(Type.String()),
+    wormhole_pool_decimals: Nullable(Type.Integer()),
+    origin_wormhole_chain_name: Nullable(Type.String()),
+    origin_token_explorer_url: Nullable(Type.String()),
+  },
+  { $id: "BridgedRow", title: "BridgedRow" },
+);
