@@ -1,9 +1,9 @@
 /** Dapps group: list, add (or re-activate), update, soft delete, and category links (at most 3). */
 import { Type } from "@sinclair/typebox";
-import { MAX_CATEGORIES } from "../../../lib/repos/registry.ts";
+import { type DappUpdate, MAX_CATEGORIES } from "../../../lib/repos/registry.ts";
 import { Nullable } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
-import { registryAccessor } from "../tokens/schemas.ts";
+import { NullableBody, registryAccessor } from "../tokens/schemas.ts";
 
 export const DappSchema = Type.Object(
   {
@@ -79,10 +79,10 @@ export async function dappRoutes(app: App, deps: ApiDeps): Promise<void> {
         params: DappParams,
         body: Type.Object(
           {
-            name: Type.Optional(Nullable(Text(200))),
-            description: Type.Optional(Nullable(Text(2000))),
-            website: Type.Optional(Nullable(Text(2000))),
-            logo: Type.Optional(Nullable(Text(2000))),
+            name: Type.Optional(NullableBody(Text(200))),
+            description: Type.Optional(NullableBody(Text(2000))),
+            website: Type.Optional(NullableBody(Text(2000))),
+            logo: Type.Optional(NullableBody(Text(2000))),
           },
           { additionalProperties: false },
         ),
@@ -91,7 +91,7 @@ export async function dappRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
     async (request) => ({
       ok: true,
-      dapp: await registry().updateDapp(request.params.dappid, request.body),
+      dapp: await registry().updateDapp(request.params.dappid, request.body as DappUpdate),
     }),
   );
 

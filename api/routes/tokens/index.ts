@@ -2,11 +2,11 @@
 import { Type } from "@sinclair/typebox";
 import { badRequest } from "../../../lib/errors.ts";
 import { seedRegistryIfEmpty } from "../../../lib/registry/seed.ts";
-import { MAINNET_NETWORK_ID, MAX_CATEGORIES } from "../../../lib/repos/registry.ts";
-import { Nullable } from "../../schemas.ts";
+import { MAINNET_NETWORK_ID, MAX_CATEGORIES, type TokenUpdate } from "../../../lib/repos/registry.ts";
 import type { ApiDeps, App } from "../../types.ts";
 import {
   BridgedRowSchema,
+  NullableBody,
   registryAccessor,
   TokenIdParam,
   TokenListEntrySchema,
@@ -43,23 +43,23 @@ const TokenListQuery = Type.Object({
 const TokenUpdateBody = Type.Object(
   {
     category_ids: Type.Optional(
-      Nullable(
+      NullableBody(
         Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
           maxItems: 50,
           description: `Up to ${MAX_CATEGORIES} existing category ids (400 beyond or unknown); [] clears.`,
         }),
       ),
     ),
-    dapp: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
-    decimals: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 255 }))),
-    symbol: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
-    symbol_onchain: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
-    name: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 200 }))),
+    dapp: Type.Optional(NullableBody(Type.String({ minLength: 1, maxLength: 64 }))),
+    decimals: Type.Optional(NullableBody(Type.Integer({ minimum: 0, maximum: 255 }))),
+    symbol: Type.Optional(NullableBody(Type.String({ minLength: 1, maxLength: 64 }))),
+    symbol_onchain: Type.Optional(NullableBody(Type.String({ minLength: 1, maxLength: 64 }))),
+    name: Type.Optional(NullableBody(Type.String({ minLength: 1, maxLength: 200 }))),
     metadata: Type.Optional(
-      Nullable(Type.Object({}, { additionalProperties: true, description: "Replaces metadata." })),
+      NullableBody(Type.Object({}, { additionalProperties: true, description: "Replaces metadata." })),
     ),
     metadata_merge: Type.Optional(
-      Nullable(
+      NullableBody(
         Type.Object(
           {},
           {
@@ -70,13 +70,13 @@ const TokenUpdateBody = Type.Object(
       ),
     ),
     logo_uri: Type.Optional(
-      Nullable(Type.String({ maxLength: 2000, description: "Set as metadata.logoURI when non-empty." })),
+      NullableBody(Type.String({ maxLength: 2000, description: "Set as metadata.logoURI when non-empty." })),
     ),
     website: Type.Optional(
-      Nullable(Type.String({ maxLength: 2000, description: "Set as metadata.website when non-empty." })),
+      NullableBody(Type.String({ maxLength: 2000, description: "Set as metadata.website when non-empty." })),
     ),
-    registered: Type.Optional(Nullable(Type.Boolean())),
-    deleted: Type.Optional(Nullable(Type.Boolean({ description: "false undeletes a deleted token." }))),
+    registered: Type.Optional(NullableBody(Type.Boolean())),
+    deleted: Type.Optional(NullableBody(Type.Boolean({ description: "false undeletes a deleted token." }))),
   },
   { additionalProperties: false },
 );
@@ -209,7 +209,8 @@ export async function tokenRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
     async (request) => ({
       ok: true,
-      token: await registry().updateToken(request.params.tokenid, request.body),
+      // NullableBody fields type as unknown through the type provider; the schema guarantees TokenUpdate.
+      token: await registry().updateToken(request.params.tokenid, request.body as TokenUpdate),
     }),
   );
 
