@@ -1,5 +1,5 @@
 /** Subcommands of the CLI; each loads the validated config, builds its deps and runs. */
-import { Command, InvalidArgumentError, Option } from "commander";
+import { Argument, Command, InvalidArgumentError, Option } from "commander";
 import { createEventsRepo } from "../api/routes/events/repo.ts";
 import { startServer } from "../api/server.ts";
 import type { ApiDeps } from "../api/types.ts";
@@ -10,6 +10,11 @@ import { createMetrics, type Metrics } from "../lib/metrics.ts";
 import { createKeysRepo } from "../lib/repos/keys.ts";
 import { runProcess } from "../lib/run-process.ts";
 import { openStores, type Stores } from "../lib/stores/index.ts";
+import { DEVNET_RUN_DEFAULTS, type RunningDevnet, runDevnet } from "../pipeline/devnet/main.ts";
+import { registerDevnetDapps } from "../pipeline/devnet/register.ts";
+import { createProgressReporter } from "../pipeline/ingest/progress.ts";
+import { reprocessRange } from "../pipeline/reprocess.ts";
+import { createPipelineDeps, PROCESSORS, type ProcessorName, startPipeline } from "../pipeline/runtime.ts";
 
 export interface ProcessContext {
   config: Config;
@@ -55,10 +60,6 @@ const positiveInt = (name: string) => (value: string) => {
     throw new InvalidArgumentError(`${name} must be a whole number, got ${value}`);
   return n;
 };
-
-/** Hooks later features add their subcommands through (pipeline processes, devnet, registry). */
-export type CommandInstaller = (program: Command) => void;
-export const COMMAND_INSTALLERS: CommandInstaller[] = [];
 
 export function buildCli(): Command {
   const program = new Command()
@@ -129,8 +130,182 @@ export function buildCli(): Command {
       process.stdout.write(describeConfig(opts.format));
     });
 
-  for (const install of COMMAND_INSTALLERS) install(program);
+  installPipelineCommands(program);
   return program;
+}
+
+/** Pipeline subcommands: start (everything), ingest, process, devnet, reprocess. */
+function installPipelineCommands(program: Command): void {
+  program
+    .command("start")
+    .description(
+      "Run everything in one process: ingest, every processor and the API (embedded stores by default)",
+    )
+    .option("--devnet", "follow a simulated Alephium network started in this process (offline demo)")
+    .option(
+      "--devnet-blocks <n>",
+      "blocks the simulated network makes ahead",
+      positiveInt("--devnet-blocks"),
+      2000,
+    )
+    .option(
+      "--devnet-live <rate>",
+      "blocks per second it produces afterwards",
+      positiveInt("--devnet-live"),
+      2,
+    )
+    .option(
+      "--devnet-port <port>",
+      "port of the simulated node and explorer",
+      positiveInt("--devnet-port"),
+      22973,
+    )
+    .action(
+      async (opts: { devnet?: boolean; devnetBlocks: number; devnetLive: number; devnetPort: number }) => {
+        const base = context();
+        await runProcess("start", base.log, async () => {
+          let ctx = base;
+          let devnet: RunningDevnet | null = null;
+          if (opts.devnet) {
+            devnet = await runDevnet(
+              { port: opts.devnetPort, blocks: opts.devnetBlocks, live: opts.devnetLive },
+              (line) => base.log.info(line),
+            );
+            const config: Config = {
+              ...base.config,
+              NODE_URL: devnet.nodeUrl,
+              EXPLORER_URL: devnet.explorerUrl,
+              INGEST_START_TS: base.config.INGEST_START_TS || devnet.chain.options.startTimestamp - 1,
+            };
+            ctx = { ...base, config };
+          }
+          const stores = await openStores(ctx.config, ctx.log, { migrate: true });
+          if (devnet && stores.pg) await registerDevnetDapps(stores.pg, devnet.chain);
+          const reporter = createProgressReporter(ctx.log);
+          const pipeline = stores.pg
+            ? await startPipeline(await createPipelineDeps(ctx, stores), {
+                processors: Object.keys(PROCESSORS) as ProcessorName[],
+                ingest: true,
+                onProgress: (p) => reporter.update(p),
+              })
+            : null;
+          const server = await startServer(apiDeps(ctx, stores));
+          return async () => {
+            reporter.stop();
+            await server.close();
+            await pipeline?.stop();
+            await stores.close();
+            await devnet?.close();
+          };
+        });
+      },
+    );
+
+  program
+    .command("ingest")
+    .description("Follow the node and publish blocks on the bus (distributed mode: one process)")
+    .action(async () => {
+      const ctx = context();
+      await runProcess("ingest", ctx.log, async () => {
+        const stores = await openStores(ctx.config, ctx.log, { migrate: true });
+        const reporter = createProgressReporter(ctx.log);
+        const pipeline = await startPipeline(await createPipelineDeps(ctx, stores), {
+          processors: [],
+          ingest: true,
+          onProgress: (p) => reporter.update(p),
+        });
+        return async () => {
+          reporter.stop();
+          await pipeline.stop();
+          await stores.close();
+        };
+      });
+    });
+
+  program
+    .command("process")
+    .description("Run one processor as its own consumer group (distributed mode)")
+    .addArgument(new Argument("<name>", "processor").choices(Object.keys(PROCESSORS)))
+    .action(async (name: ProcessorName) => {
+      const ctx = context();
+      await runProcess(name, ctx.log, async () => {
+        const stores = await openStores(ctx.config, ctx.log, { migrate: true });
+        const pipeline = await startPipeline(await createPipelineDeps(ctx, stores), {
+          processors: [name],
+          ingest: false,
+        });
+        return async () => {
+          await pipeline.stop();
+          await stores.close();
+        };
+      });
+    });
+
+  program
+    .command("reprocess")
+    .description(
+      "Publish stored raw blocks of a time range again (a new decoder reaches history without the node)",
+    )
+    .requiredOption("--from <ms>", "start, Unix ms (inclusive)", positiveInt("--from"))
+    .requiredOption("--to <ms>", "end, Unix ms (inclusive)", positiveInt("--to"))
+    .action(async (opts: { from: number; to: number }) => {
+      const ctx = context();
+      const stores = await openStores(ctx.config, ctx.log, { migrate: true });
+      const deps = await createPipelineDeps(ctx, stores);
+      // The in-process bus has no consumers of its own: run normalize and the events sink here.
+      const pipeline = await startPipeline(deps, {
+        processors: deps.bus.kind === "memory" ? ["normalize", "events-sink"] : [],
+        ingest: false,
+      });
+      try {
+        const count = await reprocessRange(deps, opts.from, opts.to);
+        ctx.log.info({ blocks: count, from: opts.from, to: opts.to }, "Reprocessing published.");
+      } finally {
+        await pipeline.stop();
+        await stores.close();
+      }
+    });
+
+  program
+    .command("devnet")
+    .description("Serve a simulated Alephium network (test double of the full node and explorer backend)")
+    .option("--port <port>", "port", positiveInt("--port"), DEVNET_RUN_DEFAULTS.port)
+    .option("--host <host>", "interface", DEVNET_RUN_DEFAULTS.host)
+    .option(
+      "--seed <n>",
+      "seed: the same seed makes the same chain",
+      positiveInt("--seed"),
+      DEVNET_RUN_DEFAULTS.seed,
+    )
+    .option("--blocks <n>", "blocks made ahead", positiveInt("--blocks"), DEVNET_RUN_DEFAULTS.blocks)
+    .option(
+      "--live <rate>",
+      "blocks per second afterwards (0 = none)",
+      positiveInt("--live"),
+      DEVNET_RUN_DEFAULTS.live,
+    )
+    .option(
+      "--reorg-every <n>",
+      "reorg a random chain every n blocks (0 = never)",
+      positiveInt("--reorg-every"),
+      0,
+    )
+    .action(
+      async (opts: {
+        port: number;
+        host: string;
+        seed: number;
+        blocks: number;
+        live: number;
+        reorgEvery: number;
+      }) => {
+        const ctx = context();
+        await runProcess("devnet", ctx.log, async () => {
+          const devnet = await runDevnet(opts, (line) => process.stdout.write(`${line}\n`));
+          return () => devnet.close();
+        });
+      },
+    );
 }
 
 export { positiveInt };

@@ -60,10 +60,13 @@ export async function startPipeline(
   options: { processors: ProcessorName[]; ingest: boolean; onProgress?: (p: IngestProgress) => void },
 ): Promise<RunningPipeline> {
   const processors = options.processors.map((name) => PROCESSORS[name](deps));
-  for (const p of processors) {
-    await p.start();
-    deps.log.info({ processor: p.name, bus: deps.bus.kind }, "Processor started.");
-  }
+  // Consumer groups join in parallel (each Kafka group join waits for the broker's rebalance delay).
+  await Promise.all(
+    processors.map(async (p) => {
+      await p.start();
+      deps.log.info({ processor: p.name, bus: deps.bus.kind }, "Processor started.");
+    }),
+  );
   let ingestor: Ingestor | null = null;
   if (options.ingest) {
     const client = createNodeClient({

@@ -181,6 +181,34 @@ const TOKEN_COLUMNS = `t.id, t.contract_address, t.name, t.symbol, t.symbol_onch
   ARRAY(SELECT tc.category_id FROM token_categories tc JOIN categories c ON c.id = tc.category_id
         WHERE tc.token_id = t.id AND NOT c.deleted ORDER BY tc.position) AS categories`;
 
+// The list reads only what a TokenListEntry shows: PGlite's cost is mostly in moving and parsing columns.
+const LIST_COLUMNS = `t.id, t.contract_address, t.name, t.symbol, t.symbol_onchain, t.decimals, t.dapp, t.logo_uri,
+  t.metadata->>'logoURI' AS metadata_logo_uri, t.origin_chain, t.registered, t.source, t.chain_id, t.moderation,
+  t.market_display, t.circulating_supply_usd, t.mint_time,
+  ARRAY(SELECT tc.category_id FROM token_categories tc JOIN categories c ON c.id = tc.category_id
+        WHERE tc.token_id = t.id AND NOT c.deleted ORDER BY tc.position) AS categories`;
+
+type ListRow = Pick<
+  TokenRow,
+  | "id"
+  | "contract_address"
+  | "name"
+  | "symbol"
+  | "symbol_onchain"
+  | "decimals"
+  | "dapp"
+  | "logo_uri"
+  | "origin_chain"
+  | "registered"
+  | "source"
+  | "chain_id"
+  | "moderation"
+  | "market_display"
+  | "circulating_supply_usd"
+  | "mint_time"
+  | "categories"
+> & { metadata_logo_uri: string | null };
+
 const str = (v: unknown): string | null => (typeof v === "string" && v.length > 0 ? v : null);
 
 function toToken(row: TokenRow): Token {
@@ -219,26 +247,25 @@ function toToken(row: TokenRow): Token {
   };
 }
 
-function toListEntry(row: TokenRow): TokenListEntry {
-  const t = toToken(row);
+function toListEntry(row: ListRow): TokenListEntry {
   return {
-    id: t.id,
-    contractAddress: t.contractAddress,
-    name: t.name,
-    symbol: t.symbol,
-    symbolOnChain: t.symbolOnChain,
-    decimals: t.decimals,
-    logoURI: t.logoURI,
-    categories: t.categories,
-    dapp: t.dapp,
-    originChain: t.originChain,
-    registered: t.registered,
-    source: t.source,
-    chainId: t.chainId,
-    moderation: t.moderation,
-    marketDisplay: t.marketDisplay,
-    circulatingSupplyUsd: t.circulatingSupplyUsd,
-    mintTime: t.mintTime,
+    id: row.id,
+    contractAddress: row.contract_address,
+    name: row.name,
+    symbol: row.symbol,
+    symbolOnChain: row.symbol_onchain,
+    decimals: row.decimals,
+    logoURI: str(row.metadata_logo_uri) ?? row.logo_uri,
+    categories: row.categories ?? [],
+    dapp: row.dapp,
+    originChain: row.origin_chain,
+    registered: row.registered,
+    source: row.source,
+    chainId: row.chain_id,
+    moderation: row.moderation,
+    marketDisplay: row.market_display,
+    circulatingSupplyUsd: row.circulating_supply_usd === null ? null : Number(row.circulating_supply_usd),
+    mintTime: num(row.mint_time),
   };
 }
 
@@ -387,11 +414,12 @@ export function createTokensRepo(pg: Pg): TokensRepo {
       const dir = q.order === "desc" ? "DESC" : "ASC";
       const all = q.pageSize === -1;
       const limit = all ? "" : `LIMIT ${q.pageSize} OFFSET ${(q.page - 1) * q.pageSize}`;
+      const orderBy = `ORDER BY ${ORDER[q.sort]} ${dir} NULLS LAST, t.id ${dir}`;
       const [rows, count] = await Promise.all([
-        pg.query<TokenRow>(
+        // Page first, then build the category arrays for the page's rows only.
+        pg.query<ListRow>(
           "tokens_list",
-          `SELECT ${TOKEN_COLUMNS} FROM tokens t WHERE ${where}
-           ORDER BY ${ORDER[q.sort]} ${dir} NULLS LAST, t.id ${dir} ${limit}`,
+          `SELECT ${LIST_COLUMNS} FROM (SELECT * FROM tokens t WHERE ${where} ${orderBy} ${limit}) t ${orderBy}`,
           params,
         ),
         pg.query<{ total: number }>(

@@ -6,7 +6,7 @@
  *   consumer group of the topic has handled the messages, so a publisher that advances its cursor
  *   after `publish` never skips anything; a group that is stopped keeps its queue until it resubscribes.
  */
-import { type Consumer, Kafka, logLevel, type Producer } from "kafkajs";
+import { type Consumer, Kafka, logLevel, Partitioners, type Producer } from "kafkajs";
 import { AppError } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 
@@ -139,7 +139,11 @@ function createKafkaBus(options: BusOptions): Bus {
   const consumers = new Set<Consumer>();
   const getProducer = () => {
     connecting ??= (async () => {
-      const p = kafka.producer({ allowAutoTopicCreation: true, idempotent: false });
+      const p = kafka.producer({
+        allowAutoTopicCreation: true,
+        idempotent: false,
+        createPartitioner: Partitioners.DefaultPartitioner,
+      });
       await p.connect();
       producer = p;
       return p;
@@ -168,9 +172,9 @@ function createKafkaBus(options: BusOptions): Bus {
     async subscribe({ topic, group, handle }) {
       const consumer = kafka.consumer({
         groupId: `${options.topicPrefix}${group}`,
-        sessionTimeout: 10_000,
-        rebalanceTimeout: 10_000,
-        heartbeatInterval: 1_000,
+        sessionTimeout: 6_000,
+        rebalanceTimeout: 3_000,
+        heartbeatInterval: 500,
         maxWaitTimeInMs: 200,
         allowAutoTopicCreation: true,
       });
@@ -180,7 +184,7 @@ function createKafkaBus(options: BusOptions): Bus {
       await consumer.run({
         autoCommit: false,
         eachBatchAutoResolve: false,
-        eachBatch: async ({ batch, heartbeat, isRunning, isStale }) => {
+        eachBatch: async ({ batch, heartbeat, isRunning, isStale, resolveOffset }) => {
           if (!isRunning() || isStale() || batch.messages.length === 0) return;
           const records = batch.messages.map((m) => ({
             key: m.key?.toString() ?? "",
@@ -189,6 +193,7 @@ function createKafkaBus(options: BusOptions): Bus {
             offset: m.offset,
           }));
           await handle(records);
+          resolveOffset(batch.lastOffset());
           // Commit only after the handler's writes resolved: a crash before this line replays the batch.
           const next = (BigInt(batch.lastOffset()) + 1n).toString();
           await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: next }]);

@@ -86,16 +86,19 @@ export async function startTestPipeline(options: TestPipelineOptions = {}): Prom
   };
   await registerDevnetDapps(pg.pg, chain);
   const processors = new Map<ProcessorName, Processor>();
-  for (const name of Object.keys(PROCESSORS) as ProcessorName[]) {
-    const p = PROCESSORS[name](deps);
-    await p.start();
-    processors.set(name, p);
-  }
+  // Consumer groups join in parallel (each Kafka group join waits for the broker's rebalance delay).
+  await Promise.all(
+    (Object.keys(PROCESSORS) as ProcessorName[]).map(async (name) => {
+      const p = PROCESSORS[name](deps);
+      await p.start();
+      processors.set(name, p);
+    }),
+  );
   const client = createNodeClient({ url: config.NODE_URL, apiKey: "", log: quietLog });
   const ingestor = createIngestor(deps, client, ingestOptions(config));
   const api = await createTestApp({
     stores: { pg, ch },
-    env: { ...options.env, EXPLORER_URL: server.explorerUrl },
+    env: { PUBLIC_RPM: "1000000", ...options.env, EXPLORER_URL: server.explorerUrl },
   });
   return {
     chain,

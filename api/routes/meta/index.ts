@@ -1,6 +1,20 @@
 /** Documentation and operations: /openapi.json, /healthz, /readyz, /metrics. */
 import { Type } from "@sinclair/typebox";
+import { readProgress } from "../../../lib/repos/progress.ts";
 import type { ApiDeps, App } from "../../types.ts";
+
+/** Per-chain durable height, lag and the poll watermark, as gauges and as the /status body. */
+async function refreshChainGauges(deps: ApiDeps) {
+  if (!deps.ch) return null;
+  const progress = await readProgress(deps.ch);
+  const now = Date.now();
+  for (const c of progress.chains) {
+    deps.metrics.chainHeight.set({ chain_index: String(c.chain_index) }, c.height);
+    deps.metrics.chainLagMs.set({ chain_index: String(c.chain_index) }, now - c.block_ts);
+  }
+  deps.metrics.watermarkTs.set(progress.watermark);
+  return { ...progress, now };
+}
 
 export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
   app.get(
@@ -65,6 +79,48 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
   );
 
+  const ChainStatus = Type.Object({
+    chain_index: Type.Integer(),
+    height: Type.Integer({ description: "Highest block whose events are durably written." }),
+    block_hash: Type.String(),
+    block_ts: Type.Integer({ description: "Timestamp of that block (ms)." }),
+    lag_ms: Type.Integer({ description: "now - block_ts." }),
+  });
+  app.get(
+    "/status",
+    {
+      config: { access: "public", db: "required" },
+      schema: {
+        tags: ["Docs"],
+        summary: "Indexer status: per-chain durable position and lag, and the poll watermark",
+        description:
+          "`watermark` is the oldest of the 16 chains' newest durable block timestamps; /events/all serves events up to it. It is 0 until every chain has a position.",
+        response: {
+          200: Type.Object({
+            now: Type.Integer(),
+            watermark: Type.Integer(),
+            watermark_lag_ms: Type.Union([Type.Integer(), Type.Null()]),
+            confirmations: Type.Integer({
+              description: "Blocks on top of a block before ingest publishes it.",
+            }),
+            chains: Type.Array(ChainStatus),
+          }),
+        },
+      },
+    },
+    async () => {
+      const p = await refreshChainGauges(deps);
+      const now = p?.now ?? Date.now();
+      return {
+        now,
+        watermark: p?.watermark ?? 0,
+        watermark_lag_ms: p?.watermark ? now - p.watermark : null,
+        confirmations: deps.config.CONFIRMATIONS,
+        chains: (p?.chains ?? []).map((c) => ({ ...c, lag_ms: now - c.block_ts })),
+      };
+    },
+  );
+
   app.get(
     "/metrics",
     {
@@ -81,6 +137,7 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
       },
     },
     async (_request, reply) => {
+      if (deps.ch) await refreshChainGauges(deps).catch(() => undefined);
       reply.type(deps.metrics.registry.contentType);
       return deps.metrics.registry.metrics();
     },
