@@ -1,5 +1,5 @@
 /** Schemas shared by every route group: the one error body, and small reusable pieces. */
-import { type TSchema, Type } from "@sinclair/typebox";
+import { type Static, type TSchema, type TUnsafe, Type } from "@sinclair/typebox";
 
 /**
  * The one error body of the service (RFC 9457 problem details, `application/problem+json`):
@@ -18,6 +18,12 @@ export const Problem = Type.Object(
     detail: Type.String({ description: "Human-readable explanation naming the bad value." }),
     instance: Type.String({ description: "Path of the request." }),
     request_id: Type.String({ description: "Request id, also sent as the `x-request-id` header." }),
+    details: Type.Optional(
+      Type.Object(
+        {},
+        { additionalProperties: true, description: "Machine-readable context (for example the bad id)." },
+      ),
+    ),
     errors: Type.Optional(
       Type.Array(
         Type.Object({
@@ -37,4 +43,9 @@ export const ProblemRef = Type.Ref("Problem");
 export const Ok = Type.Object({ ok: Type.Boolean() });
 
 export const DateTime = (description?: string) => Type.String({ format: "date-time", description });
-export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+/**
+ * A nullable value, written as OpenAPI 3.0's `nullable: true` (not a union with null: with type
+ * coercion on, Ajv would turn a null body field into "" or 0 before the handler sees it).
+ */
+export const Nullable = <T extends TSchema>(schema: T): TUnsafe<Static<T> | null> =>
+  Type.Unsafe<Static<T> | null>({ ...schema, nullable: true });

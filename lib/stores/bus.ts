@@ -37,6 +37,8 @@ export interface Bus {
   readonly kind: "kafka" | "memory";
   publish(topic: string, messages: OutgoingMessage[]): Promise<void>;
   subscribe(options: SubscribeOptions): Promise<Subscription>;
+  /** Messages published but not yet handled and committed by the groups subscribed in this process. */
+  lag(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -107,6 +109,12 @@ export function createMemoryBus(): Bus {
         },
       };
     },
+    async lag() {
+      // Delivery is synchronous: only deliveries waiting for a stopped group are outstanding.
+      let waiting = 0;
+      for (const groups of topics.values()) for (const g of groups.values()) waiting += g.waiting.length;
+      return waiting;
+    },
     async close() {
       topics.clear();
     },
@@ -137,6 +145,7 @@ function createKafkaBus(options: BusOptions): Bus {
   let producer: Producer | null = null;
   let connecting: Promise<Producer> | null = null;
   const consumers = new Set<Consumer>();
+  const subscriptions = new Map<Consumer, { topic: string; groupId: string }>();
   const getProducer = () => {
     connecting ??= (async () => {
       const p = kafka.producer({
@@ -179,6 +188,7 @@ function createKafkaBus(options: BusOptions): Bus {
         allowAutoTopicCreation: true,
       });
       consumers.add(consumer);
+      subscriptions.set(consumer, { topic: name(topic), groupId: `${options.topicPrefix}${group}` });
       await consumer.connect();
       await consumer.subscribe({ topic: name(topic), fromBeginning: true });
       await consumer.run({
@@ -203,9 +213,29 @@ function createKafkaBus(options: BusOptions): Bus {
       return {
         async stop() {
           consumers.delete(consumer);
+          subscriptions.delete(consumer);
           await consumer.disconnect();
         },
       };
+    },
+    async lag() {
+      const admin = kafka.admin();
+      await admin.connect();
+      try {
+        let total = 0;
+        for (const { topic, groupId } of subscriptions.values()) {
+          const ends = await admin.fetchTopicOffsets(topic);
+          const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+          for (const end of ends) {
+            const at = committed?.partitions.find((p) => p.partition === end.partition)?.offset ?? "-1";
+            const from = at === "-1" ? BigInt(end.low) : BigInt(at);
+            total += Number(BigInt(end.high) - from);
+          }
+        }
+        return total;
+      } finally {
+        await admin.disconnect();
+      }
     },
     async close() {
       await Promise.allSettled([...consumers].map((c) => c.disconnect()));

@@ -53,8 +53,8 @@ function parseRows<T>(text: string): T[] {
   return rows;
 }
 
-/** chDB allows one data directory per process: sessions are shared by path, with one database at a time. */
-const chdbSessions = new Map<string, { session: Session; users: number; database: string }>();
+/** chDB allows one data directory per process: sessions are shared by path (each instance has its database). */
+const chdbSessions = new Map<string, { session: Session; users: number }>();
 
 export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> {
   const { database } = options;
@@ -118,27 +118,21 @@ export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> 
 
   mkdirSync(options.dataDir, { recursive: true });
   let entry = chdbSessions.get(options.dataDir);
-  if (entry && entry.database !== database && entry.users > 0) {
-    throw new AppError(
-      "chdb_busy",
-      `chDB in ${options.dataDir} is open on database ${entry.database}; one database per process`,
-    );
-  }
   if (!entry) {
-    entry = { session: new Session(options.dataDir), users: 0, database };
+    entry = { session: new Session(options.dataDir), users: 0 };
     chdbSessions.set(options.dataDir, entry);
   }
   entry.users += 1;
-  entry.database = database;
   const { session } = entry;
   const shared = entry;
   try {
     await session.queryAsync(`CREATE DATABASE IF NOT EXISTS ${database}`);
-    await session.queryAsync(`USE ${database}`);
     await session.queryAsync("SET date_time_input_format = 'best_effort'");
   } catch (error) {
     throw classify("open", error);
   }
+  // The session is shared by every instance on this directory: each call names its database itself.
+  const use = `USE ${database}; `;
   let closed = false;
   return {
     kind: "chdb",
@@ -146,8 +140,8 @@ export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> 
     async query(label, sql, params) {
       try {
         const result = params
-          ? await session.queryBindAsync(sql, params, { format: "JSONEachRow" })
-          : await session.queryAsync(sql, { format: "JSONEachRow" });
+          ? await session.queryBindAsync(use + sql, params, { format: "JSONEachRow" })
+          : await session.queryAsync(use + sql, { format: "JSONEachRow" });
         return parseRows(result.text());
       } catch (error) {
         throw classify(label, error);
@@ -155,8 +149,8 @@ export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> 
     },
     async command(label, sql, params) {
       try {
-        if (params) await session.queryBindAsync(sql, params);
-        else await session.queryAsync(sql);
+        if (params) await session.queryBindAsync(use + sql, params);
+        else await session.queryAsync(use + sql);
       } catch (error) {
         throw classify(label, error);
       }
@@ -165,7 +159,7 @@ export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> 
       if (rows.length === 0) return;
       const payload = Buffer.from(rows.map((r) => JSON.stringify(r)).join("\n"));
       try {
-        await session.insert({ table, values: payload, format: "JSONEachRow" });
+        await session.insert({ table: `${database}.${table}`, values: payload, format: "JSONEachRow" });
       } catch (error) {
         throw classify(label, error);
       }

@@ -19,9 +19,9 @@ export interface DappContractRow {
 export const DAPP = {
   ayin: "ayin",
   elexium: "elexium",
-  dia: "dia",
+  dia: "dia-oracle",
   alphbanx: "alphbanx",
-  tokenFurnace: "token-furnace",
+  tokenFurnace: "furnace",
   wormhole: "wormhole",
   myonion: "myonion",
   deadrare: "deadrare",

@@ -50,10 +50,11 @@ export async function writeEventsBatch(
   await deps.ch.insert("events_insert", "events", rows);
   await deps.ch.insert("event_payloads_insert", "event_payloads", payloads);
   for (const m of messages.filter((x) => !x.main_chain)) {
+    // No `main_chain` condition here: REPLACE makes `main_chain` an alias of false inside this SELECT.
     await deps.ch.command(
       "events_retract",
       `INSERT INTO events SELECT * REPLACE (false AS main_chain, {seq:UInt64} AS version)
-       FROM events FINAL WHERE block_hash = {hash:String} AND main_chain`,
+       FROM events FINAL WHERE block_hash = {hash:String}`,
       { seq: m.seq, hash: m.block_hash },
     );
   }

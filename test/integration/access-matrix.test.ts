@@ -160,3 +160,39 @@ describe("plan rate limits", () => {
     expect(statuses).toEqual([200, 200, 429]);
   });
 });
+
+describe("key update with null", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => t?.close());
+
+  it("clears valid_until when null is sent (null is not coerced to an empty string)", async () => {
+    const repo = t.deps.keys!;
+    const created = await repo.createKey({ userId: "nullable", planId: "free", level: "user" });
+    const until = new Date(Date.now() + 86_400_000).toISOString();
+    const set = await t.app.inject({
+      method: "POST",
+      url: `/system/key/${created.keyId}/update`,
+      headers: t.auth(t.adminKey),
+      payload: { valid_until: until },
+    });
+    expect(set.json().key.valid_until).toBe(until);
+    const cleared = await t.app.inject({
+      method: "POST",
+      url: `/system/key/${created.keyId}/update`,
+      headers: t.auth(t.adminKey),
+      payload: { valid_until: null },
+    });
+    expect(cleared.statusCode).toBe(200);
+    expect(cleared.json().key.valid_until).toBeNull();
+    const none = await t.app.inject({
+      method: "POST",
+      url: `/system/key/${created.keyId}/update`,
+      headers: t.auth(t.adminKey),
+      payload: {},
+    });
+    expect(none.statusCode).toBe(400);
+  });
+});

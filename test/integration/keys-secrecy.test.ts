@@ -29,7 +29,15 @@ describe("raw API keys stay secret", () => {
     });
     const log = createLogger({ level: "trace", stream });
     const keys = createKeysRepo(pg.pg);
-    const deps = { config: loadConfig({}), log, metrics: createMetrics(), pg: pg.pg, ch: ch.ch, keys, events: null };
+    const deps = {
+      config: loadConfig({}),
+      log,
+      metrics: createMetrics(),
+      pg: pg.pg,
+      ch: ch.ch,
+      keys,
+      events: null,
+    };
     const app = await buildApp(deps);
     const admin = await keys.createKey({ userId: "root", planId: "enterprise", level: "admin" });
     const headers = { "x-api-key": admin.key, authorization: `Bearer ${admin.key}` };

@@ -45,7 +45,7 @@ describe("dapp seed list", () => {
 
   it("resolves through the static registry; unknown addresses are undefined", () => {
     const reg = createStaticDappRegistry(KNOWN_DAPP_CONTRACTS);
-    expect(reg.dappOf("285zrkZTPpUCpjKg9E3z238VmpUBQEAbESGsJT6yX7Rod")).toBe("dia");
+    expect(reg.dappOf("285zrkZTPpUCpjKg9E3z238VmpUBQEAbESGsJT6yX7Rod")).toBe("dia-oracle");
     expect(reg.dappOf("23Fj7xr1pxWfYLixz3aBC3u5dUJVpAjXArbpiYWxeGjQT")).toBe("wormhole");
     expect(reg.dappOf("1278pe7uQZR5xnHwiBBoq2wHvUwYcrGhvqnAUhpAvsGnq")).toBeUndefined();
   });

@@ -398,7 +398,7 @@ describe("contract calls block", () => {
   it("keeps undecoded events with their node fields, attributed by contract", () => {
     const tx0 = ofTx(events, 0);
     expect(kinds(tx0)).toEqual(["contract/event/undecoded*", "contract/event/undecoded"]);
-    expect(tx0[0]).toMatchObject({ dapp_id: "dia", to: A.dia, contract_event_index: 1 });
+    expect(tx0[0]).toMatchObject({ dapp_id: "dia-oracle", to: A.dia, contract_event_index: 1 });
     expect(tx0[1]).toMatchObject({
       dapp_id: "unknown",
       contract_address: A.unknownU,
@@ -419,7 +419,7 @@ describe("contract calls block", () => {
       category: "contract",
       sub_kind: "call",
       is_main: true,
-      dapp_id: "token-furnace",
+      dapp_id: "furnace",
     });
     expect(call).toMatchObject({ from: A.alice, to: A.furnace0 });
     // 45,000 gas × 1e11

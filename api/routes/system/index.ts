@@ -258,7 +258,8 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
     async (request) => {
       if (Object.keys(request.body).length === 0)
         throw badRequest("No fields to update: send valid_until or last_payment_at.");
-      return { ok: true, key: present(await keys().update(request.params.keyid, request.body)) };
+      const body = request.body as { valid_until?: string | null; last_payment_at?: string | null };
+      return { ok: true, key: present(await keys().update(request.params.keyid, body)) };
     },
   );
 }

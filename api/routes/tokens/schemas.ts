@@ -1,5 +1,5 @@
 /** Schemas of the token registry (Token, TokenListEntry, BridgedRow) and the registry accessor of the groups. */
-import { type Static, type TSchema, type TUnsafe, Type } from "@sinclair/typebox";
+import { Type } from "@sinclair/typebox";
 import { databaseDisabled } from "../../../lib/errors.ts";
 import { createRegistryRepo, type RegistryRepo } from "../../../lib/repos/registry.ts";
 import { Nullable } from "../../schemas.ts";
@@ -18,9 +18,8 @@ export function registryAccessor(deps: ApiDeps): () => RegistryRepo {
  * A nullable request field. `nullable: true` (OpenAPI 3.0) instead of anyOf [T, null]: with the app's
  * type coercion, anyOf would turn null into "" / false / 0, or false into null, before the handler sees it.
  */
-export function NullableBody<T extends TSchema>(schema: T): TUnsafe<Static<T> | null> {
-  return Type.Unsafe<Static<T> | null>({ ...schema, nullable: true });
-}
+/** Kept for the registry routes: the shared `Nullable` (OpenAPI `nullable: true`). */
+export const NullableBody = Nullable;
 
 /** A 64-hex token id or a base58 contract address. */
 export const TokenIdParam = Type.String({
