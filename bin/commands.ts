@@ -7,6 +7,7 @@ import { type Config, describeConfig, loadConfig } from "../lib/config.ts";
 import { ConfigError } from "../lib/errors.ts";
 import { createLogger, type Logger } from "../lib/logger.ts";
 import { createMetrics, type Metrics } from "../lib/metrics.ts";
+import { seedRegistry } from "../lib/registry/seed.ts";
 import { createKeysRepo } from "../lib/repos/keys.ts";
 import { runProcess } from "../lib/run-process.ts";
 import { openStores, type Stores } from "../lib/stores/index.ts";
@@ -115,6 +116,24 @@ export function buildCli(): Command {
           `${JSON.stringify({ ...created, user_id: opts.user, plan_id: opts.plan, level: opts.level }, null, 2)}\n`,
         );
         process.stderr.write("Store the key now: it is not shown again and only its hash is kept.\n");
+      } finally {
+        await stores.close();
+      }
+    });
+
+  const registry = program.command("registry").description("Token registry");
+  registry
+    .command("seed")
+    .description(
+      "Seed tokens, bridged rows, dapps and categories from @alephium/token-list (idempotent; keeps admin edits)",
+    )
+    .action(async () => {
+      const ctx = context();
+      const stores = await openStores(ctx.config, ctx.log, { migrate: true });
+      try {
+        if (!stores.pg) throw new Error("registry seed needs the database (DATABASES=on)");
+        const report = await seedRegistry({ pg: stores.pg, log: ctx.log });
+        process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
       } finally {
         await stores.close();
       }

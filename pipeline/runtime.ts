@@ -14,11 +14,13 @@ import { createCodecs } from "./messages.ts";
 import { createEventsSink } from "./processors/events-sink.ts";
 import { createNormalizeProcessor, type Processor } from "./processors/normalize.ts";
 import { createRawSink } from "./processors/raw-sink.ts";
+import { createRegistryProcessor } from "./processors/registry.ts";
 
 export const PROCESSORS = {
   normalize: createNormalizeProcessor,
   "raw-sink": createRawSink,
   "events-sink": createEventsSink,
+  registry: createRegistryProcessor,
 } as const satisfies Record<string, (deps: PipelineDeps) => Processor>;
 
 export type ProcessorName = keyof typeof PROCESSORS;

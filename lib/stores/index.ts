@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { type Config, clickhouseDatabase } from "../config.ts";
 import type { Logger } from "../logger.ts";
 import { migrateClickHouse, migratePostgres } from "../migrate.ts";
+import { seedRegistryIfEmpty } from "../registry/seed.ts";
 import { type Ch, createClickHouse } from "./clickhouse.ts";
 import { createPostgres, type Pg } from "./postgres.ts";
 
@@ -53,6 +54,8 @@ export async function openStores(
     try {
       await migratePostgres(pg, log);
       await migrateClickHouse(ch, log);
+      // First start: an empty token registry is filled from @alephium/token-list (`registry seed` re-runs it).
+      await seedRegistryIfEmpty({ pg, log });
     } catch (error) {
       await stores.close();
       throw error;

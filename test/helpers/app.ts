@@ -4,6 +4,7 @@ import { createEventsRepo } from "../../api/routes/events/repo.ts";
 import type { ApiDeps, App } from "../../api/types.ts";
 import { type Config, loadConfig } from "../../lib/config.ts";
 import { createMetrics } from "../../lib/metrics.ts";
+import { seedRegistryIfEmpty } from "../../lib/registry/seed.ts";
 import { createKeysRepo } from "../../lib/repos/keys.ts";
 import { openTestCh, openTestPg, quietLog, type TestCh, type TestPg } from "./stores.ts";
 
@@ -35,6 +36,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const pgStore = withDb ? (options.stores?.pg ?? (await openTestPg())) : null;
   const chStore = withDb ? (options.stores?.ch ?? (await openTestCh())) : null;
   const keys = pgStore ? createKeysRepo(pgStore.pg) : null;
+  // As at a real first start (openStores): the registry is seeded from the official token list.
+  if (pgStore) await seedRegistryIfEmpty({ pg: pgStore.pg, log: quietLog });
   const deps: ApiDeps = {
     config,
     log: quietLog,

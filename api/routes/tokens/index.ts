@@ -1,7 +1,6 @@
 /** Token group: the registry list, filter options, details with bridged rows, admin update and soft delete. */
 import { Type } from "@sinclair/typebox";
 import { badRequest } from "../../../lib/errors.ts";
-import { seedRegistryIfEmpty } from "../../../lib/registry/seed.ts";
 import { MAINNET_NETWORK_ID, MAX_CATEGORIES, type TokenUpdate } from "../../../lib/repos/registry.ts";
 import type { ApiDeps, App } from "../../types.ts";
 import {
@@ -88,8 +87,6 @@ export async function tokenRoutes(app: App, deps: ApiDeps): Promise<void> {
   app.addSchema(TokenListEntrySchema);
   app.addSchema(BridgedRowSchema);
   const registry = registryAccessor(deps);
-  // First start: an empty registry is filled from @alephium/token-list (`registry seed` re-runs it).
-  if (deps.pg) await seedRegistryIfEmpty({ pg: deps.pg, log: deps.log });
 
   app.get(
     "/token/all",

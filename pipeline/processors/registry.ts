@@ -1,0 +1,119 @@
+/**
+ * Registry processor (discovery): reads `alephium.events.v1` and records what the chain announces.
+ * - `contract/created` events → `contracts` (kind token when the same tx minted its token);
+ * - `token/genesis_mint` events → `tokens`, unregistered until an admin registers them, with minter,
+ *   mint tx and mint time, and the fungible-token metadata the node gives (multicall methods 0..3).
+ * Upserts are idempotent and never overwrite what an admin edited (see lib/repos/registry-tokens.ts).
+ */
+import { hexToString, NodeProvider } from "@alephium/web3";
+import type { ContractInput, DiscoveredToken } from "../../lib/repos/registry.ts";
+import { createRegistryRepo } from "../../lib/repos/registry.ts";
+import type { Subscription } from "../../lib/stores/bus.ts";
+import type { PipelineDeps } from "../deps.ts";
+import { withRetry } from "../ingest/retry.ts";
+import { GROUPS, TOPICS } from "../messages.ts";
+import { contractIdOf } from "../normalize/chain-utils.ts";
+import type { Processor } from "./normalize.ts";
+
+export interface TokenMetadata {
+  symbol: string | null;
+  name: string | null;
+  decimals: number | null;
+  totalSupply: string | null;
+}
+
+export type MetadataSource = (tokenId: string) => Promise<TokenMetadata | null>;
+
+/** Fungible-token metadata from the node; null when the contract does not implement the interface. */
+export function nodeMetadataSource(deps: Pick<PipelineDeps, "config" | "log">): MetadataSource {
+  const provider = new NodeProvider(deps.config.NODE_URL, deps.config.NODE_API_KEY || undefined);
+  return async (tokenId) => {
+    try {
+      const m = await withRetry(() => provider.fetchFungibleTokenMetaData(tokenId), {
+        retries: 3,
+        baseMs: 200,
+        maxMs: 2_000,
+      });
+      return {
+        symbol: hexToString(m.symbol),
+        name: hexToString(m.name),
+        decimals: m.decimals,
+        totalSupply: m.totalSupply.toString(),
+      };
+    } catch (error) {
+      deps.log.debug({ token_id: tokenId, err: String(error) }, "No fungible metadata for token.");
+      return null;
+    }
+  };
+}
+
+export function createRegistryProcessor(
+  deps: PipelineDeps,
+  metadata: MetadataSource = nodeMetadataSource(deps),
+): Processor {
+  const repo = createRegistryRepo(deps.pg);
+  let sub: Subscription | null = null;
+  return {
+    name: "registry",
+    async start() {
+      sub = await deps.bus.subscribe({
+        topic: TOPICS.events,
+        group: GROUPS.registry,
+        handle: async (records) => {
+          const contracts: ContractInput[] = [];
+          const tokens: DiscoveredToken[] = [];
+          for (const record of records) {
+            const m = deps.codecs.events.decode(record.value);
+            if (!m.main_chain) continue;
+            const minted = new Set(
+              m.events
+                .filter((e) => e.category === "token" && e.sub_kind === "genesis_mint")
+                .map((e) => e.token_id),
+            );
+            for (const e of m.events) {
+              if (e.category === "contract" && e.sub_kind === "created") {
+                const payload = JSON.parse(e.payload_json) as {
+                  contract_address?: string;
+                  std_interface_id?: string;
+                };
+                const address = payload.contract_address ?? e.to;
+                const contractId = contractIdOf(address);
+                if (!contractId) continue;
+                const token = m.events.find((x) => x.tx_id === e.tx_id && x.sub_kind === "genesis_mint");
+                contracts.push({
+                  contractId,
+                  address,
+                  dappId: e.dapp_id === "alephium" || e.dapp_id === "unknown" ? null : e.dapp_id,
+                  kind: token && minted.has(token.token_id) ? "token" : "unknown",
+                  stdInterfaceId: payload.std_interface_id || null,
+                  createdTx: e.tx_id,
+                  createdAt: m.block_timestamp,
+                });
+              }
+              if (e.category === "token" && e.sub_kind === "genesis_mint") {
+                const meta = await metadata(e.token_id);
+                tokens.push({
+                  id: e.token_id,
+                  minter: e.from || null,
+                  mintTx: e.tx_id,
+                  mintTime: m.block_timestamp,
+                  decimals: meta?.decimals ?? null,
+                  name: meta?.name ?? null,
+                  symbol: meta?.symbol ?? null,
+                  totalSupply: meta?.totalSupply ?? e.amount,
+                });
+              }
+            }
+          }
+          if (contracts.length > 0) await repo.upsertContracts(contracts);
+          if (tokens.length > 0) await repo.upsertDiscoveredTokens(tokens);
+          deps.metrics.pipelineRows.inc({ stage: "registry", table: "tokens" }, tokens.length);
+        },
+      });
+    },
+    async stop() {
+      await sub?.stop();
+      sub = null;
+    },
+  };
+}
