@@ -89,8 +89,20 @@ export interface KeysRepo {
   ): Promise<ApiKey>;
 }
 
-export function createKeysRepo(pg: Pg): KeysRepo {
+export interface KeysRepoOptions {
+  /**
+   * How long a key lookup is reused (ms). Changes made through this repository clear it at once;
+   * a change made by another API process takes effect within this time.
+   */
+  cacheMs?: number;
+}
+
+export function createKeysRepo(pg: Pg, options: KeysRepoOptions = {}): KeysRepo {
+  const cacheMs = options.cacheMs ?? 2_000;
+  const byHash = new Map<string, { at: number; key: KeyWithPlan | null }>();
+  let plans: { at: number; rows: ApiPlan[] } | null = null;
   const one = async (keyId: string, sql: string, params: (string | null)[]): Promise<ApiKey> => {
+    byHash.clear();
     const rows = await pg.query<ApiKey>("keys_update", sql, params);
     const row = rows[0];
     if (!row) throw notFound(`API key ${keyId} not found`, { keyId });
@@ -104,15 +116,21 @@ export function createKeysRepo(pg: Pg): KeysRepo {
     last_payment_at, revoked_at, created_at, updated_at`;
 
   return {
-    listPlans: () =>
-      pg.query<ApiPlan>(
+    async listPlans() {
+      if (plans && Date.now() - plans.at < cacheMs) return plans.rows;
+      const rows = await pg.query<ApiPlan>(
         "plans_list",
         `SELECT plan_id, name, rpm, rpd, price, price_alph, validity_days,
                 to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
                 to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at
          FROM api_plans ORDER BY rpm, plan_id`,
-      ),
+      );
+      plans = { at: Date.now(), rows };
+      return rows;
+    },
     async upsertPlan(plan) {
+      byHash.clear();
+      plans = null;
       const rows = await pg.query<ApiPlan>(
         "plans_upsert",
         `INSERT INTO api_plans (plan_id, name, rpm, rpd, price, price_alph, validity_days)
@@ -140,13 +158,19 @@ export function createKeysRepo(pg: Pg): KeysRepo {
       return { key: raw, keyId, key_prefix: prefix };
     },
     async findByRawKey(raw) {
+      const hash = hashKey(raw);
+      const hit = byHash.get(hash);
+      if (hit && Date.now() - hit.at < cacheMs) return hit.key;
       const rows = await pg.query<KeyWithPlan>(
         "keys_auth",
         `SELECT ${KEY_COLUMNS}, p.rpm, p.rpd FROM api_keys k JOIN api_plans p ON p.plan_id = k.plan_id
          WHERE k.key_hash = $1`,
-        [hashKey(raw)],
+        [hash],
       );
-      return rows[0] ? mapKey(rows[0]) : null;
+      const key = rows[0] ? mapKey(rows[0]) : null;
+      if (byHash.size > 10_000) byHash.clear();
+      byHash.set(hash, { at: Date.now(), key });
+      return key;
     },
     async getKey(keyId) {
       const rows = await pg.query<ApiKey>(
