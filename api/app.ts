@@ -11,6 +11,7 @@ import { chainRoutes } from "./routes/chains/index.ts";
 import { contractRoutes } from "./routes/contracts/index.ts";
 import { dappRoutes } from "./routes/dapps/index.ts";
 import { eventsRoutes } from "./routes/events/index.ts";
+import { explorerRoutes } from "./routes/explorer/index.ts";
 import { metaRoutes } from "./routes/meta/index.ts";
 import { nftRoutes } from "./routes/nft/index.ts";
 import { systemRoutes } from "./routes/system/index.ts";
@@ -33,6 +34,7 @@ export const ROUTE_GROUPS: RouteGroup[] = [
   chainRoutes,
   contractRoutes,
   nftRoutes,
+  explorerRoutes,
 ];
 
 export interface BuildOptions {

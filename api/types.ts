@@ -7,6 +7,7 @@ import type {
   RawServerDefault,
 } from "fastify";
 import type { Config } from "../lib/config.ts";
+import type { ExplorerClient } from "../lib/explorer-client.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { Metrics } from "../lib/metrics.ts";
 import type { KeysRepo, KeyWithPlan } from "../lib/repos/keys.ts";
@@ -80,6 +81,8 @@ export interface ApiDeps {
   keys: KeysRepo | null;
   /** Normalized events reader; null without databases. */
   events: EventsRepo | null;
+  /** Explorer backend behind the decorated transaction and block routes; closed with the app. */
+  explorer: ExplorerClient;
 }
 
 export type App = FastifyInstance<

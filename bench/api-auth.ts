@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { buildApp } from "../api/app.ts";
 import { createEventsRepo } from "../api/routes/events/repo.ts";
 import { loadConfig } from "../lib/config.ts";
+import { createExplorerClient } from "../lib/explorer-client.ts";
 import { createLogger } from "../lib/logger.ts";
 import { createMetrics } from "../lib/metrics.ts";
 import { createKeysRepo } from "../lib/repos/keys.ts";
@@ -45,6 +46,7 @@ const app = await buildApp({
   ch: stores.ch,
   keys,
   events: createEventsRepo({ ch: stores.ch!, pg, hydration: true }),
+  explorer: createExplorerClient({ baseUrl: "", timeoutMs: 1000, log }),
 });
 const base = await app.listen({ host: "127.0.0.1", port: 0 });
 const headers = { "x-api-key": created.key, authorization: `Bearer ${created.key}` };

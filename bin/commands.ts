@@ -5,6 +5,7 @@ import { startServer } from "../api/server.ts";
 import type { ApiDeps } from "../api/types.ts";
 import { type Config, describeConfig, loadConfig } from "../lib/config.ts";
 import { ConfigError } from "../lib/errors.ts";
+import { createExplorerClient } from "../lib/explorer-client.ts";
 import { createLogger, type Logger } from "../lib/logger.ts";
 import { createMetrics, type Metrics } from "../lib/metrics.ts";
 import { seedRegistry } from "../lib/registry/seed.ts";
@@ -52,6 +53,11 @@ export function apiDeps(ctx: ProcessContext, stores: Stores): ApiDeps {
       stores.pg && stores.ch
         ? createEventsRepo({ ch: stores.ch, pg: stores.pg, hydration: ctx.config.PAYLOAD_HYDRATION })
         : null,
+    explorer: createExplorerClient({
+      baseUrl: ctx.config.EXPLORER_URL,
+      timeoutMs: ctx.config.EXPLORER_TIMEOUT_MS,
+      log: ctx.log,
+    }),
   };
 }
 

@@ -3,6 +3,7 @@ import { type BuildOptions, buildApp } from "../../api/app.ts";
 import { createEventsRepo } from "../../api/routes/events/repo.ts";
 import type { ApiDeps, App } from "../../api/types.ts";
 import { type Config, loadConfig } from "../../lib/config.ts";
+import { createExplorerClient } from "../../lib/explorer-client.ts";
 import { createMetrics } from "../../lib/metrics.ts";
 import { seedRegistryIfEmpty } from "../../lib/registry/seed.ts";
 import { createKeysRepo } from "../../lib/repos/keys.ts";
@@ -24,12 +25,16 @@ export interface TestAppOptions extends BuildOptions {
   /** Reuse stores opened by the test (for example to share ClickHouse with a pipeline). */
   stores?: { pg: TestPg; ch: TestCh };
   env?: Record<string, string>;
+  /** Explorer backend of the decorated routes (a devnet server's `explorerUrl`); default a closed local port. */
+  explorerUrl?: string;
 }
 
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const withDb = options.databases !== false;
   const config: Config = loadConfig({
     LOG_LEVEL: "silent",
+    // Tests never reach the public explorer: without a devnet the decorated routes answer 502 at once.
+    EXPLORER_URL: options.explorerUrl ?? "http://127.0.0.1:9",
     ...options.env,
     DATABASES: withDb ? "on" : "off",
   });
@@ -54,6 +59,11 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
             watermarkCacheMs: 0,
           })
         : null,
+    explorer: createExplorerClient({
+      baseUrl: config.EXPLORER_URL,
+      timeoutMs: config.EXPLORER_TIMEOUT_MS,
+      log: quietLog,
+    }),
   };
   const app = await buildApp(deps, options);
   const admin = keys

@@ -2,6 +2,7 @@ import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../../api/app.ts";
 import { loadConfig } from "../../lib/config.ts";
+import { createExplorerClient } from "../../lib/explorer-client.ts";
 import { createLogger } from "../../lib/logger.ts";
 import { createMetrics } from "../../lib/metrics.ts";
 import { createKeysRepo, hashKey } from "../../lib/repos/keys.ts";
@@ -37,6 +38,8 @@ describe("raw API keys stay secret", () => {
       ch: ch.ch,
       keys,
       events: null,
+      // Never called here; a closed local port keeps the test off the network.
+      explorer: createExplorerClient({ baseUrl: "http://127.0.0.1:9", timeoutMs: 1000, log }),
     };
     const app = await buildApp(deps);
     const admin = await keys.createKey({ userId: "root", planId: "enterprise", level: "admin" });
