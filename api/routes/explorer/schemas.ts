@@ -6,8 +6,11 @@ import { Type } from "@sinclair/typebox";
 import { Nullable } from "../../schemas.ts";
 
 const HEX64 = "^[0-9a-fA-F]{64}$";
-/** Base58 (no 0, O, I, l) with an optional `:group` suffix of groupless addresses. */
-export const ADDRESS_PATTERN = "^[1-9A-HJ-NP-Za-km-z]{20,800}(:[0-3])?$";
+/**
+ * Base58 (no 0, O, I, l) with an optional `:group` suffix of groupless addresses. Fastify's default
+ * `maxParamLength` (100) answers 414 to longer path parameters before this pattern is checked.
+ */
+export const ADDRESS_PATTERN = "^[1-9A-HJ-NP-Za-km-z]{20,98}(:[0-3])?$";
 
 const Open = (description: string) => Type.Object({}, { additionalProperties: true, description });
 
@@ -20,8 +23,8 @@ export const BlockParams = Type.Object({
 export const AddressParams = Type.Object({
   address: Type.String({
     pattern: ADDRESS_PATTERN,
-    maxLength: 802,
-    description: "Base58 address, optionally with a `:group` suffix (0-3).",
+    maxLength: 100,
+    description: "Base58 address (20-98 characters), optionally with a `:group` suffix (0-3).",
   }),
 });
 export const AddressTokenParams = Type.Object({
