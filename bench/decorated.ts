@@ -3,8 +3,8 @@
  * chain's events, auth, rate limits, one events + one labels query) beside the same request sent straight to
  * the simulated explorer, in the same run. The overhead is the p50 difference.
  * Run: npx tsx bench/decorated.ts   (BENCH_SECONDS=5 per measurement, BENCH_CONNECTIONS=10 by default)
- * The embedded stores run one query at a time, so with 10 connections the p50 is mostly queueing behind
- * the events query; BENCH_CONNECTIONS=1 shows the per-request overhead.
+ * With embedded stores (chDB, PGlite) and 10 connections the p50 is mostly waiting for the events query;
+ * BENCH_CONNECTIONS=1 shows the per-request overhead.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -6,7 +6,7 @@
  *   consumer group of the topic has handled the messages, so a publisher that advances its cursor
  *   after `publish` never skips anything; a group that is stopped keeps its queue until it resubscribes.
  */
-import { type Consumer, Kafka, logLevel, Partitioners, type Producer } from "kafkajs";
+import { CompressionTypes, type Consumer, Kafka, logLevel, Partitioners, type Producer } from "kafkajs";
 import { AppError } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 
