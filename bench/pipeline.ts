@@ -16,7 +16,13 @@ import { registerDevnetDapps } from "../pipeline/devnet/register.ts";
 import { startDevnetServer } from "../pipeline/devnet/server.ts";
 import { createIngestor } from "../pipeline/ingest/ingest.ts";
 import { createNodeClient } from "../pipeline/ingest/node-client.ts";
-import { createPipelineDeps, ingestOptions, PROCESSORS, type ProcessorName, startPipeline } from "../pipeline/runtime.ts";
+import {
+  createPipelineDeps,
+  ingestOptions,
+  PROCESSORS,
+  type ProcessorName,
+  startPipeline,
+} from "../pipeline/runtime.ts";
 
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 4000);
 // librdkafka's mock cluster keeps only a few MB per partition; a larger backfill falls off its log
@@ -46,8 +52,15 @@ async function run(mode: "embedded" | "kafka", target: number) {
   const ch = stores.ch!;
   await registerDevnetDapps(pg, chain);
   const deps = await createPipelineDeps(ctx, stores);
-  const pipeline = await startPipeline(deps, { processors: Object.keys(PROCESSORS) as ProcessorName[], ingest: false });
-  const ingestor = createIngestor(deps, createNodeClient({ url: config.NODE_URL, apiKey: "", log }), ingestOptions(config));
+  const pipeline = await startPipeline(deps, {
+    processors: Object.keys(PROCESSORS) as ProcessorName[],
+    ingest: false,
+  });
+  const ingestor = createIngestor(
+    deps,
+    createNodeClient({ url: config.NODE_URL, apiKey: "", log }),
+    ingestOptions(config),
+  );
   const started = performance.now();
   let rounds = 0;
   while (!(await ingestor.runOnce()).caughtUp) rounds++;
@@ -72,7 +85,8 @@ async function run(mode: "embedded" | "kafka", target: number) {
   await ch.command("bench_copy", "CREATE TABLE events_copy AS events");
   const batch = Math.max(1, Math.round(events / Math.max(1, rounds + 1)));
   const t0 = performance.now();
-  for (let i = 0; i < rows.length; i += batch) await ch.insert("bench_copy_insert", "events_copy", rows.slice(i, i + batch));
+  for (let i = 0; i < rows.length; i += batch)
+    await ch.insert("bench_copy_insert", "events_copy", rows.slice(i, i + batch));
   const insertSeconds = (performance.now() - t0) / 1000;
 
   process.stdout.write(

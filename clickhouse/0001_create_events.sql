@@ -37,6 +37,8 @@ CREATE TABLE IF NOT EXISTS events
 )
 ENGINE = ReplacingMergeTree(version)
 ORDER BY (id, block_hash)
+-- Small granules: the API reads a few dozen rows at a time (a page, a transaction), never scans.
+SETTINGS index_granularity = 1024
 COMMENT 'Normalized events of the Alephium main chain; query with FINAL and main_chain = 1';
 
 CREATE TABLE IF NOT EXISTS event_payloads

@@ -62,12 +62,30 @@ export interface EventsRepo {
 
 const COLUMNS = `id, chain_index, block_hash, block_height, toUnixTimestamp64Milli(timestamp) AS timestamp, tx_id,
   tx_index, event_index, dapp_id, category, sub_kind, type, is_main, from, to, with, token_address, token_id,
-  toString(amount) AS amount, contract_address, contract_event_index, payload, payload_ref`;
+  toString(amount) AS amount, contract_address, contract_event_index, payload, payload_ref, main_chain, version`;
 
 type Row = Omit<ApiEvent, "payload" | "address_labels" | "timestamp"> & {
   payload: string;
   timestamp: string;
+  main_chain: boolean;
+  version: string;
 };
+
+/**
+ * Resolves replays and retractions like FINAL would, on the rows a query returned: per
+ * (id, block_hash) the row with the highest version wins, and only main-chain winners are kept.
+ * Reading without FINAL and resolving here is several times faster on small pages.
+ */
+export function resolveVersions<
+  T extends { id: string; block_hash: string; version: string; main_chain: boolean },
+>(rows: Iterable<T>, into = new Map<string, T>()): Map<string, T> {
+  for (const r of rows) {
+    const key = `${r.id}/${r.block_hash}`;
+    const seen = into.get(key);
+    if (!seen || BigInt(r.version) > BigInt(seen.version)) into.set(key, r);
+  }
+  return into;
+}
 
 /** First id strictly greater than every id of events at or before `ts` (ids start with the 13-digit time). */
 export function idCeiling(ts: number): string {
@@ -123,7 +141,7 @@ export function createEventsRepo(deps: {
       for (const p of found) payloads.set(p.ref, p.payload);
     }
     const labelMap = await labels(rows.flatMap((r) => [r.from, r.to, r.with, r.token_address]));
-    return rows.map((r) => {
+    return rows.map(({ main_chain: _m, version: _v, ...r }) => {
       const own: Record<string, LabelRow> = {};
       for (const a of [r.from, r.to, r.with, r.token_address]) {
         const l = a ? labelMap[a] : undefined;
@@ -149,8 +167,8 @@ export function createEventsRepo(deps: {
     },
     async list(filters, page) {
       const ceiling = idCeiling(await repo.watermark());
-      const where = ["main_chain", "id < {ceiling:String}"];
-      const params: Record<string, unknown> = { ceiling, limit: page.limit };
+      const where = ["id < {ceiling:String}"];
+      const params: Record<string, unknown> = { ceiling };
       if (filters.dapp_id) {
         where.push("dapp_id = {dapp:String}");
         params.dapp = filters.dapp_id;
@@ -171,20 +189,34 @@ export function createEventsRepo(deps: {
         where.push("sub_kind IN {subs:Array(String)}");
         params.subs = filters.sub_kind;
       }
-      let order = "DESC";
-      if (page.afterId && page.poll) {
-        where.push("id > {after:String}");
-        order = "ASC";
-      } else if (page.afterId) {
-        where.push("id < {after:String}");
+      const ascending = Boolean(page.afterId && page.poll);
+      if (page.afterId) {
+        where.push(ascending ? "id > {after:String}" : "id < {after:String}");
+        params.after = page.afterId;
       }
-      if (page.afterId) params.after = page.afterId;
-      const rows = await ch.query<Row>(
-        "events_list",
-        `SELECT ${COLUMNS} FROM events FINAL WHERE ${where.join(" AND ")} ORDER BY id ${order} LIMIT {limit:UInt32}`,
-        params,
-      );
-      return finish(rows);
+      const before = (a: string, b: string) => (ascending ? a < b : a > b);
+      // Windows of rows in id order; rows of the window's last id may continue in the next window.
+      const best = new Map<string, Row>();
+      let cap = page.limit * 2 + 16;
+      let bound: string | undefined;
+      for (;;) {
+        const extra = bound ? [ascending ? "id >= {bound:String}" : "id <= {bound:String}"] : [];
+        const rows = await ch.query<Row>(
+          "events_list",
+          `SELECT ${COLUMNS} FROM events WHERE ${[...where, ...extra].join(" AND ")}
+           ORDER BY id ${ascending ? "ASC" : "DESC"} LIMIT {cap:UInt32}`,
+          { ...params, cap, ...(bound ? { bound } : {}) },
+        );
+        resolveVersions(rows, best);
+        const complete = rows.length < cap;
+        const lastId = rows[rows.length - 1]?.id ?? "";
+        const settled = [...best.values()]
+          .filter((r) => r.main_chain && (complete || before(r.id, lastId)))
+          .sort((a, b) => (a.id === b.id ? 0 : before(a.id, b.id) ? -1 : 1));
+        if (complete || settled.length >= page.limit) return finish(settled.slice(0, page.limit));
+        if (bound === lastId) cap *= 4; // one id filled the whole window: widen it
+        bound = lastId;
+      }
     },
     async byTransaction(txId) {
       return (await repo.byTransactions([txId])).get(txId) ?? [];
@@ -194,10 +226,13 @@ export function createEventsRepo(deps: {
       if (txIds.length === 0) return out;
       const rows = await ch.query<Row>(
         "events_by_tx",
-        `SELECT ${COLUMNS} FROM events FINAL WHERE tx_id IN {txs:Array(String)} AND main_chain ORDER BY id`,
+        `SELECT ${COLUMNS} FROM events WHERE tx_id IN {txs:Array(String)}`,
         { txs: txIds },
       );
-      for (const e of await finish(rows)) {
+      const resolved = [...resolveVersions(rows).values()]
+        .filter((r) => r.main_chain)
+        .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      for (const e of await finish(resolved)) {
         const list = out.get(e.tx_id) ?? [];
         list.push(e);
         out.set(e.tx_id, list);

@@ -1,0 +1,110 @@
+/**
+ * Bench (events API): /events/all list and poll and /transaction/{txid}/events on a table of
+ * BENCH_EVENTS (default 1,000,000) synthetic events, beside a bare Fastify route serving the same bytes.
+ * Run: npm run bench:events
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildApp } from "../api/app.ts";
+import { createEventsRepo } from "../api/routes/events/repo.ts";
+import { loadConfig } from "../lib/config.ts";
+import { createExplorerClient } from "../lib/explorer-client.ts";
+import { createLogger } from "../lib/logger.ts";
+import { createMetrics } from "../lib/metrics.ts";
+import { createKeysRepo } from "../lib/repos/keys.ts";
+import { openStores } from "../lib/stores/index.ts";
+import { bareServer, type LoadResult, load, printTable } from "./lib.ts";
+
+const N = Number(process.env.BENCH_EVENTS ?? 1_000_000);
+const dir = mkdtempSync(join(tmpdir(), "bench-events-"));
+const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: "silent", PUBLIC_RPM: "1000000" });
+const log = createLogger({ level: "silent" });
+const stores = await openStores(config, log, { migrate: true });
+const ch = stores.ch!;
+const pg = stores.pg!;
+
+// ~3 events per transaction, 16 chains, one block every 8 s per chain, ids in the service's format.
+const t0 = performance.now();
+await ch.command(
+  "bench_fill",
+  `INSERT INTO events
+   SELECT
+     concat(leftPad(toString(ts), 13, '0'), '-', leftPad(toString(chain), 2, '0'), '-', leftPad(toString(height), 10, '0'),
+            '-', leftPad(toString(tx % 4), 5, '0'), '-', leftPad(toString(number % 3), 4, '0')) AS id,
+     chain AS chain_index, lower(hex(SHA256(concat('b', toString(chain), '-', toString(height))))) AS block_hash,
+     height AS block_height, fromUnixTimestamp64Milli(toInt64(ts)) AS timestamp,
+     lower(hex(SHA256(concat('t', toString(tx))))) AS tx_id, tx % 4 AS tx_index, number % 3 AS event_index,
+     ['alephium', 'ayin', 'elexium'][1 + number % 3] AS dapp_id, ['transfer', 'dex', 'token'][1 + number % 3] AS category,
+     ['send', 'buy', 'genesis_mint'][1 + number % 3] AS sub_kind, 'transfer' AS type, number % 3 = 0 AS is_main,
+     concat('1From', toString(number % 5000)) AS from, concat('1To', toString(number % 7000)) AS to, '' AS with,
+     concat('tok', toString(number % 50)) AS token_address, repeat('0', 64) AS token_id, toUInt256(number * 1000) AS amount,
+     '' AS contract_address, NULL AS contract_event_index, '{"n":1}' AS payload, NULL AS payload_ref,
+     true AS main_chain, 1 AS version
+   FROM (SELECT number, intDiv(number, 3) AS tx, intDiv(tx, 4) AS blk, blk % 16 AS chain, intDiv(blk, 16) AS height,
+                1752573600000 + height * 8000 + chain * 500 AS ts FROM numbers({n:UInt64}))`,
+  { n: N },
+);
+await ch.command(
+  "bench_progress",
+  `INSERT INTO chain_progress (chain_index, height, block_hash, block_ts, version)
+   SELECT number, 1000000000, 'x', fromUnixTimestamp64Milli(toInt64(4102444800000)), 1 FROM numbers(16)`,
+);
+const fillSeconds = (performance.now() - t0) / 1000;
+
+const keys = createKeysRepo(pg);
+await keys.upsertPlan({
+  plan_id: "bench",
+  name: "Bench",
+  rpm: 100_000_000,
+  rpd: 100_000_000,
+  price: "0",
+  price_alph: "0",
+  validity_days: 1,
+});
+const key = await keys.createKey({ userId: "bench", planId: "free", level: "user" });
+await keys.setPlan(key.keyId, "bench");
+const headers = { "x-api-key": key.key, authorization: `Bearer ${key.key}` };
+const app = await buildApp({
+  config,
+  log,
+  metrics: createMetrics(),
+  pg,
+  ch,
+  keys,
+  events: createEventsRepo({ ch, pg, hydration: true }),
+  explorer: createExplorerClient({ baseUrl: "", timeoutMs: 1000, log }),
+});
+const base = await app.listen({ host: "127.0.0.1", port: 0 });
+
+const [middle] = await ch.query<{ id: string; tx_id: string }>(
+  "bench_middle",
+  "SELECT id, tx_id FROM events ORDER BY id LIMIT 1 OFFSET {o:UInt64}",
+  { o: Math.floor(N / 2) },
+);
+const routes = [
+  { label: "GET /events/all?limit=50 (list)", path: "/events/all?limit=50", headers: {} },
+  {
+    label: "GET /events/all?poll=1&after_id=… (poll)",
+    path: `/events/all?poll=1&limit=50&after_id=${middle?.id}`,
+    headers: {},
+  },
+  { label: "GET /events/all?address=… (filter)", path: "/events/all?limit=50&address=1From42", headers: {} },
+  { label: "GET /transaction/{txid}/events", path: `/transaction/${middle?.tx_id}/events`, headers },
+];
+process.stdout.write(`filled ${N} events in ${fillSeconds.toFixed(1)} s\n`);
+for (const r of routes) {
+  const body = (await app.inject({ url: r.path, headers: r.headers })).body;
+  const bare = await bareServer(body);
+  const measured: LoadResult = await load(r.label, `${base}${r.path}`, { headers: r.headers });
+  const single: LoadResult = await load(`${r.label} [1 connection]`, `${base}${r.path}`, {
+    headers: r.headers,
+    connections: 1,
+  });
+  const bound = await load("bare route, same bytes", bare.url);
+  printTable(`${r.label}: ${body.length} bytes`, [measured, single], bound);
+  await bare.close();
+}
+await app.close();
+await stores.close();
+rmSync(dir, { recursive: true, force: true });
