@@ -165,9 +165,11 @@ function createKafkaBus(options: BusOptions): Bus {
       if (messages.length === 0) return;
       const p = await getProducer();
       try {
+        // Block JSON compresses about tenfold: smaller batches on the wire and on the brokers' disks.
         await p.send({
           topic: name(topic),
           acks: -1,
+          compression: CompressionTypes.GZIP,
           messages: messages.map((m) => ({ key: m.key, value: m.value })),
         });
       } catch (error) {
