@@ -6,15 +6,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildApp } from "../api/app.ts";
-import { createEventsRepo } from "../api/routes/events/repo.ts";
 import { loadConfig } from "../lib/config.ts";
-import { createExplorerClient } from "../lib/explorer-client.ts";
 import { createLogger } from "../lib/logger.ts";
-import { createMetrics } from "../lib/metrics.ts";
-import { createKeysRepo } from "../lib/repos/keys.ts";
 import { openStores } from "../lib/stores/index.ts";
-import { bareServer, load, printTable } from "./lib.ts";
+import { bareServer, load, printTable, startBenchApp } from "./lib.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "bench-api-"));
 const config = loadConfig({
@@ -26,30 +21,7 @@ const config = loadConfig({
 const log = createLogger({ level: "silent" });
 const stores = await openStores(config, log, { migrate: true });
 const pg = stores.pg!;
-const keys = createKeysRepo(pg);
-await keys.upsertPlan({
-  plan_id: "bench",
-  name: "Bench",
-  rpm: 100_000_000,
-  rpd: 100_000_000,
-  price: "0",
-  price_alph: "0",
-  validity_days: 1,
-});
-const created = await keys.createKey({ userId: "bench", planId: "free", level: "user" });
-await keys.setPlan(created.keyId, "bench");
-const app = await buildApp({
-  config,
-  log,
-  metrics: createMetrics(),
-  pg,
-  ch: stores.ch,
-  keys,
-  events: createEventsRepo({ ch: stores.ch!, pg, hydration: true }),
-  explorer: createExplorerClient({ baseUrl: "", timeoutMs: 1000, log }),
-});
-const base = await app.listen({ host: "127.0.0.1", port: 0 });
-const headers = { "x-api-key": created.key, authorization: `Bearer ${created.key}` };
+const { app, base, headers } = await startBenchApp({ config, log, pg, ch: stores.ch! });
 
 const plansBody = (await app.inject({ url: "/system/plans" })).body;
 const keysBody = (await app.inject({ url: "/system/keys", headers })).body;

@@ -9,20 +9,16 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildApp } from "../api/app.ts";
-import { createEventsRepo } from "../api/routes/events/repo.ts";
 import { loadConfig } from "../lib/config.ts";
-import { createExplorerClient } from "../lib/explorer-client.ts";
 import { createLogger } from "../lib/logger.ts";
 import { createMetrics } from "../lib/metrics.ts";
-import { createKeysRepo } from "../lib/repos/keys.ts";
 import { openStores } from "../lib/stores/index.ts";
 import { createDevnetChain, type DevnetBlock } from "../pipeline/devnet/chain.ts";
 import { startDevnetServer } from "../pipeline/devnet/server.ts";
 import { createStaticDappRegistry } from "../pipeline/normalize/index.ts";
 import { writeEventsBatch } from "../pipeline/processors/events-sink.ts";
 import { toEventsMessage } from "../pipeline/processors/normalize.ts";
-import { type LoadResult, load } from "./lib.ts";
+import { type LoadResult, load, startBenchApp } from "./lib.ts";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -63,34 +59,7 @@ const messages = blocks.map((b, i) => {
 });
 await writeEventsBatch({ ch, metrics }, messages);
 
-const keys = createKeysRepo(pg);
-await keys.upsertPlan({
-  plan_id: "bench",
-  name: "Bench",
-  rpm: 100_000_000,
-  rpd: 100_000_000,
-  price: "0",
-  price_alph: "0",
-  validity_days: 1,
-});
-const created = await keys.createKey({ userId: "bench", planId: "free", level: "user" });
-await keys.setPlan(created.keyId, "bench");
-const app = await buildApp({
-  config,
-  log,
-  metrics,
-  pg,
-  ch,
-  keys,
-  events: createEventsRepo({ ch, pg, hydration: true }),
-  explorer: createExplorerClient({
-    baseUrl: config.EXPLORER_URL,
-    timeoutMs: config.EXPLORER_TIMEOUT_MS,
-    log,
-  }),
-});
-const base = await app.listen({ host: "127.0.0.1", port: 0 });
-const headers = { "x-api-key": created.key, authorization: `Bearer ${created.key}` };
+const { app, base, headers } = await startBenchApp({ config, log, pg, ch, metrics });
 
 const token = chain.tokens()[0]!;
 const busy = blocks.filter((b) => b.block.transactions.length >= 4).at(-1)!;

@@ -6,15 +6,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildApp } from "../api/app.ts";
-import { createEventsRepo } from "../api/routes/events/repo.ts";
 import { loadConfig } from "../lib/config.ts";
-import { createExplorerClient } from "../lib/explorer-client.ts";
 import { createLogger } from "../lib/logger.ts";
-import { createMetrics } from "../lib/metrics.ts";
-import { createKeysRepo } from "../lib/repos/keys.ts";
 import { openStores } from "../lib/stores/index.ts";
-import { bareServer, type LoadResult, load, printTable } from "./lib.ts";
+import { bareServer, type LoadResult, load, printTable, startBenchApp } from "./lib.ts";
 
 const N = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const dir = mkdtempSync(join(tmpdir(), "bench-events-"));
@@ -52,30 +47,7 @@ await ch.command(
 );
 const fillSeconds = (performance.now() - t0) / 1000;
 
-const keys = createKeysRepo(pg);
-await keys.upsertPlan({
-  plan_id: "bench",
-  name: "Bench",
-  rpm: 100_000_000,
-  rpd: 100_000_000,
-  price: "0",
-  price_alph: "0",
-  validity_days: 1,
-});
-const key = await keys.createKey({ userId: "bench", planId: "free", level: "user" });
-await keys.setPlan(key.keyId, "bench");
-const headers = { "x-api-key": key.key, authorization: `Bearer ${key.key}` };
-const app = await buildApp({
-  config,
-  log,
-  metrics: createMetrics(),
-  pg,
-  ch,
-  keys,
-  events: createEventsRepo({ ch, pg, hydration: true }),
-  explorer: createExplorerClient({ baseUrl: "", timeoutMs: 1000, log }),
-});
-const base = await app.listen({ host: "127.0.0.1", port: 0 });
+const { app, base, headers } = await startBenchApp({ config, log, pg, ch });
 
 const [middle] = await ch.query<{ id: string; tx_id: string }>(
   "bench_middle",

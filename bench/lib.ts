@@ -4,6 +4,16 @@
  */
 import autocannon from "autocannon";
 import Fastify from "fastify";
+import { buildApp } from "../api/app.ts";
+import { createEventsRepo } from "../api/routes/events/repo.ts";
+import type { App } from "../api/types.ts";
+import type { Config } from "../lib/config.ts";
+import { createExplorerClient } from "../lib/explorer-client.ts";
+import type { Logger } from "../lib/logger.ts";
+import { createMetrics, type Metrics } from "../lib/metrics.ts";
+import { createKeysRepo } from "../lib/repos/keys.ts";
+import type { Ch } from "../lib/stores/clickhouse.ts";
+import type { Pg } from "../lib/stores/postgres.ts";
 
 export interface LoadResult {
   label: string;
@@ -52,4 +62,46 @@ export function printTable(title: string, rows: LoadResult[], bound: LoadResult)
       `${r.label.padEnd(44)} ${String(r.rps).padStart(7)} ${String(r.p50).padStart(8)} ${String(r.p99).padStart(7)} ${String(r.non2xx).padStart(8)}  ${ratio.padStart(8)}\n`,
     );
   }
+}
+
+/**
+ * The real app on opened stores, listening on loopback, with a user key on an unlimited plan
+ * (so the bench measures the route, not the rate limiter's 429s).
+ */
+export async function startBenchApp(deps: {
+  config: Config;
+  log: Logger;
+  pg: Pg;
+  ch: Ch;
+  metrics?: Metrics;
+}): Promise<{ app: App; base: string; headers: Record<string, string> }> {
+  const { config, log, pg, ch } = deps;
+  const keys = createKeysRepo(pg);
+  await keys.upsertPlan({
+    plan_id: "bench",
+    name: "Bench",
+    rpm: 100_000_000,
+    rpd: 100_000_000,
+    price: "0",
+    price_alph: "0",
+    validity_days: 1,
+  });
+  const created = await keys.createKey({ userId: "bench", planId: "free", level: "user" });
+  await keys.setPlan(created.keyId, "bench");
+  const app = await buildApp({
+    config,
+    log,
+    metrics: deps.metrics ?? createMetrics(),
+    pg,
+    ch,
+    keys,
+    events: createEventsRepo({ ch, pg, hydration: config.PAYLOAD_HYDRATION }),
+    explorer: createExplorerClient({
+      baseUrl: config.EXPLORER_URL,
+      timeoutMs: config.EXPLORER_TIMEOUT_MS,
+      log,
+    }),
+  });
+  const base = await app.listen({ host: "127.0.0.1", port: 0 });
+  return { app, base, headers: { "x-api-key": created.key, authorization: `Bearer ${created.key}` } };
 }

@@ -2,6 +2,7 @@
  * Reads of normalized events (ClickHouse `events`) with their address labels (Postgres) and
  * offloaded payloads. Every read returns main-chain rows only (FINAL resolves replays and retractions).
  */
+import type { NormalizedEvent } from "../../../lib/chain/types.ts";
 import { readProgress } from "../../../lib/repos/progress.ts";
 import type { Ch } from "../../../lib/stores/clickhouse.ts";
 import type { Pg } from "../../../lib/stores/postgres.ts";
@@ -13,32 +14,8 @@ export interface LabelRow {
   source: string;
 }
 
-export interface ApiEvent {
-  id: string;
-  chain_index: number;
-  block_hash: string;
-  block_height: number;
-  timestamp: number;
-  tx_id: string;
-  tx_index: number;
-  event_index: number;
-  dapp_id: string;
-  category: string;
-  sub_kind: string;
-  type: string;
-  is_main: boolean;
-  from: string;
-  to: string;
-  with: string;
-  token_address: string;
-  token_id: string;
-  amount: string;
-  contract_address: string;
-  contract_event_index: number | null;
-  payload: Record<string, unknown>;
-  payload_ref: string | null;
-  address_labels: Record<string, LabelRow>;
-}
+/** A normalized event as the API serves it: the stored event plus labels of its addresses. */
+export type ApiEvent = NormalizedEvent & { address_labels: Record<string, LabelRow> };
 
 export interface EventFilters {
   dapp_id?: string;
