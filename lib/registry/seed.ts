@@ -4,10 +4,12 @@
  * (tokens.admin_edited_fields) keep the admin's values. Called at the API's first start and by `registry seed`.
  */
 import { ALPH, mainnet, type TokenInfo, type TokenList } from "@alephium/token-list";
+import { binToHex, contractIdFromAddress } from "@alephium/web3";
 import type { Logger } from "../logger.ts";
 import { createRegistryRepo, type ListedToken } from "../repos/registry.ts";
 import type { Pg } from "../stores/postgres.ts";
 import { WORMHOLE_MAINNET_IMPORTS, wormholeMainnetRows } from "./bridge.ts";
+import { KNOWN_DAPP_CONTRACTS } from "./known-contracts.ts";
 
 /** Categories created by seeding (admins may delete or re-order them; seeding never undoes that). */
 export const SEED_CATEGORIES = [
@@ -53,6 +55,7 @@ export interface SeedReport {
   categories: number;
   dapps: number;
   tokenCategories: number;
+  contracts: number;
 }
 
 export interface SeedDeps {
@@ -114,7 +117,17 @@ export async function seedRegistry(deps: SeedDeps, options: { list?: TokenList }
   const written = await repo.upsertListedTokens(tokens);
   const bridged = await repo.upsertBridgedRows(wormholeMainnetRows());
   const tokenCategories = await repo.seedTokenCategories(seedTokenCategoryLinks(tokens));
-  const report = { tokens: written, bridged, categories, dapps, tokenCategories };
+  // Contract → dapp attribution the normalizer reads; re-seeding sets these known attributions again.
+  const contracts = await repo.upsertContracts(
+    KNOWN_DAPP_CONTRACTS.map((c) => ({
+      contractId: binToHex(contractIdFromAddress(c.contract_address)),
+      address: c.contract_address,
+      dappId: c.dapp_id,
+      label: c.label,
+      registered: true,
+    })),
+  );
+  const report = { tokens: written, bridged, categories, dapps, tokenCategories, contracts };
   deps.log?.info({ ...report, list_size: tokens.length }, "Registry seeded.");
   return report;
 }
