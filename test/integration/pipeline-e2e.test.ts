@@ -72,3 +72,68 @@ describe("devnet → ingest → bus → normalize → ClickHouse → API (embedd
     expect(Number(swaps?.n)).toBeGreaterThan(0);
   });
 });
+
+describe("address labels on events", () => {
+  let p: TestPipeline;
+  beforeAll(async () => {
+    p = await startTestPipeline({ blocks: 300, confirmations: 2 });
+    await p.catchUp();
+  });
+  afterAll(async () => p?.close());
+
+  it("labels a registered token's contract with its symbol, and an admin label wins", async () => {
+    const admin = p.api.auth(p.api.adminKey);
+    const token = p.chain.tokens()[0]!;
+    const byToken = async () => {
+      const r = await p.api.app.inject({ url: `/events/all?token_address=${token.address}&limit=5` });
+      expect(r.statusCode).toBe(200);
+      const events = r.json().events as {
+        address_labels: Record<string, { label: string; source: string }>;
+      }[];
+      expect(events.length).toBeGreaterThan(0);
+      return events[0]!.address_labels[token.address];
+    };
+    expect(await byToken()).toBeUndefined(); // discovered tokens are unregistered
+    const reg = await p.api.app.inject({
+      method: "POST",
+      url: `/token/${token.id}/update`,
+      headers: admin,
+      payload: { registered: true },
+    });
+    expect(reg.statusCode).toBe(200);
+    expect(await byToken()).toMatchObject({ label: token.symbol, source: "token_registry" });
+
+    const add = await p.api.app.inject({
+      method: "POST",
+      url: "/addresses/labels/add",
+      headers: admin,
+      payload: { address: token.address, label: "Featured token", source: "admin" },
+    });
+    expect(add.statusCode).toBe(200);
+    expect(await byToken()).toMatchObject({
+      label: "Featured token",
+      mapped_label: "Featured token",
+      source: "admin",
+    });
+    const list = await p.api.app.inject({ url: `/addresses/labels?address=${token.address}` });
+    expect(list.json().labels).toHaveLength(1);
+    const del = await p.api.app.inject({
+      method: "POST",
+      url: "/addresses/labels/del",
+      headers: admin,
+      payload: { address: token.address },
+    });
+    expect(del.json()).toEqual({ ok: true, deleted: 1 });
+    expect(
+      (
+        await p.api.app.inject({
+          method: "POST",
+          url: "/addresses/labels/del",
+          headers: admin,
+          payload: { address: token.address },
+        })
+      ).statusCode,
+    ).toBe(404);
+    expect(await byToken()).toMatchObject({ source: "token_registry" });
+  });
+});

@@ -90,8 +90,13 @@ export function createEventsRepo(deps: {
       source: string;
     }>(
       "labels_for_addresses",
-      `SELECT DISTINCT ON (address) address, label, icon, mapped_label, source
-       FROM address_labels WHERE address = ANY($1::text[]) ORDER BY address, priority, source`,
+      // Explicit labels first (by priority); a registered token's symbol labels its contract otherwise.
+      `SELECT DISTINCT ON (address) address, label, icon, mapped_label, source FROM (
+         SELECT address, label, icon, mapped_label, source, priority FROM address_labels WHERE address = ANY($1::text[])
+         UNION ALL
+         SELECT contract_address, symbol, logo_uri, COALESCE(name, symbol), 'token_registry', 1000
+         FROM tokens WHERE contract_address = ANY($1::text[]) AND symbol IS NOT NULL AND NOT deleted AND registered
+       ) AS l ORDER BY address, priority, source`,
       [list],
     );
     const out: Record<string, LabelRow> = {};
