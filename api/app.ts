@@ -50,7 +50,7 @@ export async function buildApp(deps: ApiDeps, options: BuildOptions = {}): Promi
     loggerInstance: deps.log,
     trustProxy: deps.config.TRUST_PROXY,
     // Groupless and multisig addresses run past Fastify's default of 100 characters.
-    maxParamLength: 256,
+    routerOptions: { maxParamLength: 256 },
     requestTimeout: deps.config.REQUEST_TIMEOUT_MS,
     genReqId: (req) => {
       const given = req.headers["x-request-id"];

@@ -54,6 +54,13 @@ const [middle] = await ch.query<{ id: string; tx_id: string }>(
   "SELECT id, tx_id FROM events ORDER BY id LIMIT 1 OFFSET {o:UInt64}",
   { o: Math.floor(N / 2) },
 );
+// Distinct cursors: every request reads a different page (no page-cache hits).
+const cursors = await ch.query<{ id: string }>(
+  "bench_cursors",
+  "SELECT id FROM events ORDER BY id LIMIT 2000 OFFSET {o:UInt64}",
+  { o: Math.floor(N / 3) },
+);
+const pollPaths = cursors.map((c) => `/events/all?poll=1&limit=50&after_id=${c.id}`);
 const routes = [
   { label: "GET /events/all?limit=50 (list)", path: "/events/all?limit=50", headers: {} },
   {
@@ -65,6 +72,19 @@ const routes = [
   { label: "GET /transaction/{txid}/events", path: `/transaction/${middle?.tx_id}/events`, headers },
 ];
 process.stdout.write(`filled ${N} events in ${fillSeconds.toFixed(1)} s\n`);
+{
+  const body = (await app.inject({ url: pollPaths[0]! })).body;
+  const bare = await bareServer(body);
+  const label = "poll, 2,000 distinct cursors (uncached)";
+  const measured = await load(label, base, { paths: pollPaths });
+  const single = await load(`${label} [1 connection]`, base, { paths: pollPaths, connections: 1 });
+  printTable(
+    `${label}: ~${body.length} bytes`,
+    [measured, single],
+    await load("bare route, same bytes", bare.url),
+  );
+  await bare.close();
+}
 for (const r of routes) {
   const body = (await app.inject({ url: r.path, headers: r.headers })).body;
   const bare = await bareServer(body);

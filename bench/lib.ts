@@ -26,11 +26,22 @@ export interface LoadResult {
 export async function load(
   label: string,
   url: string,
-  options: { headers?: Record<string, string>; seconds?: number; connections?: number } = {},
+  options: {
+    headers?: Record<string, string>;
+    seconds?: number;
+    connections?: number;
+    /** Paths to cycle through (each request takes the next one), for example distinct cursors. */
+    paths?: string[];
+  } = {},
 ): Promise<LoadResult> {
+  let next = 0;
+  const paths = options.paths;
   const result = await autocannon({
     url,
     headers: options.headers,
+    ...(paths?.length
+      ? { requests: [{ setupRequest: (req: object) => ({ ...req, path: paths[next++ % paths.length] }) }] }
+      : {}),
     duration: options.seconds ?? Number(process.env.BENCH_SECONDS ?? 5),
     connections: options.connections ?? 10,
   });
@@ -95,7 +106,12 @@ export async function startBenchApp(deps: {
     pg,
     ch,
     keys,
-    events: createEventsRepo({ ch, pg, hydration: config.PAYLOAD_HYDRATION }),
+    events: createEventsRepo({
+      ch,
+      pg,
+      hydration: config.PAYLOAD_HYDRATION,
+      pageCacheMs: config.EVENTS_PAGE_CACHE_MS,
+    }),
     explorer: createExplorerClient({
       baseUrl: config.EXPLORER_URL,
       timeoutMs: config.EXPLORER_TIMEOUT_MS,

@@ -51,7 +51,12 @@ export function apiDeps(ctx: ProcessContext, stores: Stores): ApiDeps {
     keys: stores.pg ? createKeysRepo(stores.pg) : null,
     events:
       stores.pg && stores.ch
-        ? createEventsRepo({ ch: stores.ch, pg: stores.pg, hydration: ctx.config.PAYLOAD_HYDRATION })
+        ? createEventsRepo({
+            ch: stores.ch,
+            pg: stores.pg,
+            hydration: ctx.config.PAYLOAD_HYDRATION,
+            pageCacheMs: ctx.config.EVENTS_PAGE_CACHE_MS,
+          })
         : null,
     explorer: createExplorerClient({
       baseUrl: ctx.config.EXPLORER_URL,

@@ -6,8 +6,8 @@ CREATE TABLE IF NOT EXISTS raw_blocks
   hash String COMMENT 'Block hash (64 hex)',
   timestamp DateTime64(3, 'UTC') COMMENT 'Block timestamp',
   main_chain Bool COMMENT 'False once the block left the main chain',
-  tx_count UInt32 COMMENT 'Number of transactions (coinbase included)',
-  event_count UInt32 COMMENT 'Number of contract events (system events included)',
+  tx_count UInt32 DEFAULT JSONLength(block_json, 'transactions') COMMENT 'Number of transactions (coinbase included)',
+  event_count UInt32 DEFAULT JSONLength(events_json) COMMENT 'Number of contract events (system events included)',
   block_json String COMMENT 'The node BlockEntry JSON, verbatim' CODEC(ZSTD(3)),
   events_json String COMMENT 'The node ContractEventByBlockHash[] JSON, verbatim' CODEC(ZSTD(3)),
   version UInt64 COMMENT 'Publish sequence of the message; the newest statement about a block wins'

@@ -110,6 +110,12 @@ export const CONFIG_SPEC = {
   ),
   INGEST_POLL_MS: int(2_000, 50, 600_000, "Live-tail polling interval."),
   CONFIRMATIONS: int(2, 0, 210, "Blocks on top of a block before its events are served (reorg safety)."),
+  EVENTS_PAGE_CACHE_MS: int(
+    1_000,
+    0,
+    60_000,
+    "How long an identical /events/all page is reused per API process (0 = off); keyed by the watermark.",
+  ),
   PAYLOAD_HYDRATION: bool(true, "Merge offloaded payloads back into events on read."),
   PAYLOAD_MAX_BYTES: int(
     4096,

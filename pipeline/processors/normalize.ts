@@ -69,10 +69,21 @@ async function loadContext(deps: PipelineDeps) {
   return { dapps, factories, pools, loadedAt: Date.now() };
 }
 
+/** The RawBlock a main-chain block message carries. */
+export function rawBlockOf(m: BlockMessage): RawBlock {
+  return {
+    chainIndex: m.chain_index,
+    block: JSON.parse(m.block_json) as node.BlockEntry,
+    events: JSON.parse(m.events_json) as node.ContractEventByBlockHash[],
+    mainChain: true,
+  };
+}
+
 /** Pure part: one block message to its events message (pool discovery happens before, by the caller). */
 export function toEventsMessage(
   m: BlockMessage,
   ctx: Parameters<typeof normalizeBlock>[1],
+  parsed?: RawBlock,
 ): { message: EventsMessage; raw: RawBlock | null } {
   if (!m.main_chain) {
     return {
@@ -89,12 +100,7 @@ export function toEventsMessage(
       },
     };
   }
-  const raw: RawBlock = {
-    chainIndex: m.chain_index,
-    block: JSON.parse(m.block_json) as node.BlockEntry,
-    events: JSON.parse(m.events_json) as node.ContractEventByBlockHash[],
-    mainChain: true,
-  };
+  const raw = parsed ?? rawBlockOf(m);
   const result = normalizeBlock(raw, ctx);
   return {
     raw,
@@ -127,14 +133,9 @@ export function createNormalizeProcessor(deps: PipelineDeps): Processor {
           const learned: PoolInfo[] = [];
           for (const record of records) {
             const m = deps.codecs.blocks.decode(record.value);
-            if (m.main_chain) {
+            const raw = m.main_chain ? rawBlockOf(m) : undefined;
+            if (raw) {
               // Pools created in this block must be known before its own swaps are decoded.
-              const raw = {
-                chainIndex: m.chain_index,
-                block: JSON.parse(m.block_json),
-                events: JSON.parse(m.events_json),
-                mainChain: true,
-              };
               const pools = extractPools(raw, ctx.factories);
               if (pools.length > 0) {
                 ctx.pools.add(pools);
@@ -142,11 +143,15 @@ export function createNormalizeProcessor(deps: PipelineDeps): Processor {
               }
             }
             out.push(
-              toEventsMessage(m, {
-                dapps: ctx.dapps,
-                pools: ctx.pools,
-                maxPayloadBytes: deps.config.PAYLOAD_MAX_BYTES,
-              }).message,
+              toEventsMessage(
+                m,
+                {
+                  dapps: ctx.dapps,
+                  pools: ctx.pools,
+                  maxPayloadBytes: deps.config.PAYLOAD_MAX_BYTES,
+                },
+                raw,
+              ).message,
             );
           }
           for (const p of learned) {

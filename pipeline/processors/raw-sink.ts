@@ -26,16 +26,13 @@ export function createRawSink(deps: PipelineDeps): Processor {
               );
               continue;
             }
-            const block = JSON.parse(m.block_json) as { transactions: unknown[] };
-            const events = JSON.parse(m.events_json) as unknown[];
             rows.push({
               chain_index: m.chain_index,
               height: m.height,
               hash: m.hash,
               timestamp: m.timestamp,
               main_chain: true,
-              tx_count: block.transactions.length,
-              event_count: events.length,
+              // tx_count and event_count are computed by ClickHouse from the JSON (column defaults).
               block_json: m.block_json,
               events_json: m.events_json,
               version: m.seq,

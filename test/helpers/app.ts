@@ -35,6 +35,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     LOG_LEVEL: "silent",
     // Tests never reach the public explorer: without a devnet the decorated routes answer 502 at once.
     EXPLORER_URL: options.explorerUrl ?? "http://127.0.0.1:9",
+    // Page caching is off unless a test turns it on: most tests read right after they write.
+    EVENTS_PAGE_CACHE_MS: "0",
     ...options.env,
     DATABASES: withDb ? "on" : "off",
   });
@@ -57,6 +59,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
             pg: pgStore.pg,
             hydration: config.PAYLOAD_HYDRATION,
             watermarkCacheMs: 0,
+            pageCacheMs: config.EVENTS_PAGE_CACHE_MS,
           })
         : null,
     explorer: createExplorerClient({

@@ -19,6 +19,13 @@ describe("devnet → ingest → bus → normalize → ClickHouse → API (embedd
     let expectedBlocks = 0;
     for (let c = 0; c < 16; c++) expectedBlocks += Math.max(0, p.chain.height(c) - 2); // height 1..tip-2
     expect(Number(raw?.n)).toBe(expectedBlocks);
+    const block = p.chain.mainChain(3)[5]!;
+    const [counts] = await p.ch.ch.query<{ tx_count: number; event_count: number }>(
+      "t",
+      "SELECT tx_count, event_count FROM raw_blocks FINAL WHERE hash = {h:String}",
+      { h: block.block.hash },
+    );
+    expect(counts).toEqual({ tx_count: block.block.transactions.length, event_count: block.events.length });
     const { rows } = await eventsStateHash(p.ch);
     expect(rows).toBeGreaterThan(expectedBlocks); // at least a coinbase per block, plus transfers etc.
   });
@@ -135,5 +142,35 @@ describe("address labels on events", () => {
       ).statusCode,
     ).toBe(404);
     expect(await byToken()).toMatchObject({ source: "token_registry" });
+  });
+});
+
+describe("page cache of /events/all", () => {
+  let p: TestPipeline;
+  beforeAll(async () => {
+    p = await startTestPipeline({ blocks: 200, confirmations: 2, env: { EVENTS_PAGE_CACHE_MS: "60000" } });
+    await p.catchUp();
+  });
+  afterAll(async () => p?.close());
+
+  it("serves identical pages from one read and reads again when the watermark moves", async () => {
+    const ch = p.api.deps.ch!;
+    const real = ch.query.bind(ch);
+    let listReads = 0;
+    ch.query = async (label, sql, params) => {
+      if (label === "events_list") listReads++;
+      return real(label, sql, params);
+    };
+    const first = await p.api.app.inject({ url: "/events/all?limit=20" });
+    const again = await Promise.all([1, 2, 3].map(() => p.api.app.inject({ url: "/events/all?limit=20" })));
+    for (const r of again) expect(r.body).toBe(first.body);
+    expect(listReads).toBe(1);
+    await p.api.app.inject({ url: "/events/all?limit=21" });
+    expect(listReads).toBe(2);
+    p.chain.advance(64);
+    await p.catchUp();
+    const moved = await p.api.app.inject({ url: "/events/all?limit=20" });
+    expect(listReads).toBe(3);
+    expect(moved.json().events[0].id > first.json().events[0].id).toBe(true);
   });
 });

@@ -69,13 +69,24 @@ export function idCeiling(ts: number): string {
   return String(ts + 1).padStart(13, "0");
 }
 
-export function createEventsRepo(deps: {
+export interface EventsRepoOptions {
   ch: Ch;
   pg: Pg;
   hydration: boolean;
+  /** How long the watermark is reused (ms). */
   watermarkCacheMs?: number;
-}): EventsRepo {
+  /**
+   * How long an identical list/poll page is reused (ms; 0 = never). Pages are keyed by their query and
+   * the watermark, so a reused page is the page a fresh read gives, until a retraction or a label edit.
+   */
+  pageCacheMs?: number;
+}
+
+export function createEventsRepo(deps: EventsRepoOptions): EventsRepo {
   const { ch, pg } = deps;
+  const pageCacheMs = deps.pageCacheMs ?? 0;
+  // Caught-up pollers all ask for the same page: one read serves them (also while it is in flight).
+  const pages = new Map<string, { at: number; events: Promise<ApiEvent[]> }>();
   let cached = { at: 0, value: 0 };
   const cacheMs = deps.watermarkCacheMs ?? 200;
 
@@ -140,6 +151,63 @@ export function createEventsRepo(deps: {
     });
   }
 
+  async function readPage(
+    filters: EventFilters,
+    page: { limit: number; afterId?: string; poll: boolean },
+    ceiling: string,
+  ): Promise<ApiEvent[]> {
+    const where = ["id < {ceiling:String}"];
+    const params: Record<string, unknown> = { ceiling };
+    if (filters.dapp_id) {
+      where.push("dapp_id = {dapp:String}");
+      params.dapp = filters.dapp_id;
+    }
+    if (filters.address) {
+      where.push("(from = {addr:String} OR to = {addr:String})");
+      params.addr = filters.address;
+    }
+    if (filters.token_address) {
+      where.push("token_address = {token:String}");
+      params.token = filters.token_address;
+    }
+    if (filters.category?.length) {
+      where.push("category IN {cats:Array(String)}");
+      params.cats = filters.category;
+    }
+    if (filters.sub_kind?.length) {
+      where.push("sub_kind IN {subs:Array(String)}");
+      params.subs = filters.sub_kind;
+    }
+    const ascending = Boolean(page.afterId && page.poll);
+    if (page.afterId) {
+      where.push(ascending ? "id > {after:String}" : "id < {after:String}");
+      params.after = page.afterId;
+    }
+    const before = (a: string, b: string) => (ascending ? a < b : a > b);
+    // Windows of rows in id order; rows of the window's last id may continue in the next window.
+    const best = new Map<string, Row>();
+    let cap = page.limit * 2 + 16;
+    let bound: string | undefined;
+    for (;;) {
+      const extra = bound ? [ascending ? "id >= {bound:String}" : "id <= {bound:String}"] : [];
+      const rows = await ch.query<Row>(
+        "events_list",
+        `SELECT ${COLUMNS} FROM events WHERE ${[...where, ...extra].join(" AND ")}
+           ORDER BY id ${ascending ? "ASC" : "DESC"} LIMIT {cap:UInt32}`,
+        { ...params, cap, ...(bound ? { bound } : {}) },
+      );
+      resolveVersions(rows, best);
+      const complete = rows.length < cap;
+      const lastId = rows[rows.length - 1]?.id ?? "";
+      const settled = [...best.values()]
+        .filter((r) => r.main_chain && (complete || before(r.id, lastId)))
+        .sort((a, b) => (a.id === b.id ? 0 : before(a.id, b.id) ? -1 : 1));
+      if (complete || settled.length >= page.limit) return finish(settled.slice(0, page.limit));
+      if (bound === lastId) cap *= 4; // one id filled the whole window: widen it
+      bound = lastId;
+    }
+  }
+
   const repo: EventsRepo = {
     hydration: deps.hydration,
     async watermark() {
@@ -149,56 +217,15 @@ export function createEventsRepo(deps: {
     },
     async list(filters, page) {
       const ceiling = idCeiling(await repo.watermark());
-      const where = ["id < {ceiling:String}"];
-      const params: Record<string, unknown> = { ceiling };
-      if (filters.dapp_id) {
-        where.push("dapp_id = {dapp:String}");
-        params.dapp = filters.dapp_id;
-      }
-      if (filters.address) {
-        where.push("(from = {addr:String} OR to = {addr:String})");
-        params.addr = filters.address;
-      }
-      if (filters.token_address) {
-        where.push("token_address = {token:String}");
-        params.token = filters.token_address;
-      }
-      if (filters.category?.length) {
-        where.push("category IN {cats:Array(String)}");
-        params.cats = filters.category;
-      }
-      if (filters.sub_kind?.length) {
-        where.push("sub_kind IN {subs:Array(String)}");
-        params.subs = filters.sub_kind;
-      }
-      const ascending = Boolean(page.afterId && page.poll);
-      if (page.afterId) {
-        where.push(ascending ? "id > {after:String}" : "id < {after:String}");
-        params.after = page.afterId;
-      }
-      const before = (a: string, b: string) => (ascending ? a < b : a > b);
-      // Windows of rows in id order; rows of the window's last id may continue in the next window.
-      const best = new Map<string, Row>();
-      let cap = page.limit * 2 + 16;
-      let bound: string | undefined;
-      for (;;) {
-        const extra = bound ? [ascending ? "id >= {bound:String}" : "id <= {bound:String}"] : [];
-        const rows = await ch.query<Row>(
-          "events_list",
-          `SELECT ${COLUMNS} FROM events WHERE ${[...where, ...extra].join(" AND ")}
-           ORDER BY id ${ascending ? "ASC" : "DESC"} LIMIT {cap:UInt32}`,
-          { ...params, cap, ...(bound ? { bound } : {}) },
-        );
-        resolveVersions(rows, best);
-        const complete = rows.length < cap;
-        const lastId = rows[rows.length - 1]?.id ?? "";
-        const settled = [...best.values()]
-          .filter((r) => r.main_chain && (complete || before(r.id, lastId)))
-          .sort((a, b) => (a.id === b.id ? 0 : before(a.id, b.id) ? -1 : 1));
-        if (complete || settled.length >= page.limit) return finish(settled.slice(0, page.limit));
-        if (bound === lastId) cap *= 4; // one id filled the whole window: widen it
-        bound = lastId;
-      }
+      if (pageCacheMs <= 0) return readPage(filters, page, ceiling);
+      const key = JSON.stringify([filters, page, ceiling]);
+      const hit = pages.get(key);
+      if (hit && Date.now() - hit.at < pageCacheMs) return hit.events;
+      if (pages.size > 5_000) pages.clear();
+      const events = readPage(filters, page, ceiling);
+      pages.set(key, { at: Date.now(), events });
+      events.catch(() => pages.delete(key));
+      return events;
     },
     async byTransaction(txId) {
       return (await repo.byTransactions([txId])).get(txId) ?? [];
