@@ -54,7 +54,9 @@ const EventsQuery = Type.Object({
   after_id: Type.Optional(
     Type.String({ pattern: "^[0-9-]{1,64}$", description: "Cursor: last event id seen." }),
   ),
-  poll: Type.Optional(Type.Union([Type.Literal("0"), Type.Literal("1")])),
+  poll: Type.Optional(
+    Type.Unsafe<"0" | "1">({ type: "string", enum: ["0", "1"], description: "`1` for poll mode." }),
+  ),
   dapp_id: Type.Optional(Type.String({ maxLength: 100 })),
   address: Type.Optional(Type.String({ maxLength: 100 })),
   token_address: Type.Optional(Type.String({ maxLength: 100 })),
