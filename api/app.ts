@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify from "fastify";
 import { createRateLimits, type RateLimits, registerAuth } from "./plugins/auth.ts";
-import { registerErrorHandling } from "./plugins/errors.ts";
+import { registerErrorHandling, sendProblem } from "./plugins/errors.ts";
 import { registerOpenApi } from "./plugins/openapi.ts";
 import { addressLabelRoutes } from "./routes/addresses/labels.ts";
 import { categoryRoutes } from "./routes/categories/index.ts";
@@ -51,6 +51,12 @@ export async function buildApp(deps: ApiDeps, options: BuildOptions = {}): Promi
     trustProxy: deps.config.TRUST_PROXY,
     // Groupless and multisig addresses run past Fastify's default of 100 characters.
     routerOptions: { maxParamLength: 256 },
+    // Errors the router raises before any route (bad URL encoding, too long a parameter) keep the one body shape.
+    frameworkErrors: (error, request, reply) => {
+      const status = error.statusCode && error.statusCode >= 400 ? error.statusCode : 400;
+      const code = (error.code ?? "bad_request").toLowerCase().replace(/^fst_err_/, "");
+      void sendProblem(request, reply.header("x-request-id", request.id), status, code, error.message);
+    },
     requestTimeout: deps.config.REQUEST_TIMEOUT_MS,
     genReqId: (req) => {
       const given = req.headers["x-request-id"];
