@@ -2,11 +2,18 @@
  * Registry processor (discovery): reads `alephium.events.v1` and records what the chain announces.
  * - `contract/created` events → `contracts` (kind token when the same tx minted its token);
  * - `token/genesis_mint` events → `tokens`, unregistered until an admin registers them, with minter,
- *   mint tx and mint time, and the fungible-token metadata the node gives (multicall methods 0..3).
+ *   mint tx and mint time, and the fungible-token metadata the node gives (multicall methods 0..3);
+ * - contracts created with the NFT collection interface (0002…) → `nft_collections`, and those with the
+ *   NFT interface (0003) → `nft_tokens` of their parent collection.
  * Upserts are idempotent and never overwrite what an admin edited (see lib/repos/registry-tokens.ts).
  */
 import { hexToString, NodeProvider } from "@alephium/web3";
-import type { ContractInput, DiscoveredToken } from "../../lib/repos/registry.ts";
+import type {
+  ContractInput,
+  DiscoveredToken,
+  NftCollectionInput,
+  NftTokenInput,
+} from "../../lib/repos/registry.ts";
 import { createRegistryRepo } from "../../lib/repos/registry.ts";
 import type { Subscription } from "../../lib/stores/bus.ts";
 import type { PipelineDeps } from "../deps.ts";
@@ -14,6 +21,10 @@ import { withRetry } from "../ingest/retry.ts";
 import { GROUPS, TOPICS } from "../messages.ts";
 import { contractIdOf } from "../normalize/chain-utils.ts";
 import type { Processor } from "./normalize.ts";
+
+/** Standard interface ids (`@std(id=…)`): INFTCollection 0002 (000201 with royalty), INFT 0003. */
+const NFT_COLLECTION_IFACE = "0002";
+const NFT_IFACE = "0003";
 
 export interface TokenMetadata {
   symbol: string | null;
@@ -62,6 +73,8 @@ export function createRegistryProcessor(
         handle: async (records) => {
           const contracts: ContractInput[] = [];
           const tokens: DiscoveredToken[] = [];
+          const collections: NftCollectionInput[] = [];
+          const nfts: NftTokenInput[] = [];
           for (const record of records) {
             const m = deps.codecs.events.decode(record.value);
             if (!m.main_chain) continue;
@@ -74,17 +87,42 @@ export function createRegistryProcessor(
               if (e.category === "contract" && e.sub_kind === "created") {
                 const payload = JSON.parse(e.payload_json) as {
                   contract_address?: string;
+                  parent_address?: string;
                   std_interface_id?: string;
                 };
                 const address = payload.contract_address ?? e.to;
                 const contractId = contractIdOf(address);
                 if (!contractId) continue;
                 const token = m.events.find((x) => x.tx_id === e.tx_id && x.sub_kind === "genesis_mint");
+                const iface = payload.std_interface_id ?? "";
+                const parentId = payload.parent_address ? contractIdOf(payload.parent_address) : undefined;
+                const nftKind = iface.startsWith(NFT_COLLECTION_IFACE)
+                  ? "nft_collection"
+                  : iface.startsWith(NFT_IFACE) && parentId
+                    ? "nft"
+                    : undefined;
+                if (nftKind === "nft_collection") {
+                  collections.push({
+                    collectionId: contractId,
+                    address,
+                    stdInterfaceId: iface,
+                    createdTx: e.tx_id,
+                    createdAt: m.block_timestamp,
+                  });
+                } else if (nftKind === "nft" && payload.parent_address) {
+                  nfts.push({
+                    tokenId: contractId,
+                    collectionAddress: payload.parent_address,
+                    minter: e.from || null,
+                    mintTx: e.tx_id,
+                    mintTime: m.block_timestamp,
+                  });
+                }
                 contracts.push({
                   contractId,
                   address,
                   dappId: e.dapp_id === "alephium" || e.dapp_id === "unknown" ? null : e.dapp_id,
-                  kind: token && minted.has(token.token_id) ? "token" : "unknown",
+                  kind: nftKind ?? (token && minted.has(token.token_id) ? "token" : "unknown"),
                   stdInterfaceId: payload.std_interface_id || null,
                   createdTx: e.tx_id,
                   createdAt: m.block_timestamp,
@@ -106,6 +144,8 @@ export function createRegistryProcessor(
             }
           }
           if (contracts.length > 0) await repo.upsertContracts(contracts);
+          for (const c of collections) await repo.upsertNftCollection(c);
+          if (nfts.length > 0) await repo.upsertNftTokens(nfts);
           if (tokens.length > 0) await repo.upsertDiscoveredTokens(tokens);
           deps.metrics.pipelineRows.inc({ stage: "registry", table: "tokens" }, tokens.length);
         },
