@@ -35,7 +35,15 @@ await ch.command(
      concat('1From', toString(number % 5000)) AS from, concat('1To', toString(number % 7000)) AS to, '' AS with,
      concat('tok', toString(number % 50)) AS token_address, repeat('0', 64) AS token_id, toUInt256(number * 1000) AS amount,
      '' AS contract_address, NULL AS contract_event_index, '{"n":1}' AS payload, NULL AS payload_ref,
-     true AS main_chain, 1 AS version
+     true AS main_chain,
+     concat('{"id":"', id, '","chain_index":', toString(chain_index), ',"block_hash":"', block_hash,
+            '","block_height":', toString(block_height), ',"timestamp":', toString(ts), ',"tx_id":"', tx_id,
+            '","tx_index":', toString(tx_index), ',"event_index":', toString(event_index), ',"dapp_id":"', dapp_id,
+            '","category":"', category, '","sub_kind":"', sub_kind, '","type":"transfer","is_main":',
+            if(is_main, 'true', 'false'), ',"from":"', from, '","to":"', to, '","with":"","token_address":"',
+            token_address, '","token_id":"', token_id, '","amount":"', toString(amount),
+            '","contract_address":"","contract_event_index":null,"payload":{"n":1},"payload_ref":null}') AS doc,
+     1 AS version
    FROM (SELECT number, intDiv(number, 3) AS tx, intDiv(tx, 4) AS blk, blk % 16 AS chain, intDiv(blk, 16) AS height,
                 1752573600000 + height * 8000 + chain * 500 AS ts FROM numbers({n:UInt64}))`,
   { n: N },

@@ -27,6 +27,7 @@ CREATE TABLE IF NOT EXISTS events
   payload String COMMENT 'Category-specific fields as JSON; {} when offloaded (see payload_ref)',
   payload_ref Nullable(String) COMMENT 'Key of the offloaded payload in event_payloads, null when inline',
   main_chain Bool COMMENT 'False once the block left the main chain (a reorg retraction)',
+  doc String COMMENT 'The event as the API serves it (JSON of the columns above but main_chain): one column to read per page' CODEC(ZSTD(1)),
   version UInt64 COMMENT 'Row version for ReplacingMergeTree: the retraction of a block carries a larger version',
   INDEX idx_tx tx_id TYPE bloom_filter(0.001) GRANULARITY 1,
   INDEX idx_from from TYPE bloom_filter(0.01) GRANULARITY 2,

@@ -37,16 +37,17 @@ export interface EventsRepo {
   readonly hydration: boolean;
 }
 
-const COLUMNS = `id, chain_index, block_hash, block_height, toUnixTimestamp64Milli(timestamp) AS timestamp, tx_id,
-  tx_index, event_index, dapp_id, category, sub_kind, type, is_main, from, to, with, token_address, token_id,
-  toString(amount) AS amount, contract_address, contract_event_index, payload, payload_ref, main_chain, version`;
+/** A page reads the served document plus what resolving versions needs. */
+const COLUMNS = "id, block_hash, main_chain, version, payload_ref, doc";
 
-type Row = Omit<ApiEvent, "payload" | "address_labels" | "timestamp"> & {
-  payload: string;
-  timestamp: string;
+interface Row {
+  id: string;
+  block_hash: string;
   main_chain: boolean;
   version: string;
-};
+  payload_ref: string | null;
+  doc: string;
+}
 
 /**
  * Resolves replays and retractions like FINAL would, on the rows a query returned: per
@@ -133,19 +134,18 @@ export function createEventsRepo(deps: EventsRepoOptions): EventsRepo {
       );
       for (const p of found) payloads.set(p.ref, p.payload);
     }
-    const labelMap = await labels(rows.flatMap((r) => [r.from, r.to, r.with, r.token_address]));
-    return rows.map(({ main_chain: _m, version: _v, ...r }) => {
+    const events = rows.map((r) => JSON.parse(r.doc) as NormalizedEvent);
+    const labelMap = await labels(events.flatMap((e) => [e.from, e.to, e.with, e.token_address]));
+    return events.map((e) => {
       const own: Record<string, LabelRow> = {};
-      for (const a of [r.from, r.to, r.with, r.token_address]) {
+      for (const a of [e.from, e.to, e.with, e.token_address]) {
         const l = a ? labelMap[a] : undefined;
         if (l) own[a] = l;
       }
-      const hydrated = r.payload_ref ? payloads.get(r.payload_ref) : undefined;
+      const hydrated = e.payload_ref ? payloads.get(e.payload_ref) : undefined;
       return {
-        ...r,
-        timestamp: Number(r.timestamp),
-        is_main: Boolean(r.is_main),
-        payload: JSON.parse(hydrated ?? r.payload) as Record<string, unknown>,
+        ...e,
+        ...(hydrated ? { payload: JSON.parse(hydrated) as Record<string, unknown> } : {}),
         address_labels: own,
       };
     });
