@@ -165,10 +165,22 @@ export async function waitFor(
 }
 
 /** Hash of the whole state of the events table (every column but the version), and its row count. */
-export async function eventsStateHash(ch: TestCh): Promise<{ rows: number; hash: string }> {
+export async function eventsStateHash(
+  ch: TestCh,
+): Promise<{ rows: number; hash: string; lookup_rows: number; lookup_hash: string }> {
   const [r] = await ch.ch.query<{ rows: string; hash: string }>(
     "events_state_hash",
     "SELECT count() AS rows, toString(sum(cityHash64(*))) AS hash FROM (SELECT * EXCEPT (version) FROM events FINAL WHERE main_chain)",
   );
-  return { rows: Number(r?.rows ?? 0), hash: r?.hash ?? "" };
+  // The lookup copies (by address, token, transaction) must match the events they copy.
+  const [l] = await ch.ch.query<{ rows: string; hash: string }>(
+    "lookup_state_hash",
+    "SELECT count() AS rows, toString(sum(cityHash64(*))) AS hash FROM (SELECT * EXCEPT (version) FROM event_lookup FINAL WHERE main_chain)",
+  );
+  return {
+    rows: Number(r?.rows ?? 0),
+    hash: r?.hash ?? "",
+    lookup_rows: Number(l?.rows ?? 0),
+    lookup_hash: l?.hash ?? "",
+  };
 }

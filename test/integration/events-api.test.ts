@@ -78,6 +78,55 @@ describe("events API", () => {
     for (const e of await all(`token_address=${token}&limit=200`)) expect(e.token_address).toBe(token);
   });
 
+  it("address and token reads (event_lookup) page exactly like the same filter over every event", async () => {
+    const every: Ev[] = [];
+    for (let page = await all("limit=200"); page.length > 0; ) {
+      every.push(...page);
+      page = await all(`limit=200&after_id=${page[page.length - 1]!.id}`);
+    }
+    const pageAll = async (query: string, poll: boolean) => {
+      const out: Ev[] = [];
+      let cursor = poll ? "0" : "";
+      for (;;) {
+        const page = await all(
+          `${query}&limit=7${poll ? "&poll=1" : ""}${cursor ? `&after_id=${cursor}` : ""}`,
+        );
+        if (page.length === 0) return out;
+        out.push(...page);
+        cursor = page[page.length - 1]!.id;
+      }
+    };
+    const swap = every.find((e) => e.category === "dex" && e.token_address)!;
+    const cases: [string, (e: Ev) => boolean][] = [
+      [`address=${swap.from}`, (e) => e.from === swap.from || e.to === swap.from],
+      [
+        `address=${swap.from}&category=dex`,
+        (e) => (e.from === swap.from || e.to === swap.from) && e.category === "dex",
+      ],
+      [`token_address=${swap.token_address}`, (e) => e.token_address === swap.token_address],
+      [
+        `address=${swap.from}&token_address=${swap.token_address}`,
+        (e) => (e.from === swap.from || e.to === swap.from) && e.token_address === swap.token_address,
+      ],
+      [
+        `token_address=${swap.token_address}&sub_kind=buy,sell`,
+        (e) => e.token_address === swap.token_address && ["buy", "sell"].includes(e.sub_kind),
+      ],
+    ];
+    for (const [query, keep] of cases) {
+      const expected = every.filter(keep).map((e) => e.id);
+      expect(expected.length, query).toBeGreaterThan(0);
+      expect(
+        (await pageAll(query, false)).map((e) => e.id),
+        query,
+      ).toEqual(expected);
+      expect(
+        (await pageAll(query, true)).map((e) => e.id),
+        query,
+      ).toEqual([...expected].reverse());
+    }
+  });
+
   it("pages the list with after_id, newest first, without gaps or overlaps", async () => {
     const first = await all("limit=30");
     const second = await all(`limit=30&after_id=${first[first.length - 1]!.id}`);

@@ -147,6 +147,19 @@ describe("reorgs are handled", () => {
       for (const e of r.json().events as { block_hash: string }[])
         expect(reorg.orphaned).not.toContain(e.block_hash);
     }
+    // Address reads (event_lookup): none of an orphaned block's events under its addresses either.
+    const orphanedAddresses = await pipeline.ch.ch.query<{ a: string }>(
+      "t",
+      "SELECT DISTINCT from AS a FROM events WHERE block_hash IN {h:Array(String)} AND from != ''",
+      { h: reorg.orphaned },
+    );
+    expect(orphanedAddresses.length).toBeGreaterThan(0);
+    for (const { a } of orphanedAddresses) {
+      const r = await pipeline.api.app.inject({ url: `/events/all?address=${a}&limit=200` });
+      expect(r.statusCode).toBe(200);
+      for (const e of r.json().events as { block_hash: string }[])
+        expect(reorg.orphaned).not.toContain(e.block_hash);
+    }
     // List and poll: walk everything served; nothing from orphaned blocks, the new branch is there.
     const seen: { block_hash: string }[] = [];
     let after = "0";

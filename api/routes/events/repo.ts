@@ -1,6 +1,7 @@
 /**
  * Reads of normalized events (ClickHouse `events`) with their address labels (Postgres) and
- * offloaded payloads. Every read returns main-chain rows only (FINAL resolves replays and retractions).
+ * offloaded payloads. Every read returns main-chain rows only (versions are resolved here, as FINAL
+ * would). Address, token and transaction reads use `event_lookup`, the same rows keyed by them.
  */
 import type { NormalizedEvent } from "../../../lib/chain/types.ts";
 import { readProgress } from "../../../lib/repos/progress.ts";
@@ -156,17 +157,26 @@ export function createEventsRepo(deps: EventsRepoOptions): EventsRepo {
     page: { limit: number; afterId?: string; poll: boolean },
     ceiling: string,
   ): Promise<ApiEvent[]> {
+    // An address (or else a token) read is one key range of `event_lookup`; other reads scan `events` by id.
+    const lookup = filters.address
+      ? { kind: "address", key: filters.address }
+      : filters.token_address
+        ? { kind: "token", key: filters.token_address }
+        : null;
     const where = ["id < {ceiling:String}"];
     const params: Record<string, unknown> = { ceiling };
+    if (lookup) {
+      where.push("kind = {kind:String} AND key = {key:String}");
+      Object.assign(params, lookup);
+    } else if (filters.address) {
+      where.push("(from = {addr:String} OR to = {addr:String})");
+      params.addr = filters.address;
+    }
     if (filters.dapp_id) {
       where.push("dapp_id = {dapp:String}");
       params.dapp = filters.dapp_id;
     }
-    if (filters.address) {
-      where.push("(from = {addr:String} OR to = {addr:String})");
-      params.addr = filters.address;
-    }
-    if (filters.token_address) {
+    if (filters.token_address && lookup?.kind !== "token") {
       where.push("token_address = {token:String}");
       params.token = filters.token_address;
     }
@@ -191,8 +201,8 @@ export function createEventsRepo(deps: EventsRepoOptions): EventsRepo {
     for (;;) {
       const extra = bound ? [ascending ? "id >= {bound:String}" : "id <= {bound:String}"] : [];
       const rows = await ch.query<Row>(
-        "events_list",
-        `SELECT ${COLUMNS} FROM events WHERE ${[...where, ...extra].join(" AND ")}
+        lookup ? "events_lookup" : "events_list",
+        `SELECT ${COLUMNS} FROM ${lookup ? "event_lookup" : "events"} WHERE ${[...where, ...extra].join(" AND ")}
            ORDER BY id ${ascending ? "ASC" : "DESC"} LIMIT {cap:UInt32}`,
         { ...params, cap, ...(bound ? { bound } : {}) },
       );
@@ -235,7 +245,8 @@ export function createEventsRepo(deps: EventsRepoOptions): EventsRepo {
       if (txIds.length === 0) return out;
       const rows = await ch.query<Row>(
         "events_by_tx",
-        `SELECT ${COLUMNS} FROM events WHERE tx_id IN {txs:Array(String)}`,
+        // One primary-key range of `event_lookup` per transaction.
+        `SELECT ${COLUMNS} FROM event_lookup WHERE kind = 'tx' AND key IN {txs:Array(String)}`,
         { txs: txIds },
       );
       const resolved = [...resolveVersions(rows).values()]
