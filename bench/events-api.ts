@@ -69,6 +69,12 @@ const cursors = await ch.query<{ id: string }>(
   { o: Math.floor(N / 3) },
 );
 const pollPaths = cursors.map((c) => `/events/all?poll=1&limit=50&after_id=${c.id}`);
+// Distinct cursors among the newest events: pollers near the tip, answered by the in-memory tail.
+const tailCursors = await ch.query<{ id: string }>(
+  "bench_tail_cursors",
+  "SELECT id FROM events ORDER BY id DESC LIMIT 2000 OFFSET 100",
+);
+const tailPaths = tailCursors.map((c) => `/events/all?poll=1&limit=50&after_id=${c.id}`);
 const routes = [
   { label: "GET /events/all?limit=50 (list)", path: "/events/all?limit=50", headers: {} },
   {
@@ -80,12 +86,19 @@ const routes = [
   { label: "GET /transaction/{txid}/events", path: `/transaction/${middle?.tx_id}/events`, headers },
 ];
 process.stdout.write(`filled ${N} events in ${fillSeconds.toFixed(1)} s\n`);
-{
-  const body = (await app.inject({ url: pollPaths[0]! })).body;
+process.stdout.write(
+  `distinct poll cursors: "tail" = 2,000 among the newest events (in the in-memory tail of ${config.EVENTS_TAIL_CACHE}),\n` +
+    `"store" = 2,000 at a third of the table (read from chDB); no page-cache hits in either\n`,
+);
+for (const [label, paths] of [
+  ["poll, distinct cursors (tail)", tailPaths],
+  ["poll, distinct cursors (store)", pollPaths],
+] as const) {
+  const list = [...paths];
+  const body = (await app.inject({ url: list[0]! })).body;
   const bare = await bareServer(body);
-  const label = "poll, 2,000 distinct cursors (uncached)";
-  const measured = await load(label, base, { paths: pollPaths });
-  const single = await load(`${label} [1 connection]`, base, { paths: pollPaths, connections: 1 });
+  const measured = await load(label, base, { paths: list });
+  const single = await load(`${label} [1 connection]`, base, { paths: list, connections: 1 });
   printTable(
     `${label}: ~${body.length} bytes`,
     [measured, single],

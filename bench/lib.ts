@@ -111,6 +111,7 @@ export async function startBenchApp(deps: {
       pg,
       hydration: config.PAYLOAD_HYDRATION,
       pageCacheMs: config.EVENTS_PAGE_CACHE_MS,
+      tailCapacity: config.EVENTS_TAIL_CACHE,
     }),
     explorer: createExplorerClient({
       baseUrl: config.EXPLORER_URL,

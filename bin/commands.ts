@@ -56,6 +56,7 @@ export function apiDeps(ctx: ProcessContext, stores: Stores): ApiDeps {
             pg: stores.pg,
             hydration: ctx.config.PAYLOAD_HYDRATION,
             pageCacheMs: ctx.config.EVENTS_PAGE_CACHE_MS,
+            tailCapacity: ctx.config.EVENTS_TAIL_CACHE,
           })
         : null,
     explorer: createExplorerClient({

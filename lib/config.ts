@@ -116,6 +116,12 @@ export const CONFIG_SPEC = {
     60_000,
     "How long an identical /events/all page is reused per API process (0 = off); keyed by the watermark.",
   ),
+  EVENTS_TAIL_CACHE: int(
+    20_000,
+    0,
+    1_000_000,
+    "Newest events each API process keeps in memory to answer /events/all pages near the tip (0 = off; ~1.5 KB each).",
+  ),
   PAYLOAD_HYDRATION: bool(true, "Merge offloaded payloads back into events on read."),
   PAYLOAD_MAX_BYTES: int(
     4096,

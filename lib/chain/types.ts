@@ -88,6 +88,16 @@ export function eventId(
   ].join("-");
 }
 
+/** Lowest possible id of an event at time `ts` (ms): every such id is >= it. */
+export function idFloor(ts: number): string {
+  return String(ts).padStart(13, "0");
+}
+
+/** First id strictly greater than every id of events at or before `ts` (ids start with the 13-digit time). */
+export function idCeiling(ts: number): string {
+  return String(ts + 1).padStart(13, "0");
+}
+
 /** Contract → dapp attribution used by the normalizer (loaded from Postgres by the caller). */
 export interface DappRegistry {
   /** dapp id for a contract address (base58), or undefined when unknown. */

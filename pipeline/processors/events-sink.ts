@@ -4,6 +4,7 @@
  * same rows again and a retraction (a newer seq with main_chain = false) wins. Progress is written
  * after the events it covers: a crash in between only replays work.
  */
+import { idCeiling, idFloor } from "../../lib/chain/types.ts";
 import type { Subscription } from "../../lib/stores/bus.ts";
 import type { PipelineDeps } from "../deps.ts";
 import { type EventsMessage, GROUPS, TOPICS } from "../messages.ts";
@@ -47,10 +48,22 @@ export function eventRows(m: EventsMessage) {
   });
 }
 
+/** Newest durable block time per chain (what readers may already have served). */
+async function durableTimes(deps: Pick<PipelineDeps, "ch">): Promise<Map<number, number>> {
+  const rows = await deps.ch.query<{ chain_index: number; ts: string }>(
+    "chain_progress_times",
+    "SELECT chain_index, toUnixTimestamp64Milli(max(block_ts)) AS ts FROM chain_progress GROUP BY chain_index",
+  );
+  return new Map(rows.map((r) => [r.chain_index, Number(r.ts)]));
+}
+
 export async function writeEventsBatch(
   deps: Pick<PipelineDeps, "ch" | "metrics">,
   messages: EventsMessage[],
 ) {
+  // Blocks at or below their chain's durable position rewrite rows readers may have served already.
+  const durable = await durableTimes(deps);
+  const rewritten = messages.filter((m) => m.block_timestamp <= (durable.get(m.chain_index) ?? -1));
   const rows = messages.filter((m) => m.main_chain).flatMap(eventRows);
   const payloads = messages.flatMap((m) =>
     m.offloaded.map((o) => ({ ref: o.ref, payload: o.payload_json, version: m.seq })),
@@ -65,6 +78,18 @@ export async function writeEventsBatch(
        FROM events FINAL WHERE block_hash = {hash:String}`,
       { seq: m.seq, hash: m.block_hash },
     );
+  }
+  if (rewritten.length > 0) {
+    // Written after the rows it announces: a reader that sees it also sees them.
+    const times = rewritten.map((m) => m.block_timestamp);
+    await deps.ch.insert("event_rewrites_insert", "event_rewrites", [
+      {
+        from_id: idFloor(Math.min(...times)),
+        to_id: idCeiling(Math.max(...times)),
+        blocks: rewritten.length,
+        seq: Math.max(...rewritten.map((m) => m.seq)),
+      },
+    ]);
   }
   // Newest durable position per chain (main-chain blocks only; a retraction never moves it back).
   const progress = new Map<number, EventsMessage>();

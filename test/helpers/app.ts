@@ -60,6 +60,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
             hydration: config.PAYLOAD_HYDRATION,
             watermarkCacheMs: 0,
             pageCacheMs: config.EVENTS_PAGE_CACHE_MS,
+            tailCapacity: config.EVENTS_TAIL_CACHE,
           })
         : null,
     explorer: createExplorerClient({

@@ -148,7 +148,11 @@ describe("address labels on events", () => {
 describe("page cache of /events/all", () => {
   let p: TestPipeline;
   beforeAll(async () => {
-    p = await startTestPipeline({ blocks: 200, confirmations: 2, env: { EVENTS_PAGE_CACHE_MS: "60000" } });
+    p = await startTestPipeline({
+      blocks: 200,
+      confirmations: 2,
+      env: { EVENTS_PAGE_CACHE_MS: "60000", EVENTS_TAIL_CACHE: "0" },
+    });
     await p.catchUp();
   });
   afterAll(async () => p?.close());

@@ -3,10 +3,11 @@
  * offloaded payloads. Every read returns main-chain rows only (versions are resolved here, as FINAL
  * would). Address, token and transaction reads use `event_lookup`, the same rows keyed by them.
  */
-import type { NormalizedEvent } from "../../../lib/chain/types.ts";
+import { idCeiling, type NormalizedEvent } from "../../../lib/chain/types.ts";
 import { readProgress } from "../../../lib/repos/progress.ts";
 import type { Ch } from "../../../lib/stores/clickhouse.ts";
 import type { Pg } from "../../../lib/stores/postgres.ts";
+import { createEventsTail, type EventsTail } from "./tail.ts";
 
 export interface LabelRow {
   label: string;
@@ -36,6 +37,8 @@ export interface EventsRepo {
   /** Labels of many addresses in one query. */
   labels(addresses: Iterable<string>): Promise<Record<string, LabelRow>>;
   readonly hydration: boolean;
+  /** The in-memory tail of newest events, when enabled. */
+  readonly tail: EventsTail | null;
 }
 
 /** A page reads the served document plus what resolving versions needs. */
@@ -66,11 +69,6 @@ export function resolveVersions<
   return into;
 }
 
-/** First id strictly greater than every id of events at or before `ts` (ids start with the 13-digit time). */
-export function idCeiling(ts: number): string {
-  return String(ts + 1).padStart(13, "0");
-}
-
 export interface EventsRepoOptions {
   ch: Ch;
   pg: Pg;
@@ -78,10 +76,13 @@ export interface EventsRepoOptions {
   /** How long the watermark is reused (ms). */
   watermarkCacheMs?: number;
   /**
-   * How long an identical list/poll page is reused (ms; 0 = never). Pages are keyed by their query and
-   * the watermark, so a reused page is the page a fresh read gives, until a retraction or a label edit.
+   * How long an identical list/poll page, and an address's labels, are reused (ms; 0 = never). Pages are
+   * keyed by their query and the watermark, so a reused page is the page a fresh read gives, until a
+   * retraction or a label edit; a label edit shows within this time.
    */
   pageCacheMs?: number;
+  /** Newest events kept in memory to answer pages near the tip (0 = off); see tail.ts. */
+  tailCapacity?: number;
 }
 
 export function createEventsRepo(deps: EventsRepoOptions): EventsRepo {
@@ -91,10 +92,32 @@ export function createEventsRepo(deps: EventsRepoOptions): EventsRepo {
   const pages = new Map<string, { at: number; events: Promise<ApiEvent[]> }>();
   let cached = { at: 0, value: 0 };
   const cacheMs = deps.watermarkCacheMs ?? 200;
+  const tail =
+    (deps.tailCapacity ?? 0) > 0
+      ? createEventsTail({
+          ch,
+          capacity: deps.tailCapacity as number,
+          columns: COLUMNS,
+          resolve: (rows) => resolveVersions(rows),
+          checkMs: cacheMs,
+        })
+      : null;
+
+  // Labels of addresses seen lately (misses included), reused for as long as a page is (pageCacheMs).
+  const labelCache = new Map<string, { at: number; row: LabelRow | null }>();
 
   async function labels(addresses: Iterable<string>): Promise<Record<string, LabelRow>> {
-    const list = [...new Set([...addresses].filter(Boolean))];
-    if (list.length === 0) return {};
+    const out: Record<string, LabelRow> = {};
+    const now = Date.now();
+    const list: string[] = [];
+    for (const a of new Set(addresses)) {
+      if (!a) continue;
+      const hit = pageCacheMs > 0 ? labelCache.get(a) : undefined;
+      if (hit && now - hit.at < pageCacheMs) {
+        if (hit.row) out[a] = hit.row;
+      } else list.push(a);
+    }
+    if (list.length === 0) return out;
     const rows = await pg.query<{
       address: string;
       label: string;
@@ -112,7 +135,6 @@ export function createEventsRepo(deps: EventsRepoOptions): EventsRepo {
        ) AS l ORDER BY address, priority, source`,
       [list],
     );
-    const out: Record<string, LabelRow> = {};
     for (const r of rows) {
       out[r.address] = {
         label: r.label,
@@ -121,11 +143,17 @@ export function createEventsRepo(deps: EventsRepoOptions): EventsRepo {
         ...(r.icon ? { icon: r.icon } : {}),
       };
     }
+    if (pageCacheMs > 0) {
+      if (labelCache.size > 200_000) labelCache.clear();
+      for (const a of list) labelCache.set(a, { at: now, row: out[a] ?? null });
+    }
     return out;
   }
 
-  async function finish(rows: Row[]): Promise<ApiEvent[]> {
-    const refs = deps.hydration ? rows.filter((r) => r.payload_ref).map((r) => r.payload_ref as string) : [];
+  const parse = (rows: Row[]) => rows.map((r) => JSON.parse(r.doc) as NormalizedEvent);
+
+  async function finish(events: NormalizedEvent[]): Promise<ApiEvent[]> {
+    const refs = deps.hydration ? events.flatMap((e) => (e.payload_ref ? [e.payload_ref] : [])) : [];
     const payloads = new Map<string, string>();
     if (refs.length > 0) {
       const found = await ch.query<{ ref: string; payload: string }>(
@@ -135,7 +163,6 @@ export function createEventsRepo(deps: EventsRepoOptions): EventsRepo {
       );
       for (const p of found) payloads.set(p.ref, p.payload);
     }
-    const events = rows.map((r) => JSON.parse(r.doc) as NormalizedEvent);
     const labelMap = await labels(events.flatMap((e) => [e.from, e.to, e.with, e.token_address]));
     return events.map((e) => {
       const own: Record<string, LabelRow> = {};
@@ -212,7 +239,7 @@ export function createEventsRepo(deps: EventsRepoOptions): EventsRepo {
       const settled = [...best.values()]
         .filter((r) => r.main_chain && (complete || before(r.id, lastId)))
         .sort((a, b) => (a.id === b.id ? 0 : before(a.id, b.id) ? -1 : 1));
-      if (complete || settled.length >= page.limit) return finish(settled.slice(0, page.limit));
+      if (complete || settled.length >= page.limit) return finish(parse(settled.slice(0, page.limit)));
       if (bound === lastId) cap *= 4; // one id filled the whole window: widen it
       bound = lastId;
     }
@@ -220,6 +247,7 @@ export function createEventsRepo(deps: EventsRepoOptions): EventsRepo {
 
   const repo: EventsRepo = {
     hydration: deps.hydration,
+    tail,
     async watermark() {
       if (Date.now() - cached.at > cacheMs)
         cached = { at: Date.now(), value: (await readProgress(ch)).watermark };
@@ -227,6 +255,11 @@ export function createEventsRepo(deps: EventsRepoOptions): EventsRepo {
     },
     async list(filters, page) {
       const ceiling = idCeiling(await repo.watermark());
+      if (tail) {
+        await tail.sync(ceiling);
+        const held = tail.read(filters, page, ceiling);
+        if (held) return finish(held);
+      }
       if (pageCacheMs <= 0) return readPage(filters, page, ceiling);
       const key = JSON.stringify([filters, page, ceiling]);
       const hit = pages.get(key);
@@ -252,7 +285,7 @@ export function createEventsRepo(deps: EventsRepoOptions): EventsRepo {
       const resolved = [...resolveVersions(rows).values()]
         .filter((r) => r.main_chain)
         .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-      for (const e of await finish(resolved)) {
+      for (const e of await finish(parse(resolved))) {
         const list = out.get(e.tx_id) ?? [];
         list.push(e);
         out.set(e.tx_id, list);

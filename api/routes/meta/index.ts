@@ -16,6 +16,13 @@ async function refreshChainGauges(deps: ApiDeps) {
   return { ...progress, now };
 }
 
+function tailStatus(deps: ApiDeps) {
+  const tail = deps.events?.tail;
+  if (!tail) return null;
+  const { events, low, reloads } = tail.stats();
+  return { events, capacity: deps.config.EVENTS_TAIL_CACHE, low, reloads };
+}
+
 export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
   app.get(
     "/openapi.json",
@@ -104,6 +111,24 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
               description: "Blocks on top of a block before ingest publishes it.",
             }),
             chains: Type.Array(ChainStatus),
+            events_tail: Type.Union(
+              [
+                Type.Object({
+                  events: Type.Integer({ description: "Events held." }),
+                  capacity: Type.Integer({ description: "EVENTS_TAIL_CACHE." }),
+                  low: Type.Union([Type.String(), Type.Null()], {
+                    description:
+                      "Ids above this one are held (empty: from the first event; null: not loaded yet).",
+                  }),
+                  reloads: Type.Integer({ description: "Full loads since start (first load and rewrites)." }),
+                }),
+                Type.Null(),
+              ],
+              {
+                description:
+                  "This API process's in-memory tail of the newest events (null when EVENTS_TAIL_CACHE is 0).",
+              },
+            ),
           }),
         },
       },
@@ -117,6 +142,7 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
         watermark_lag_ms: p?.watermark ? now - p.watermark : null,
         confirmations: deps.config.CONFIRMATIONS,
         chains: (p?.chains ?? []).map((c) => ({ ...c, lag_ms: now - c.block_ts })),
+        events_tail: tailStatus(deps),
       };
     },
   );

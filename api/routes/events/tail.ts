@@ -1,0 +1,194 @@
+/**
+ * The newest served events, kept in memory by each API process (EVENTS_TAIL_CACHE events).
+ *
+ * Pollers read near the tip, so most pages fall inside the tail: they are answered from memory
+ * instead of one chDB/ClickHouse query each. The tail holds every resolved main-chain event with
+ * `low < id < top`, where `top` is the ceiling of the watermark it last followed: rows below the
+ * watermark are durable and final (guarantee 1), so the tail only appends. The only exceptions are
+ * rewrites of served history (replays, reprocessing, reorgs deeper than CONFIRMATIONS): the events
+ * sink announces each in `event_rewrites` after writing it, and the tail reloads when one reaches
+ * its range. A page the tail cannot answer in full (older than `low`) is read from the store.
+ */
+import type { NormalizedEvent } from "../../../lib/chain/types.ts";
+import type { Ch } from "../../../lib/stores/clickhouse.ts";
+import type { EventFilters } from "./repo.ts";
+
+export interface TailRow {
+  id: string;
+  block_hash: string;
+  main_chain: boolean;
+  version: string;
+  payload_ref: string | null;
+  doc: string;
+}
+
+export interface TailOptions {
+  ch: Ch;
+  /** Most events kept. */
+  capacity: number;
+  /** Columns and version resolution shared with the store reads. */
+  columns: string;
+  resolve: (rows: Iterable<TailRow>) => Map<string, TailRow>;
+  /** How often `event_rewrites` is checked (ms); 0 = on every read. */
+  checkMs: number;
+}
+
+export interface EventsTail {
+  /** Brings the tail up to `ceiling` (exclusive), reloading it after a rewrite that reaches it. */
+  sync(ceiling: string): Promise<void>;
+  /** The page from memory, or null when the tail does not hold all of it. */
+  read(
+    filters: EventFilters,
+    page: { limit: number; afterId?: string; poll: boolean },
+    ceiling: string,
+  ): NormalizedEvent[] | null;
+  /** What the tail holds (for /status and tests). */
+  stats(): { events: number; low: string | null; top: string; reloads: number };
+}
+
+export function matches(e: NormalizedEvent, f: EventFilters): boolean {
+  return (
+    (!f.dapp_id || e.dapp_id === f.dapp_id) &&
+    (!f.address || e.from === f.address || e.to === f.address) &&
+    (!f.token_address || e.token_address === f.token_address) &&
+    (!f.category?.length || f.category.includes(e.category)) &&
+    (!f.sub_kind?.length || f.sub_kind.includes(e.sub_kind))
+  );
+}
+
+/** Index of the first event whose id is greater than `id` (events sorted by id). */
+function firstAfter(events: readonly NormalizedEvent[], id: string): number {
+  let lo = 0;
+  let hi = events.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((events[mid] as NormalizedEvent).id <= id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+export function createEventsTail(options: TailOptions): EventsTail {
+  const { ch, capacity } = options;
+  let events: NormalizedEvent[] = [];
+  /** Exclusive lower bound of what is held; "" = everything from the first event; null = not loaded. */
+  let low: string | null = null;
+  let top = "";
+  let reloads = 0;
+  let checkedAt = 0;
+  let seenRewrites = { count: -1, last: 0 };
+  let running: Promise<void> | null = null;
+
+  const settled = (rows: TailRow[]): NormalizedEvent[] =>
+    [...options.resolve(rows).values()]
+      .filter((r) => r.main_chain)
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .map((r) => JSON.parse(r.doc) as NormalizedEvent);
+
+  /** Drops the oldest events beyond capacity, at an id boundary. */
+  function trim() {
+    if (events.length <= capacity) return;
+    let cut = events.length - capacity;
+    const boundary = (events[cut - 1] as NormalizedEvent).id;
+    while (cut < events.length && (events[cut] as NormalizedEvent).id === boundary) cut++;
+    events = events.slice(cut);
+    low = boundary;
+  }
+
+  async function load(ceiling: string) {
+    const window = capacity + 64;
+    const rows = await ch.query<TailRow>(
+      "events_tail_load",
+      `SELECT ${options.columns} FROM events WHERE id < {ceiling:String} ORDER BY id DESC LIMIT {n:UInt32}`,
+      { ceiling, n: window },
+    );
+    const complete = rows.length < window;
+    const oldest = rows[rows.length - 1]?.id ?? "";
+    // The oldest id's rows may continue past the window: keep only ids above it.
+    events = settled(complete ? rows : rows.filter((r) => r.id > oldest));
+    low = complete ? "" : oldest;
+    top = ceiling;
+    reloads += 1;
+    trim();
+  }
+
+  /** True when a rewrite announced since the last check reaches the held range. */
+  async function rewritten(): Promise<boolean> {
+    const [now] = await ch.query<{ n: string; last: string }>(
+      "event_rewrites_count",
+      "SELECT count() AS n, toUnixTimestamp64Milli(max(written_at)) AS last FROM event_rewrites",
+    );
+    const count = Number(now?.n ?? 0);
+    const last = Number(now?.last ?? 0);
+    if (count === seenRewrites.count) return false;
+    const first = seenRewrites.count < 0;
+    // A minute of slack: sinks writing at once may commit a marker stamped before the newest seen.
+    const since = seenRewrites.last - 60_000;
+    seenRewrites = { count, last };
+    if (first || low === null) return false;
+    const [touching] = await ch.query<{ n: string }>(
+      "event_rewrites_touching",
+      `SELECT count() AS n FROM event_rewrites
+       WHERE written_at >= fromUnixTimestamp64Milli({since:Int64}) AND to_id > {low:String}`,
+      { since, low },
+    );
+    return Number(touching?.n ?? 0) > 0;
+  }
+
+  async function step(ceiling: string) {
+    if (Date.now() - checkedAt >= options.checkMs || low === null) {
+      checkedAt = Date.now();
+      if ((await rewritten()) || low === null) return load(ceiling);
+    }
+    if (ceiling <= top) return;
+    const window = capacity + 64;
+    const rows = await ch.query<TailRow>(
+      "events_tail_append",
+      `SELECT ${options.columns} FROM events WHERE id >= {top:String} AND id < {ceiling:String}
+       ORDER BY id ASC LIMIT {n:UInt32}`,
+      { top, ceiling, n: window },
+    );
+    // Far behind (more new events than the tail holds): start over from the newest.
+    if (rows.length >= window) return load(ceiling);
+    events = events.concat(settled(rows));
+    top = ceiling;
+    trim();
+  }
+
+  return {
+    async sync(ceiling) {
+      // One refresh at a time; callers that arrive meanwhile wait for it, then check again.
+      while (running) await running;
+      if (ceiling <= top && low !== null && Date.now() - checkedAt < options.checkMs) return;
+      running = step(ceiling).finally(() => {
+        running = null;
+      });
+      await running;
+    },
+    read(filters, page, ceiling) {
+      if (low === null || top < ceiling) return null;
+      const out: NormalizedEvent[] = [];
+      const below = (e: NormalizedEvent) => e.id < ceiling;
+      if (page.afterId && page.poll) {
+        // Oldest first after the cursor: complete when the cursor is inside the held range.
+        if (page.afterId < low) return null;
+        for (let i = firstAfter(events, page.afterId); i < events.length && out.length < page.limit; i++) {
+          const e = events[i] as NormalizedEvent;
+          if (!below(e)) break;
+          if (matches(e, filters)) out.push(e);
+        }
+        return out;
+      }
+      // Newest first (below the cursor when there is one): complete when the page fills, or when the
+      // tail holds everything from the first event.
+      const start = page.afterId ? firstAfter(events, page.afterId) - 1 : events.length - 1;
+      for (let i = start; i >= 0 && out.length < page.limit; i--) {
+        const e = events[i] as NormalizedEvent;
+        if (page.afterId && e.id >= page.afterId) continue;
+        if (below(e) && matches(e, filters)) out.push(e);
+      }
+      return out.length === page.limit || low === "" ? out : null;
+    },
+    stats: () => ({ events: events.length, low, top, reloads }),
+  };
+}
