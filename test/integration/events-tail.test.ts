@@ -12,6 +12,7 @@ import { startTestPipeline, type TestPipeline } from "../helpers/pipeline.ts";
 
 interface Ev {
   id: string;
+  tx_id: string;
   block_hash: string;
   block_height: number;
   chain_index: number;
@@ -95,6 +96,29 @@ describe("events tail", () => {
     const sparse = await same(`limit=200&address=${oldest[0]!.from}`);
     expect(sparse.length).toBeGreaterThan(0);
     expect(count("events_lookup")).toBe(1);
+  });
+
+  it("answers transactions it holds from memory and the others from the store", async () => {
+    const txEvents = async (txId: string) => {
+      const url = `/transaction/${txId}/events`;
+      counting = true;
+      const tailed = await p.api.app.inject({ url, headers: p.api.auth(p.api.userKey) }).finally(() => {
+        counting = false;
+      });
+      const plain = await store.app.inject({ url, headers: store.auth(store.userKey) });
+      expect(tailed.statusCode).toBe(200);
+      expect(tailed.body).toBe(plain.body);
+      return tailed.json().events as Ev[];
+    };
+    const [recent] = await same("limit=1");
+    const [old] = await same("poll=1&after_id=0&limit=1");
+    reads.clear();
+    expect((await txEvents(recent!.tx_id)).length).toBeGreaterThan(0);
+    expect(count("events_by_tx")).toBe(0);
+    expect((await txEvents(old!.tx_id)).length).toBeGreaterThan(0);
+    expect(count("events_by_tx")).toBe(1);
+    expect(await txEvents("f".repeat(64))).toEqual([]);
+    expect(count("events_by_tx")).toBe(2);
   });
 
   it("appends the events the watermark reveals", async () => {

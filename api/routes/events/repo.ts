@@ -76,9 +76,10 @@ export interface EventsRepoOptions {
   /** How long the watermark is reused (ms). */
   watermarkCacheMs?: number;
   /**
-   * How long an identical list/poll page, and an address's labels, are reused (ms; 0 = never). Pages are
-   * keyed by their query and the watermark, so a reused page is the page a fresh read gives, until a
-   * retraction or a label edit; a label edit shows within this time.
+   * How long an identical list/poll page is reused, and how often kept address labels are checked against
+   * `label_generation` (ms; 0 = neither). Pages are keyed by their query and the watermark, so a reused
+   * page is the page a fresh read gives, until a retraction or a label edit; a label edit shows within
+   * this time.
    */
   pageCacheMs?: number;
   /** Newest events kept in memory to answer pages near the tip (0 = off); see tail.ts. */
@@ -103,21 +104,42 @@ export function createEventsRepo(deps: EventsRepoOptions): EventsRepo {
         })
       : null;
 
-  // Labels of addresses seen lately (misses included), reused for as long as a page is (pageCacheMs).
-  const labelCache = new Map<string, { at: number; row: LabelRow | null }>();
+  // Labels of addresses seen (misses included), kept until `label_generation` moves: a trigger bumps it
+  // on every statement that can change a label; it is read at most every pageCacheMs.
+  const labelCache = new Map<string, LabelRow | null>();
+  let generation = { checkedAt: 0, value: "" };
+  /** Bumped when the cache is dropped: a read that started before must not store what it found. */
+  let epoch = 0;
+
+  async function checkGeneration() {
+    const now = Date.now();
+    if (now - generation.checkedAt < pageCacheMs) return;
+    generation.checkedAt = now;
+    const [row] = await pg.query<{ generation: string }>(
+      "label_generation_read",
+      "SELECT generation::text AS generation FROM label_generation",
+    );
+    const value = row?.generation ?? "";
+    if (value !== generation.value) {
+      labelCache.clear();
+      epoch += 1;
+    }
+    generation = { checkedAt: now, value };
+  }
 
   async function labels(addresses: Iterable<string>): Promise<Record<string, LabelRow>> {
     const out: Record<string, LabelRow> = {};
-    const now = Date.now();
+    if (pageCacheMs > 0) await checkGeneration();
     const list: string[] = [];
     for (const a of new Set(addresses)) {
       if (!a) continue;
       const hit = pageCacheMs > 0 ? labelCache.get(a) : undefined;
-      if (hit && now - hit.at < pageCacheMs) {
-        if (hit.row) out[a] = hit.row;
+      if (hit !== undefined) {
+        if (hit) out[a] = hit;
       } else list.push(a);
     }
     if (list.length === 0) return out;
+    const startedIn = epoch;
     const rows = await pg.query<{
       address: string;
       label: string;
@@ -143,9 +165,9 @@ export function createEventsRepo(deps: EventsRepoOptions): EventsRepo {
         ...(r.icon ? { icon: r.icon } : {}),
       };
     }
-    if (pageCacheMs > 0) {
+    if (pageCacheMs > 0 && startedIn === epoch) {
       if (labelCache.size > 200_000) labelCache.clear();
-      for (const a of list) labelCache.set(a, { at: now, row: out[a] ?? null });
+      for (const a of list) labelCache.set(a, out[a] ?? null);
     }
     return out;
   }
@@ -276,16 +298,28 @@ export function createEventsRepo(deps: EventsRepoOptions): EventsRepo {
     async byTransactions(txIds) {
       const out = new Map<string, ApiEvent[]>();
       if (txIds.length === 0) return out;
-      const rows = await ch.query<Row>(
-        "events_by_tx",
-        // One primary-key range of `event_lookup` per transaction.
-        `SELECT ${COLUMNS} FROM event_lookup WHERE kind = 'tx' AND key IN {txs:Array(String)}`,
-        { txs: txIds },
-      );
+      // Transactions the in-memory tail holds need no store query; the others (older, or not yet
+      // under the watermark) are read from `event_lookup`.
+      let held = new Map<string, NormalizedEvent[]>();
+      let missing = [...txIds];
+      if (tail) {
+        const ceiling = idCeiling(await repo.watermark());
+        await tail.sync(ceiling);
+        ({ found: held, missing } = tail.transactions(txIds, ceiling));
+      }
+      const rows =
+        missing.length > 0
+          ? await ch.query<Row>(
+              "events_by_tx",
+              // One primary-key range of `event_lookup` per transaction.
+              `SELECT ${COLUMNS} FROM event_lookup WHERE kind = 'tx' AND key IN {txs:Array(String)}`,
+              { txs: missing },
+            )
+          : [];
       const resolved = [...resolveVersions(rows).values()]
         .filter((r) => r.main_chain)
         .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-      for (const e of await finish(parse(resolved))) {
+      for (const e of await finish([...[...held.values()].flat(), ...parse(resolved)])) {
         const list = out.get(e.tx_id) ?? [];
         list.push(e);
         out.set(e.tx_id, list);

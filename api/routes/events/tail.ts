@@ -42,9 +42,20 @@ export interface EventsTail {
     page: { limit: number; afterId?: string; poll: boolean },
     ceiling: string,
   ): NormalizedEvent[] | null;
+  /**
+   * Events of the transactions the tail holds in full (a transaction's events are all held or none,
+   * unless `low` falls inside it); `missing` lists the others, for the store to answer.
+   */
+  transactions(
+    txIds: readonly string[],
+    ceiling: string,
+  ): { found: Map<string, NormalizedEvent[]>; missing: string[] };
   /** What the tail holds (for /status and tests). */
   stats(): { events: number; low: string | null; top: string; reloads: number };
 }
+
+/** `timestamp-chain-height-txindex`: the id prefix every event of one transaction shares. */
+const txPrefix = (id: string) => id.slice(0, 33);
 
 export function matches(e: NormalizedEvent, f: EventFilters): boolean {
   return (
@@ -71,6 +82,15 @@ function firstAfter(events: readonly NormalizedEvent[], id: string): number {
 export function createEventsTail(options: TailOptions): EventsTail {
   const { ch, capacity } = options;
   let events: NormalizedEvent[] = [];
+  /** Held events by transaction, in id order. */
+  let byTx = new Map<string, NormalizedEvent[]>();
+  const index = (list: readonly NormalizedEvent[]) => {
+    for (const e of list) {
+      const own = byTx.get(e.tx_id);
+      if (own) own.push(e);
+      else byTx.set(e.tx_id, [e]);
+    }
+  };
   /** Exclusive lower bound of what is held; "" = everything from the first event; null = not loaded. */
   let low: string | null = null;
   let top = "";
@@ -91,6 +111,12 @@ export function createEventsTail(options: TailOptions): EventsTail {
     let cut = events.length - capacity;
     const boundary = (events[cut - 1] as NormalizedEvent).id;
     while (cut < events.length && (events[cut] as NormalizedEvent).id === boundary) cut++;
+    // The dropped events are the oldest, so each is the first of its transaction's list.
+    for (const e of events.slice(0, cut)) {
+      const own = byTx.get(e.tx_id);
+      own?.shift();
+      if (own && own.length === 0) byTx.delete(e.tx_id);
+    }
     events = events.slice(cut);
     low = boundary;
   }
@@ -106,6 +132,8 @@ export function createEventsTail(options: TailOptions): EventsTail {
     const oldest = rows[rows.length - 1]?.id ?? "";
     // The oldest id's rows may continue past the window: keep only ids above it.
     events = settled(complete ? rows : rows.filter((r) => r.id > oldest));
+    byTx = new Map();
+    index(events);
     low = complete ? "" : oldest;
     top = ceiling;
     reloads += 1;
@@ -150,7 +178,9 @@ export function createEventsTail(options: TailOptions): EventsTail {
     );
     // Far behind (more new events than the tail holds): start over from the newest.
     if (rows.length >= window) return load(ceiling);
-    events = events.concat(settled(rows));
+    const added = settled(rows);
+    events = events.concat(added);
+    index(added);
     top = ceiling;
     trim();
   }
@@ -188,6 +218,18 @@ export function createEventsTail(options: TailOptions): EventsTail {
         if (below(e) && matches(e, filters)) out.push(e);
       }
       return out.length === page.limit || low === "" ? out : null;
+    },
+    transactions(txIds, ceiling) {
+      const found = new Map<string, NormalizedEvent[]>();
+      const missing: string[] = [];
+      for (const tx of txIds) {
+        const own = low === null || top < ceiling ? undefined : byTx.get(tx);
+        const first = own?.[0];
+        if (first && first.id < ceiling && (low === "" || txPrefix(first.id) !== txPrefix(low as string)))
+          found.set(tx, own as NormalizedEvent[]);
+        else missing.push(tx);
+      }
+      return { found, missing };
     },
     stats: () => ({ events: events.length, low, top, reloads }),
   };
