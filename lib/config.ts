@@ -120,7 +120,7 @@ export const CONFIG_SPEC = {
     20_000,
     0,
     1_000_000,
-    "Newest events each API process keeps in memory to answer /events/all pages near the tip (0 = off; ~1.5 KB each).",
+    "Newest events each API process keeps in memory to answer /events/all pages near the tip (0 = off; ~0.7 KB of heap per bench event, more with big payloads).",
   ),
   PAYLOAD_HYDRATION: bool(true, "Merge offloaded payloads back into events on read."),
   PAYLOAD_MAX_BYTES: int(
