@@ -118,6 +118,27 @@ for (const r of routes) {
   printTable(`${r.label}: ${body.length} bytes`, [measured, single], bound);
   await bare.close();
 }
+{
+  // The same address page two ways, straight on chDB: a key range of event_lookup (what the API reads)
+  // and the filter on events (bloom filters on from/to: every granule is tested, so it grows with the table).
+  const cols = "id, block_hash, main_chain, version, payload_ref, doc";
+  const timePages = async (sql: (k: number) => string) => {
+    const t = performance.now();
+    for (let k = 0; k < 40; k++) await ch.query("bench_address_page", sql(k), { a: `1From${k * 97}` });
+    return (performance.now() - t) / 40;
+  };
+  const viaLookup = await timePages(
+    () =>
+      `SELECT ${cols} FROM event_lookup WHERE kind = 'address' AND key = {a:String} ORDER BY id DESC LIMIT 116`,
+  );
+  const viaEvents = await timePages(
+    () => `SELECT ${cols} FROM events WHERE from = {a:String} OR to = {a:String} ORDER BY id DESC LIMIT 116`,
+  );
+  process.stdout.write(
+    `\naddress page straight on chDB (40 addresses, ${N} events): event_lookup ${viaLookup.toFixed(1)} ms per page, ` +
+      `events with bloom filters ${viaEvents.toFixed(1)} ms per page\n`,
+  );
+}
 await app.close();
 await stores.close();
 rmSync(dir, { recursive: true, force: true });
