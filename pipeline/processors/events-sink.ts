@@ -2,7 +2,8 @@
  * Events sink: `alephium.events.v1` → ClickHouse `events`, `event_payloads`, then `chain_progress`.
  * Rows are keyed by (id, block_hash) with the block message's seq as version, so a replay writes the
  * same rows again and a retraction (a newer seq with main_chain = false) wins. Progress is written
- * after the events it covers: a crash in between only replays work.
+ * after the events it covers: a crash in between only replays work. A batch that rewrites rows at or
+ * below a chain's durable position (readers may have served them) is announced in `event_rewrites`.
  */
 import { idCeiling, idFloor } from "../../lib/chain/types.ts";
 import type { Subscription } from "../../lib/stores/bus.ts";
@@ -81,14 +82,14 @@ export async function writeEventsBatch(
   }
   if (rewritten.length > 0) {
     // Written after the rows it announces: a reader that sees it also sees them.
-    const times = rewritten.map((m) => m.block_timestamp);
+    let [first, last, seq] = [Number.POSITIVE_INFINITY, 0, 0];
+    for (const m of rewritten) {
+      first = Math.min(first, m.block_timestamp);
+      last = Math.max(last, m.block_timestamp);
+      seq = Math.max(seq, m.seq);
+    }
     await deps.ch.insert("event_rewrites_insert", "event_rewrites", [
-      {
-        from_id: idFloor(Math.min(...times)),
-        to_id: idCeiling(Math.max(...times)),
-        blocks: rewritten.length,
-        seq: Math.max(...rewritten.map((m) => m.seq)),
-      },
+      { from_id: idFloor(first), to_id: idCeiling(last), blocks: rewritten.length, seq },
     ]);
   }
   // Newest durable position per chain (main-chain blocks only; a retraction never moves it back).

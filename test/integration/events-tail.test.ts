@@ -149,7 +149,12 @@ describe("events tail", () => {
       events: [],
       offloaded: [],
     };
+    const rewrites = async () =>
+      Number((await p.ch.ch.query<{ n: string }>("t", "SELECT count() AS n FROM event_rewrites"))[0]?.n);
+    // Ingesting new blocks (every batch so far) announces no rewrite: the tail never reloaded for them.
+    expect(await rewrites()).toBe(0);
     await writeEventsBatch(p.deps, [retraction]);
+    expect(await rewrites()).toBe(1);
     const after = await same("limit=10");
     expect(after.map((e) => e.block_hash)).not.toContain(victim.block_hash);
     expect(p.api.deps.events!.tail!.stats().reloads).toBe(reloads + 1);
