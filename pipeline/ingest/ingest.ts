@@ -143,7 +143,23 @@ export function createIngestor(deps: PipelineDeps, client: NodeClient, options: 
     );
   }
 
+  /**
+   * A failed round may have moved cursors in memory past blocks it did not publish: the next round
+   * starts again from the saved cursors (re-publishing is harmless, the sinks are idempotent).
+   */
   async function runOnce(): Promise<RoundResult> {
+    try {
+      return await round();
+    } catch (error) {
+      loaded = false;
+      cursors.clear();
+      recent.clear();
+      dirty.clear();
+      throw error;
+    }
+  }
+
+  async function round(): Promise<RoundResult> {
     if (!loaded) await load();
     const tips = await Promise.all(chains.map((c) => client.chainTip(...groupsOf(c))));
     const safe = (c: number) => (tips[c] ?? 0) - options.confirmations;

@@ -45,11 +45,16 @@ describe("replays are harmless", () => {
   it("re-delivery, re-ingestion and restarts at random points leave the state of one clean pass", async () => {
     p = await startTestPipeline({ blocks: 400, confirmations: 2 });
     const pipeline = p;
-    // Crash the events sink once between its events insert and its progress insert.
+    // Crash the events sink once before its first events insert (nothing of the batch written), then
+    // once between its events insert and its progress insert.
     const realInsert = pipeline.deps.ch.insert.bind(pipeline.deps.ch);
-    let crashes = 1;
+    let crashes = 2;
     pipeline.deps.ch.insert = async (label, table, rows) => {
-      if (table === "chain_progress" && crashes > 0) {
+      if (table === "events" && crashes === 2) {
+        crashes--;
+        throw new Error("injected crash before the events insert");
+      }
+      if (table === "chain_progress" && crashes === 1) {
         crashes--;
         throw new Error("injected crash after the events insert");
       }
@@ -74,7 +79,7 @@ describe("replays are harmless", () => {
     await pipeline.catchUp(); // drains the consumer groups (Kafka) before the state is read
     expect(crashes).toBe(0);
     // In-process delivery is synchronous, so the crash fails the ingest round; Kafka retries the batch instead.
-    expect(failedRounds).toBe(pipeline.deps.bus.kind === "memory" ? 1 : 0);
+    expect(failedRounds).toBe(pipeline.deps.bus.kind === "memory" ? 2 : 0);
     const first = { events: await eventsStateHash(pipeline.ch), raw: await rawStateHash(pipeline.ch.ch) };
     expect(first.events.rows).toBeGreaterThan(400);
 
