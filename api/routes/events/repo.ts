@@ -7,6 +7,7 @@ import { idCeiling, type NormalizedEvent } from "../../../lib/chain/types.ts";
 import { readProgress } from "../../../lib/repos/progress.ts";
 import type { Ch } from "../../../lib/stores/clickhouse.ts";
 import type { Pg } from "../../../lib/stores/postgres.ts";
+import { COLUMNS, mainEvents, type Row, resolveVersions } from "./rows.ts";
 import { createEventsTail, type EventsTail } from "./tail.ts";
 
 export interface LabelRow {
@@ -41,34 +42,6 @@ export interface EventsRepo {
   readonly tail: EventsTail | null;
 }
 
-/** A page reads the served document plus what resolving versions needs. */
-const COLUMNS = "id, block_hash, main_chain, version, payload_ref, doc";
-
-interface Row {
-  id: string;
-  block_hash: string;
-  main_chain: boolean;
-  version: string;
-  payload_ref: string | null;
-  doc: string;
-}
-
-/**
- * Resolves replays and retractions like FINAL would, on the rows a query returned: per
- * (id, block_hash) the row with the highest version wins, and only main-chain winners are kept.
- * Reading without FINAL and resolving here is several times faster on small pages.
- */
-export function resolveVersions<
-  T extends { id: string; block_hash: string; version: string; main_chain: boolean },
->(rows: Iterable<T>, into = new Map<string, T>()): Map<string, T> {
-  for (const r of rows) {
-    const key = `${r.id}/${r.block_hash}`;
-    const seen = into.get(key);
-    if (!seen || BigInt(r.version) > BigInt(seen.version)) into.set(key, r);
-  }
-  return into;
-}
-
 export interface EventsRepoOptions {
   ch: Ch;
   pg: Pg;
@@ -98,8 +71,6 @@ export function createEventsRepo(deps: EventsRepoOptions): EventsRepo {
       ? createEventsTail({
           ch,
           capacity: deps.tailCapacity as number,
-          columns: COLUMNS,
-          resolve: (rows) => resolveVersions(rows),
           checkMs: cacheMs,
         })
       : null;
@@ -316,10 +287,7 @@ export function createEventsRepo(deps: EventsRepoOptions): EventsRepo {
               { txs: missing },
             )
           : [];
-      const resolved = [...resolveVersions(rows).values()]
-        .filter((r) => r.main_chain)
-        .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-      for (const e of await finish([...[...held.values()].flat(), ...parse(resolved)])) {
+      for (const e of await finish([...[...held.values()].flat(), ...mainEvents(rows)])) {
         const list = out.get(e.tx_id) ?? [];
         list.push(e);
         out.set(e.tx_id, list);

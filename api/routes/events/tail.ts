@@ -12,23 +12,12 @@
 import type { NormalizedEvent } from "../../../lib/chain/types.ts";
 import type { Ch } from "../../../lib/stores/clickhouse.ts";
 import type { EventFilters } from "./repo.ts";
-
-export interface TailRow {
-  id: string;
-  block_hash: string;
-  main_chain: boolean;
-  version: string;
-  payload_ref: string | null;
-  doc: string;
-}
+import { COLUMNS, mainEvents, type Row } from "./rows.ts";
 
 export interface TailOptions {
   ch: Ch;
   /** Most events kept. */
   capacity: number;
-  /** Columns and version resolution shared with the store reads. */
-  columns: string;
-  resolve: (rows: Iterable<TailRow>) => Map<string, TailRow>;
   /** How often `event_rewrites` is checked (ms); 0 = on every read. */
   checkMs: number;
 }
@@ -51,13 +40,13 @@ export interface EventsTail {
     ceiling: string,
   ): { found: Map<string, NormalizedEvent[]>; missing: string[] };
   /** What the tail holds (for /status and tests). */
-  stats(): { events: number; low: string | null; top: string; reloads: number };
+  stats(): { events: number; low: string | null; reloads: number };
 }
 
 /** `timestamp-chain-height-txindex`: the id prefix every event of one transaction shares. */
 const txPrefix = (id: string) => id.slice(0, 33);
 
-export function matches(e: NormalizedEvent, f: EventFilters): boolean {
+function matches(e: NormalizedEvent, f: EventFilters): boolean {
   return (
     (!f.dapp_id || e.dapp_id === f.dapp_id) &&
     (!f.address || e.from === f.address || e.to === f.address) &&
@@ -99,12 +88,6 @@ export function createEventsTail(options: TailOptions): EventsTail {
   let seenRewrites = { count: -1, last: 0 };
   let running: Promise<void> | null = null;
 
-  const settled = (rows: TailRow[]): NormalizedEvent[] =>
-    [...options.resolve(rows).values()]
-      .filter((r) => r.main_chain)
-      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-      .map((r) => JSON.parse(r.doc) as NormalizedEvent);
-
   /** Drops the oldest events beyond capacity, at an id boundary. */
   function trim() {
     if (events.length <= capacity) return;
@@ -123,15 +106,15 @@ export function createEventsTail(options: TailOptions): EventsTail {
 
   async function load(ceiling: string) {
     const window = capacity + 64;
-    const rows = await ch.query<TailRow>(
+    const rows = await ch.query<Row>(
       "events_tail_load",
-      `SELECT ${options.columns} FROM events WHERE id < {ceiling:String} ORDER BY id DESC LIMIT {n:UInt32}`,
+      `SELECT ${COLUMNS} FROM events WHERE id < {ceiling:String} ORDER BY id DESC LIMIT {n:UInt32}`,
       { ceiling, n: window },
     );
     const complete = rows.length < window;
     const oldest = rows[rows.length - 1]?.id ?? "";
     // The oldest id's rows may continue past the window: keep only ids above it.
-    events = settled(complete ? rows : rows.filter((r) => r.id > oldest));
+    events = mainEvents(complete ? rows : rows.filter((r) => r.id > oldest));
     byTx = new Map();
     index(events);
     low = complete ? "" : oldest;
@@ -170,15 +153,15 @@ export function createEventsTail(options: TailOptions): EventsTail {
     }
     if (ceiling <= top) return;
     const window = capacity + 64;
-    const rows = await ch.query<TailRow>(
+    const rows = await ch.query<Row>(
       "events_tail_append",
-      `SELECT ${options.columns} FROM events WHERE id >= {top:String} AND id < {ceiling:String}
+      `SELECT ${COLUMNS} FROM events WHERE id >= {top:String} AND id < {ceiling:String}
        ORDER BY id ASC LIMIT {n:UInt32}`,
       { top, ceiling, n: window },
     );
     // Far behind (more new events than the tail holds): start over from the newest.
     if (rows.length >= window) return load(ceiling);
-    const added = settled(rows);
+    const added = mainEvents(rows);
     events = events.concat(added);
     index(added);
     top = ceiling;
@@ -222,8 +205,9 @@ export function createEventsTail(options: TailOptions): EventsTail {
     transactions(txIds, ceiling) {
       const found = new Map<string, NormalizedEvent[]>();
       const missing: string[] = [];
+      const current = low !== null && top >= ceiling;
       for (const tx of txIds) {
-        const own = low === null || top < ceiling ? undefined : byTx.get(tx);
+        const own = current ? byTx.get(tx) : undefined;
         const first = own?.[0];
         if (first && first.id < ceiling && (low === "" || txPrefix(first.id) !== txPrefix(low as string)))
           found.set(tx, own as NormalizedEvent[]);
@@ -231,6 +215,6 @@ export function createEventsTail(options: TailOptions): EventsTail {
       }
       return { found, missing };
     },
-    stats: () => ({ events: events.length, low, top, reloads }),
+    stats: () => ({ events: events.length, low, reloads }),
   };
 }
