@@ -46,16 +46,16 @@ const ctx = { dapps: createStaticDappRegistry([]), maxPayloadBytes: 4096 };
 const messages = blocks.map((b, i) => {
   const raw = chain.rawBlock(b.block.hash)!;
   const m = {
+    kind: "block" as const,
     chain_index: b.chainIndex,
     hash: b.block.hash,
     height: b.block.height,
     timestamp: b.block.timestamp,
-    main_chain: true,
     seq: i + 1,
     block_json: JSON.stringify(raw.block),
     events_json: JSON.stringify(raw.events),
   };
-  return toEventsMessage(m, ctx).message;
+  return toEventsMessage(m, ctx);
 });
 await writeEventsBatch({ ch, metrics }, messages);
 

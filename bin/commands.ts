@@ -67,6 +67,17 @@ export function apiDeps(ctx: ProcessContext, stores: Stores): ApiDeps {
   };
 }
 
+/** Normalized events the events sink of this process wrote (read from its metrics; a step behind). */
+function eventsWritten(metrics: Metrics): () => number {
+  let written = 0;
+  return () => {
+    void metrics.pipelineRows.get().then((m) => {
+      written = m.values.find((v) => v.labels.stage === "events-sink")?.value ?? written;
+    });
+    return written;
+  };
+}
+
 const positiveInt = (name: string) => (value: string) => {
   const n = Number(value);
   if (!Number.isSafeInteger(n) || n < 0)
@@ -212,7 +223,7 @@ function installPipelineCommands(program: Command): void {
           }
           const stores = await openStores(ctx.config, ctx.log, { migrate: true });
           if (devnet && stores.pg) await registerDevnetDapps(stores.pg, devnet.chain);
-          const reporter = createProgressReporter(ctx.log);
+          const reporter = createProgressReporter(ctx.log, { events: eventsWritten(ctx.metrics) });
           const pipeline = stores.pg
             ? await startPipeline(await createPipelineDeps(ctx, stores), {
                 processors: Object.keys(PROCESSORS) as ProcessorName[],

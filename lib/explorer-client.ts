@@ -7,6 +7,7 @@
 import { Pool, errors as undiciErrors } from "undici";
 import { AppError, badRequest, notFound, upstreamUnavailable } from "./errors.ts";
 import type { Logger } from "./logger.ts";
+import { withRetry } from "./retry.ts";
 
 /** Explorer pagination: `page` ≥ 1, `limit` 0..100 (explorer defaults 1 and 20). */
 export interface ExplorerPage {
@@ -113,15 +114,20 @@ export function createExplorerClient(options: ExplorerClientOptions): ExplorerCl
     const started = performance.now();
     const signal = AbortSignal.timeout(timeoutMs);
     let answer: { status: number; body: string };
-    try {
-      try {
-        answer = await once(`${prefix}${path}`, signal);
-      } catch (error) {
+    // A kept-alive socket the server closed meanwhile is retryable once, on a fresh one.
+    const attempt = () =>
+      once(`${prefix}${path}`, signal).catch((error: unknown) => {
         const code = (error as { code?: string }).code;
-        if (!code || !STALE_SOCKET_CODES.has(code) || signal.aborted) throw error;
-        answer = await once(`${prefix}${path}`, signal);
-      }
-    } catch (error) {
+        const stale = code !== undefined && STALE_SOCKET_CODES.has(code) && !signal.aborted;
+        throw new AppError("explorer_request_failed", "Explorer request failed", {
+          retryable: stale,
+          cause: error,
+        });
+      });
+    try {
+      answer = await withRetry(attempt, { retries: 1, baseMs: 0, maxMs: 0 });
+    } catch (wrapped) {
+      const error = wrapped instanceof AppError ? wrapped.cause : wrapped;
       const timedOut =
         signal.aborted ||
         error instanceof undiciErrors.HeadersTimeoutError ||

@@ -10,52 +10,70 @@ export interface Metrics {
   chainHeight: Gauge<"chain_index">;
   chainLagMs: Gauge<"chain_index">;
   watermarkTs: Gauge;
+  processorBatchSeconds: Histogram<"processor">;
+  processorFailures: Counter<"processor" | "retryable">;
 }
+
+/** Every metric of the service carries this prefix. */
+export const METRICS_PREFIX = "alephium_";
 
 export function createMetrics(): Metrics {
   const registry = new Registry();
   return {
     registry,
     httpRequests: new Counter({
-      name: "http_requests_total",
+      name: `${METRICS_PREFIX}http_requests_total`,
       help: "HTTP requests answered, by route and status.",
       labelNames: ["method", "route", "status"],
       registers: [registry],
     }),
     httpDuration: new Histogram({
-      name: "http_request_duration_seconds",
+      name: `${METRICS_PREFIX}http_request_duration_seconds`,
       help: "HTTP request duration.",
       labelNames: ["method", "route"],
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers: [registry],
     }),
     pipelineMessages: new Counter({
-      name: "pipeline_messages_total",
+      name: `${METRICS_PREFIX}pipeline_messages_total`,
       help: "Bus messages handled by a pipeline stage.",
       labelNames: ["stage", "topic"],
       registers: [registry],
     }),
     pipelineRows: new Counter({
-      name: "pipeline_rows_written_total",
+      name: `${METRICS_PREFIX}pipeline_rows_written_total`,
       help: "Rows written by a pipeline stage.",
       labelNames: ["stage", "table"],
       registers: [registry],
     }),
     chainHeight: new Gauge({
-      name: "alephium_chain_durable_height",
+      name: `${METRICS_PREFIX}chain_durable_height`,
       help: "Highest durably written block height per chain.",
       labelNames: ["chain_index"],
       registers: [registry],
     }),
     chainLagMs: new Gauge({
-      name: "alephium_chain_lag_ms",
+      name: `${METRICS_PREFIX}chain_lag_ms`,
       help: "Time between now and the newest durable block of each chain.",
       labelNames: ["chain_index"],
       registers: [registry],
     }),
     watermarkTs: new Gauge({
-      name: "alephium_events_watermark_ms",
+      name: `${METRICS_PREFIX}events_watermark_ms`,
       help: "Low watermark (ms) up to which events are served to pollers.",
+      registers: [registry],
+    }),
+    processorBatchSeconds: new Histogram({
+      name: `${METRICS_PREFIX}processor_batch_seconds`,
+      help: "Time a processor took to handle one batch (successful attempts).",
+      labelNames: ["processor"],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    processorFailures: new Counter({
+      name: `${METRICS_PREFIX}processor_failures_total`,
+      help: "Failed attempts to handle a batch, by processor and whether the error was retryable.",
+      labelNames: ["processor", "retryable"],
       registers: [registry],
     }),
   };

@@ -1,6 +1,8 @@
 /**
  * Bus topics and message shapes of the pipeline (Avro schemas in `schemas/` with the same names).
- * Topic names are versioned and never reused for another shape.
+ * Every message is a discriminated union on `kind`: a main-chain block (or its events), or the
+ * retraction of a block that left the main chain. Topic names are versioned and never reused for
+ * another shape: a field change is a new topic (`…v3`), never an edit in place.
  */
 
 import type { NormalizedEvent } from "../lib/chain/types.ts";
@@ -9,46 +11,75 @@ import { type Codec, createCodec } from "../lib/stores/avro.ts";
 
 export const TOPICS = {
   /** Raw blocks from ingest, key = chain index. */
-  blocks: "alephium.blocks.v1",
+  blocks: "alephium.blocks.v2",
   /** Normalized events per block, key = chain index. */
-  events: "alephium.events.v1",
+  events: "alephium.events.v2",
 } as const;
 
+export type TopicName = keyof typeof TOPICS;
+
 /** Consumer groups (one per processor; operators scale each on its own). */
-export const GROUPS = {
+export const CONSUMER_GROUPS = {
   normalize: "alephium-normalize",
   rawSink: "alephium-raw-sink",
   eventsSink: "alephium-events-sink",
   registry: "alephium-registry",
 } as const;
 
-export interface BlockMessage {
+/** Where a block sits; shared by a block and its retraction. */
+interface BlockPosition {
   chain_index: number;
   hash: string;
   height: number;
   timestamp: number;
-  main_chain: boolean;
+  /** Publish sequence: a later message about the same block wins. */
   seq: number;
-  /** Node BlockEntry JSON; empty for a retraction. */
+}
+
+/** A main-chain block as ingest fetched it. */
+export interface RawBlockMessage extends BlockPosition {
+  kind: "block";
+  /** The node's BlockEntry, JSON, verbatim. */
   block_json: string;
+  /** The node's ContractEventByBlockHash[], JSON, verbatim. */
   events_json: string;
 }
 
+/** A block that left the main chain. */
+export interface BlockRetractionMessage extends BlockPosition {
+  kind: "retraction";
+}
+
+export type BlockMessage = RawBlockMessage | BlockRetractionMessage;
+
+/** A normalized event on the wire: its block's fields travel once, on the message. */
 export type WireEvent = Omit<
   NormalizedEvent,
   "chain_index" | "block_hash" | "block_height" | "timestamp" | "payload"
 > & { payload_json: string };
 
-export interface EventsMessage {
+interface EventsPosition {
   chain_index: number;
   block_hash: string;
   block_height: number;
   block_timestamp: number;
-  main_chain: boolean;
+  /** Sequence of the block message these events came from. */
   seq: number;
+}
+
+/** Every normalized event of one main-chain block (all or nothing). */
+export interface BlockEventsMessage extends EventsPosition {
+  kind: "block";
   events: WireEvent[];
   offloaded: { ref: string; payload_json: string }[];
 }
+
+/** Every event of this block is withdrawn. */
+export interface EventsRetractionMessage extends EventsPosition {
+  kind: "retraction";
+}
+
+export type EventsMessage = BlockEventsMessage | EventsRetractionMessage;
 
 export interface Codecs {
   blocks: Codec<BlockMessage>;
@@ -56,9 +87,30 @@ export interface Codecs {
 }
 
 export async function createCodecs(config: Pick<Config, "SCHEMA_REGISTRY_URL">): Promise<Codecs> {
+  const ns = "org.alephium.indexer";
   return {
-    blocks: await createCodec<BlockMessage>(TOPICS.blocks, config.SCHEMA_REGISTRY_URL),
-    events: await createCodec<EventsMessage>(TOPICS.events, config.SCHEMA_REGISTRY_URL),
+    blocks: await createCodec<BlockMessage>(
+      TOPICS.blocks,
+      { block: `${ns}.RawBlockV2`, retraction: `${ns}.BlockRetractionV2` },
+      config.SCHEMA_REGISTRY_URL,
+    ),
+    events: await createCodec<EventsMessage>(
+      TOPICS.events,
+      { block: `${ns}.BlockEventsV2`, retraction: `${ns}.EventsRetractionV2` },
+      config.SCHEMA_REGISTRY_URL,
+    ),
+  };
+}
+
+/** The events retraction that follows a block retraction. */
+export function eventsRetractionOf(m: BlockRetractionMessage): EventsRetractionMessage {
+  return {
+    kind: "retraction",
+    chain_index: m.chain_index,
+    block_hash: m.hash,
+    block_height: m.height,
+    block_timestamp: m.timestamp,
+    seq: m.seq,
   };
 }
 

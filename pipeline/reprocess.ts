@@ -4,7 +4,7 @@
  * The sinks are idempotent: rows that did not change stay identical.
  */
 import type { PipelineDeps } from "./deps.ts";
-import { type BlockMessage, TOPICS } from "./messages.ts";
+import { type RawBlockMessage, TOPICS } from "./messages.ts";
 
 const PAGE = 500;
 
@@ -30,12 +30,12 @@ export async function reprocessRange(deps: PipelineDeps, fromTs: number, toTs: n
       { to: toTs, ts: after.ts, c: after.chain, h: after.height, page: PAGE },
     );
     if (rows.length === 0) return published;
-    const messages: BlockMessage[] = rows.map((r) => ({
+    const messages: RawBlockMessage[] = rows.map((r) => ({
       chain_index: r.chain_index,
       hash: r.hash,
       height: r.height,
       timestamp: Number(r.ts),
-      main_chain: true,
+      kind: "block",
       seq: seq++,
       block_json: r.block_json,
       events_json: r.events_json,

@@ -11,17 +11,19 @@ import type { PipelineDeps } from "./deps.ts";
 import { createIngestor, type IngestOptions, type Ingestor, type IngestProgress } from "./ingest/ingest.ts";
 import { createNodeClient } from "./ingest/node-client.ts";
 import { createCodecs } from "./messages.ts";
-import { createEventsSink } from "./processors/events-sink.ts";
-import { createNormalizeProcessor, type Processor } from "./processors/normalize.ts";
-import { createRawSink } from "./processors/raw-sink.ts";
-import { createRegistryProcessor } from "./processors/registry.ts";
+import type { Processor, ProcessorFactory } from "./processor.ts";
+import { eventsSinkProcessor } from "./processors/events-sink.ts";
+import { normalizeProcessor } from "./processors/normalize.ts";
+import { rawSinkProcessor } from "./processors/raw-sink.ts";
+import { registryProcessor } from "./processors/registry.ts";
 
+/** Every processor by its command-line name (`process <name>`); `start` runs them all. */
 export const PROCESSORS = {
-  normalize: createNormalizeProcessor,
-  "raw-sink": createRawSink,
-  "events-sink": createEventsSink,
-  registry: createRegistryProcessor,
-} as const satisfies Record<string, (deps: PipelineDeps) => Processor>;
+  normalize: normalizeProcessor,
+  "raw-sink": rawSinkProcessor,
+  "events-sink": eventsSinkProcessor,
+  registry: registryProcessor,
+} as const satisfies Record<string, ProcessorFactory>;
 
 export type ProcessorName = keyof typeof PROCESSORS;
 

@@ -4,6 +4,7 @@
  * events sink writes; changing a field means a new versioned topic, never an edit in place.
  */
 import type { node } from "@alephium/web3";
+import type { Category, EventType, SubKind } from "./taxonomy.ts";
 
 /** Number of address groups on Alephium mainnet; chains are every (fromGroup, toGroup) pair. */
 export const GROUPS = 4;
@@ -47,9 +48,10 @@ export interface NormalizedEvent {
   event_index: number;
   /** Dapp that produced the event (`alephium` for protocol-level events such as coinbase and transfers). */
   dapp_id: string;
-  category: string;
-  sub_kind: string;
-  type: string;
+  /** See `TAXONOMY.md`: every (category, sub_kind, type) triple the normalizer emits. */
+  category: Category;
+  sub_kind: SubKind;
+  type: EventType;
   /** Main event of the transaction (exactly one per transaction; see the taxonomy in the README). */
   is_main: boolean;
   from: string;

@@ -9,14 +9,23 @@ import { SchemaRegistry, SchemaType } from "@kafkajs/confluent-schema-registry";
 import avro from "avsc";
 import { AppError } from "../errors.ts";
 
-/** Schema names are topic names (without prefix): `alephium.blocks.v1`, `alephium.events.v1`. */
-export type SchemaName = "alephium.blocks.v1" | "alephium.events.v1";
+/** Schema names are topic names (without prefix), for example `alephium.blocks.v2`. */
+export type SchemaName = "alephium.blocks.v2" | "alephium.events.v2";
 
-/** Built-in ids used when no registry is configured; never reused for another schema. */
+/**
+ * Built-in ids used when no registry is configured; never reused for another schema
+ * (1 and 2 were `alephium.blocks.v1` and `alephium.events.v1`).
+ */
 export const BUILTIN_SCHEMA_IDS: Record<SchemaName, number> = {
-  "alephium.blocks.v1": 1,
-  "alephium.events.v1": 2,
+  "alephium.blocks.v2": 3,
+  "alephium.events.v2": 4,
 };
+
+/**
+ * A discriminated union `{ kind: K, ... }` carried as an Avro union of named records: `kinds` maps
+ * each `kind` to its record's full name. The Avro bytes carry the branch; the value carries `kind`.
+ */
+export type UnionKinds<T extends { kind: string }> = { [K in T["kind"]]: string };
 
 export interface Codec<T> {
   readonly schemaId: number;
@@ -37,9 +46,17 @@ export function decodeWireHeader(buffer: Buffer): { schemaId: number; body: Buff
   return { schemaId: buffer.readUInt32BE(1), body: buffer.subarray(5) };
 }
 
-export async function createCodec<T>(name: SchemaName, registryUrl = ""): Promise<Codec<T>> {
+export async function createCodec<T extends { kind: string }>(
+  name: SchemaName,
+  kinds: UnionKinds<T>,
+  registryUrl = "",
+): Promise<Codec<T>> {
   const text = readSchema(name);
-  const type = avro.Type.forSchema(JSON.parse(text));
+  // Unions of records are wrapped (`{ "<record name>": value }`); `["null", x]` unions stay plain.
+  const type = avro.Type.forSchema(JSON.parse(text), { wrapUnions: "auto" });
+  const branches = Object.entries(kinds) as [T["kind"], string][];
+  const kindOf = new Map(branches.map(([kind, record]) => [record, kind]));
+  const recordOf = new Map(branches);
   let schemaId = BUILTIN_SCHEMA_IDS[name];
   if (registryUrl) {
     const registry = new SchemaRegistry({ host: registryUrl });
@@ -51,7 +68,10 @@ export async function createCodec<T>(name: SchemaName, registryUrl = ""): Promis
   return {
     schemaId,
     encode(value) {
-      const body = type.toBuffer(value);
+      const { kind, ...fields } = value;
+      const record = recordOf.get(kind);
+      if (!record) throw new AppError("bad_message", `${name} has no record for kind ${String(kind)}`);
+      const body = type.toBuffer({ [record]: fields });
       const header = Buffer.alloc(5);
       header.writeUInt32BE(schemaId, 1);
       return Buffer.concat([header, body]);
@@ -61,7 +81,13 @@ export async function createCodec<T>(name: SchemaName, registryUrl = ""): Promis
       if (id !== schemaId) {
         throw new AppError("unknown_schema", `Message has schema id ${id}; ${name} uses ${schemaId}`);
       }
-      return type.fromBuffer(body) as T;
+      const wrapped = type.fromBuffer(body) as Record<string, Record<string, unknown>>;
+      const [record, fields] = Object.entries(wrapped)[0] ?? [];
+      const kind = record === undefined ? undefined : kindOf.get(record);
+      if (kind === undefined || !fields) {
+        throw new AppError("bad_message", `${name} message has an unknown branch ${String(record)}`);
+      }
+      return { kind, ...fields } as unknown as T;
     },
   };
 }

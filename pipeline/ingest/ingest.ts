@@ -1,20 +1,20 @@
 /**
  * Ingest: follows a full node and publishes main-chain blocks (with their contract events) on
- * `alephium.blocks.v1`, keyed by chain index so each chain's blocks stay in order.
+ * `alephium.blocks.v2`, keyed by chain index so each chain's blocks stay in order.
  *
  * Per chain it keeps a cursor (last published height and hash) in Postgres, written after the
  * publish resolved. A block is published once CONFIRMATIONS blocks sit on top of it. A block whose
  * parent is not the cursor's hash (or a published height whose hash changed) is a reorg: ingest walks
- * back to the fork point with `/blockflow/hashes`, publishes retractions (main_chain=false) for the
+ * back to the fork point with `/blockflow/hashes`, publishes retractions for the
  * orphaned blocks, rewinds the cursor and fetches the winning branch in the next round.
  */
 import type { node } from "@alephium/web3";
 import { chainIndexOf, GROUPS } from "../../lib/chain/types.ts";
 import { AppError } from "../../lib/errors.ts";
+import { backoffMs, isRetryable, sleep } from "../../lib/retry.ts";
 import type { PipelineDeps } from "../deps.ts";
 import { type BlockMessage, TOPICS } from "../messages.ts";
 import type { NodeClient } from "./node-client.ts";
-import { sleep } from "./retry.ts";
 
 export interface IngestOptions {
   /** Backfill start (ms); 0 = one hour before the node's tip. */
@@ -25,6 +25,8 @@ export interface IngestOptions {
   /** Windows fetched at once during backfill. */
   concurrency: number;
   pollMs: number;
+  /** Warn when the cursors have not moved for this long while the node has blocks to publish. */
+  stallWarnMs?: number;
   /** Called after every round that published something (progress bar, logs). */
   onProgress?: (p: IngestProgress) => void;
 }
@@ -36,7 +38,10 @@ export interface IngestProgress {
   /** Newest block timestamp seen at the node. */
   tipTs: number;
   blocks: number;
-  events: number;
+  /** Contract events the node served with those blocks (before normalization). */
+  nodeEvents: number;
+  /** `backfill` while whole windows of history are behind the tip, `live` once following it. */
+  phase: "backfill" | "live";
 }
 
 export interface RoundResult {
@@ -80,7 +85,12 @@ export function createIngestor(deps: PipelineDeps, client: NodeClient, options: 
   let startTs = options.startTs;
   let tipTs = 0;
   let lastSeq = 0;
-  let totals = { blocks: 0, events: 0 };
+  let totals = { blocks: 0, nodeEvents: 0 };
+  let phase: IngestProgress["phase"] = "backfill";
+  /** When a cursor last moved, and when the last warning about it was logged. */
+  let progressAt = Date.now();
+  let warnedAt = 0;
+  const stallWarnMs = options.stallWarnMs ?? 60_000;
   let stopped = false;
   let loop: Promise<void> | null = null;
   const abort = new AbortController();
@@ -164,11 +174,17 @@ export function createIngestor(deps: PipelineDeps, client: NodeClient, options: 
     const tips = await Promise.all(chains.map((c) => client.chainTip(...groupsOf(c))));
     const safe = (c: number) => (tips[c] ?? 0) - options.confirmations;
     const cursorOf = (c: number): Cursor => cursors.get(c) ?? { height: -1, hash: "", ts: startTs - 1 };
+    const behind = chains.filter((c) => (tips[c] ?? 0) < cursorOf(c).height);
+    if (behind.length > 0) warnTipBelowCursor(behind, tips);
     const pending = chains.filter((c) => cursorOf(c).height < safe(c));
-    if (pending.length === 0) return { published: 0, retracted: 0, caughtUp: true };
+    if (pending.length === 0) {
+      phase = "live";
+      return { published: 0, retracted: 0, caughtUp: true };
+    }
 
     const from = Math.min(...pending.map((c) => cursorOf(c).ts)) + 1;
     const backfilling = tipTs === 0 || from + windowMs * options.concurrency < tipTs;
+    phase = backfilling ? "backfill" : "live";
     const count = backfilling ? options.concurrency : 1;
     const windows = Array.from(
       { length: count },
@@ -202,10 +218,10 @@ export function createIngestor(deps: PipelineDeps, client: NodeClient, options: 
           } else if (cur.height < 0 || parentOf(block) === cur.hash) {
             messages.push({
               chain_index: c,
+              kind: "block",
               hash: block.hash,
               height: block.height,
               timestamp: block.timestamp,
-              main_chain: true,
               seq: 0,
               block_json: JSON.stringify(block),
               events_json: JSON.stringify(events),
@@ -215,7 +231,7 @@ export function createIngestor(deps: PipelineDeps, client: NodeClient, options: 
             if (!dirty.has(c)) dirty.set(c, new Set());
             dirty.get(c)?.add(block.height);
             touched.add(c);
-            totals = { blocks: totals.blocks + 1, events: totals.events + events.length };
+            totals = { blocks: totals.blocks + 1, nodeEvents: totals.nodeEvents + events.length };
             continue;
           }
           // The node's main chain no longer contains what we published: retract down to the fork point.
@@ -230,13 +246,11 @@ export function createIngestor(deps: PipelineDeps, client: NodeClient, options: 
             if (!mine) continue;
             messages.push({
               chain_index: c,
+              kind: "retraction",
               hash: mine.hash,
               height: h,
               timestamp: mine.ts,
-              main_chain: false,
               seq: 0,
-              block_json: "",
-              events_json: "",
             });
             recentOf(c).delete(h);
             retracted++;
@@ -255,6 +269,7 @@ export function createIngestor(deps: PipelineDeps, client: NodeClient, options: 
     );
     deps.metrics.pipelineMessages.inc({ stage: "ingest", topic: TOPICS.blocks }, messages.length);
     await saveCursors([...touched]);
+    if (touched.size > 0) progressAt = Date.now();
 
     // Keep responses near a few thousand blocks: halve on big windows, grow back on small ones.
     if (largest > 4000) windowMs = Math.max(10_000, Math.floor(windowMs / 2));
@@ -264,6 +279,7 @@ export function createIngestor(deps: PipelineDeps, client: NodeClient, options: 
       cursorTs: Math.min(...chains.map((c) => cursorOf(c).ts)),
       tipTs,
       ...totals,
+      phase,
     });
     return { published: messages.length - retracted, retracted, caughtUp: false };
   }
@@ -308,6 +324,36 @@ export function createIngestor(deps: PipelineDeps, client: NodeClient, options: 
     });
   }
 
+  /** A node behind our cursors (resynced, restarted from scratch, another network): say so, once a minute. */
+  function warnTipBelowCursor(behind: number[], tips: number[]) {
+    if (Date.now() - warnedAt < stallWarnMs) return;
+    warnedAt = Date.now();
+    log.warn(
+      {
+        chains: behind,
+        node_heights: behind.map((c) => tips[c] ?? 0),
+        cursor_heights: behind.map((c) => cursors.get(c)?.height ?? -1),
+        node: deps.config.NODE_URL,
+      },
+      "The node's tip is below the ingest cursor: waiting for the node to reach it (is it the same network, fully synced?).",
+    );
+  }
+
+  /** No cursor moved for a while although rounds run: say so, once a minute. */
+  function warnIfStalled() {
+    const idleMs = Date.now() - progressAt;
+    if (idleMs < stallWarnMs || Date.now() - warnedAt < stallWarnMs) return;
+    warnedAt = Date.now();
+    log.warn(
+      {
+        idle_s: Math.round(idleMs / 1000),
+        cursor_ts: Math.min(...chains.map((c) => cursors.get(c)?.ts ?? startTs)),
+        node: deps.config.NODE_URL,
+      },
+      "Ingest has published nothing for a while: the node produces no new blocks, or they cannot be fetched.",
+    );
+  }
+
   return {
     runOnce,
     start() {
@@ -318,13 +364,17 @@ export function createIngestor(deps: PipelineDeps, client: NodeClient, options: 
           try {
             const r = await runOnce();
             failures = 0;
-            if (r.caughtUp) await sleep(options.pollMs, abort.signal);
+            if (r.caughtUp) {
+              warnIfStalled();
+              await sleep(options.pollMs, abort.signal);
+            }
           } catch (error) {
             if (stopped) break;
             failures++;
-            const delay = Math.min(30_000, 250 * 2 ** Math.min(failures, 7)) * (0.5 + Math.random() / 2);
+            // A final error (a bug, a refused request) is not fixed by hammering: wait the longest.
+            const delay = isRetryable(error) ? 250 + backoffMs(failures, 500, 30_000) : 30_000;
             log.error(
-              { err: error, attempt: failures, delay_ms: Math.round(delay) },
+              { err: error, attempt: failures, delay_ms: Math.round(delay), retryable: isRetryable(error) },
               "Ingest round failed; retrying.",
             );
             await sleep(delay, abort.signal);

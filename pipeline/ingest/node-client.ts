@@ -1,10 +1,23 @@
 /**
  * The slice of the full node API ingest uses, through @alephium/web3's generated client, with retries.
- * Errors carry the HTTP status so that 4xx answers (bad range, unknown block) are not retried.
+ * Failures become `AppError`s classified by HTTP status: 4xx answers (bad range, unknown block) are
+ * final, network errors, timeouts and 5xx are retried.
  */
 import { NodeProvider, type node } from "@alephium/web3";
+import { AppError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
-import { withRetry } from "./retry.ts";
+import { retryableStatus, withRetry } from "../../lib/retry.ts";
+
+/** The node call's failure with its retry decision. */
+export function nodeError(what: string, error: unknown): AppError {
+  const status = (error as { status?: unknown } | null)?.status;
+  const code = typeof status === "number" ? status : undefined;
+  return new AppError("node_request_failed", `Node call ${what} failed${code ? ` (HTTP ${code})` : ""}`, {
+    status: 502,
+    retryable: retryableStatus(code),
+    cause: error,
+  });
+}
 
 export interface NodeClient {
   chainTip(fromGroup: number, toGroup: number): Promise<number>;
@@ -22,14 +35,14 @@ export function createNodeClient(options: {
   const provider = new NodeProvider(options.url, options.apiKey || undefined);
   const log = options.log.child({ component: "node-client" });
   const call = <T>(what: string, fn: () => Promise<T>) =>
-    withRetry(fn, {
+    withRetry(() => fn().catch((error: unknown) => Promise.reject(nodeError(what, error))), {
       retries: 8,
       baseMs: 200,
       maxMs: 10_000,
       signal: options.signal,
       onRetry: (error, attempt, delay) =>
         log.warn(
-          { call: what, attempt, delay_ms: Math.round(delay), err: String(error) },
+          { call: what, attempt, delay_ms: Math.round(delay), err: String((error as Error).cause ?? error) },
           "Node call failed; retrying.",
         ),
     });

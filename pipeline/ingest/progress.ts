@@ -1,6 +1,11 @@
 /**
- * Progress of a backfill: a bar with blocks/s, events/s and ETA on a terminal (cli-progress),
- * a log line every few seconds otherwise.
+ * Progress of ingest, on a terminal as one status line (cli-progress), otherwise as a log line every
+ * `logEveryMs`:
+ * - backfill: share of the history published, blocks/s and normalized events/s, ETA;
+ * - live: how far the newest published block is behind the node's tip, blocks/s and normalized events/s.
+ * Rates are over the last `windowMs` (not lifetime averages), so they describe what happens now.
+ * Normalized events (what the API serves) are counted where the events sink runs in the same process;
+ * a lone `ingest` process shows blocks only.
  */
 import cliProgress from "cli-progress";
 import type { Logger } from "../../lib/logger.ts";
@@ -11,56 +16,101 @@ export interface ProgressReporter {
   stop(): void;
 }
 
-export function createProgressReporter(
-  log: Logger,
-  stream: NodeJS.WriteStream = process.stderr,
-): ProgressReporter {
-  const started = Date.now();
+export interface ProgressOptions {
+  stream?: NodeJS.WriteStream;
+  /** Normalized events written so far in this process; absent when no events sink runs here. */
+  events?: () => number;
+  now?: () => number;
+  windowMs?: number;
+  logEveryMs?: number;
+}
+
+interface Sample {
+  at: number;
+  blocks: number;
+  events: number;
+  cursorTs: number;
+}
+
+export function createProgressReporter(log: Logger, options: ProgressOptions = {}): ProgressReporter {
+  const stream = options.stream ?? process.stderr;
+  const now = options.now ?? Date.now;
+  const windowMs = options.windowMs ?? 30_000;
+  const logEveryMs = options.logEveryMs ?? 10_000;
+  const samples: Sample[] = [];
   let bar: cliProgress.SingleBar | null = null;
-  let lastLog = 0;
+  let barPhase: IngestProgress["phase"] | null = null;
+  let lastLog = Number.NEGATIVE_INFINITY;
+
+  /** Rates between the oldest sample inside the window and this one. */
   const rates = (p: IngestProgress) => {
-    const secs = Math.max(0.001, (Date.now() - started) / 1000);
+    const latest = { at: now(), blocks: p.blocks, events: options.events?.() ?? 0, cursorTs: p.cursorTs };
+    samples.push(latest);
+    while (samples.length > 2 && (samples[1]?.at ?? latest.at) <= latest.at - windowMs) samples.shift();
+    const first = samples[0] ?? latest;
+    const secs = (latest.at - first.at) / 1000;
+    const per = (d: number) => (secs > 0 ? d / secs : 0);
     const span = Math.max(1, p.tipTs - p.startTs);
-    const done = Math.min(1, Math.max(0, (p.cursorTs - p.startTs) / span));
-    const eta = done > 0 ? Math.round((secs / done) * (1 - done)) : 0;
-    return { bps: p.blocks / secs, eps: p.events / secs, done, eta };
+    const cursorPace = per(latest.cursorTs - first.cursorTs);
+    return {
+      events: latest.events,
+      bps: per(latest.blocks - first.blocks),
+      eps: per(latest.events - first.events),
+      done: Math.min(1, Math.max(0, (p.cursorTs - p.startTs) / span)),
+      eta: cursorPace > 0 ? Math.round((p.tipTs - p.cursorTs) / cursorPace) : null,
+      lagS: Math.max(0, Math.round((p.tipTs - p.cursorTs) / 1000)),
+    };
   };
+
+  const showBar = (p: IngestProgress, r: ReturnType<typeof rates>) => {
+    if (barPhase !== p.phase) {
+      bar?.stop();
+      const counts = options.events ? " | {eps} events/s" : "";
+      bar = new cliProgress.SingleBar(
+        {
+          stream,
+          format:
+            p.phase === "backfill"
+              ? `backfill |{bar}| {percentage}% | {bps} blocks/s${counts} | ETA {eta}`
+              : `live | {lag}s behind the node's tip | {bps} blocks/s${counts} | {blocks} blocks${options.events ? ", {events} events" : ""}`,
+          hideCursor: false,
+        },
+        cliProgress.Presets.shades_classic,
+      );
+      bar.start(1000, 0);
+      barPhase = p.phase;
+    }
+    bar?.update(Math.round(r.done * 1000), {
+      bps: r.bps.toFixed(1),
+      eps: r.eps.toFixed(1),
+      eta: r.eta === null ? "…" : `${r.eta}s`,
+      lag: r.lagS,
+      blocks: p.blocks,
+      events: r.events,
+    });
+  };
+
   return {
     update(p) {
       const r = rates(p);
-      if (stream.isTTY) {
-        bar ??= new cliProgress.SingleBar(
-          {
-            stream,
-            format:
-              "backfill |{bar}| {percentage}% | {blocks} blocks {bps} blk/s | {events} raw events {eps} ev/s | ETA {eta_formatted}",
-            etaBuffer: 50,
-          },
-          cliProgress.Presets.shades_classic,
+      if (stream.isTTY) return showBar(p, r);
+      if (now() - lastLog < logEveryMs) return;
+      lastLog = now();
+      const common = {
+        phase: p.phase,
+        blocks: p.blocks,
+        blocks_per_s: Number(r.bps.toFixed(1)),
+        ...(options.events ? { events: r.events, events_per_s: Number(r.eps.toFixed(1)) } : {}),
+        cursor_ts: p.cursorTs,
+      };
+      if (p.phase === "backfill") {
+        log.info(
+          { ...common, done_pct: Number((r.done * 100).toFixed(1)), eta_s: r.eta },
+          "Ingest backfill progress.",
         );
-        if (!bar.isActive) bar.start(1000, 0);
-        bar.update(Math.round(r.done * 1000), {
-          blocks: p.blocks,
-          events: p.events,
-          bps: r.bps.toFixed(1),
-          eps: r.eps.toFixed(1),
-        });
-        return;
+      } else {
+        log.info({ ...common, behind_tip_s: r.lagS }, "Ingest following the node.");
       }
-      if (Date.now() - lastLog < 5_000) return;
-      lastLog = Date.now();
-      log.info(
-        {
-          blocks: p.blocks,
-          events: p.events,
-          blocks_per_s: Number(r.bps.toFixed(1)),
-          events_per_s: Number(r.eps.toFixed(1)),
-          done_pct: Number((r.done * 100).toFixed(1)),
-          eta_s: r.eta,
-          cursor_ts: p.cursorTs,
-        },
-        "Ingest progress.",
-      );
     },
     stop() {
       bar?.stop();

@@ -1,5 +1,15 @@
 /** Public surface of the normalizer (pure, no I/O). */
-export { createStaticDappRegistry, DAPP, type DappContractRow, KNOWN_DAPP_CONTRACTS } from "./dapps.ts";
+
+export * from "../../lib/chain/taxonomy.ts";
+export {
+  createDappRegistry,
+  createStaticDappRegistry,
+  DAPP,
+  type DappContractRow,
+  extractContractDapps,
+  KNOWN_DAPP_CONTRACTS,
+  type MutableDappRegistry,
+} from "./dapps.ts";
 export {
   baseTokenOf,
   type ExchangeRegistry,
@@ -19,4 +29,3 @@ export {
   type PoolInfo,
   type PoolRegistry,
 } from "./pools.ts";
-export * from "./taxonomy.ts";

@@ -5,6 +5,15 @@
  */
 import type { node } from "@alephium/web3";
 import {
+  type Category,
+  type ContractCreatedPayload,
+  DAPP_ALEPHIUM,
+  DAPP_UNKNOWN,
+  type EventType,
+  mainPriority,
+  type SubKind,
+} from "../../lib/chain/taxonomy.ts";
+import {
   ALPH_TOKEN_ID,
   type DappRegistry,
   eventId,
@@ -19,14 +28,6 @@ import {
   type PoolRegistry,
   poolFromFactoryEvent,
 } from "./pools.ts";
-import {
-  type Category,
-  DAPP_ALEPHIUM,
-  DAPP_UNKNOWN,
-  type EventType,
-  mainPriority,
-  type SubKind,
-} from "./taxonomy.ts";
 
 /** Known exchange (CEX) hot/deposit addresses → exchange id; turns plain transfers into `cex` events. */
 export interface ExchangeRegistry {
@@ -340,7 +341,11 @@ function contractCreated(s: TxScope, ev: ContractEvent): Draft[] {
       ...common,
       dapp_id: dapp,
       to: contract,
-      payload: { contract_address: contract, parent_address: parent, std_interface_id: iface },
+      payload: {
+        contract_address: contract,
+        parent_address: parent,
+        std_interface_id: iface,
+      } satisfies ContractCreatedPayload,
     }),
   ];
   const tokenId = contract ? contractIdOf(contract) : undefined;

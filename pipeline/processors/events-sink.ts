@@ -6,12 +6,11 @@
  * below a chain's durable position (readers may have served them) is announced in `event_rewrites`.
  */
 import { idCeiling, idFloor } from "../../lib/chain/types.ts";
-import type { Subscription } from "../../lib/stores/bus.ts";
 import type { PipelineDeps } from "../deps.ts";
-import { type EventsMessage, GROUPS, TOPICS } from "../messages.ts";
-import type { Processor } from "./normalize.ts";
+import { type BlockEventsMessage, CONSUMER_GROUPS, type EventsMessage } from "../messages.ts";
+import { defineProcessor } from "../processor.ts";
 
-export function eventRows(m: EventsMessage) {
+export function eventRows(m: BlockEventsMessage) {
   return m.events.map((e) => {
     const served = {
       id: e.id,
@@ -65,13 +64,14 @@ export async function writeEventsBatch(
   // Blocks at or below their chain's durable position rewrite rows readers may have served already.
   const durable = await durableTimes(deps);
   const rewritten = messages.filter((m) => m.block_timestamp <= (durable.get(m.chain_index) ?? -1));
-  const rows = messages.filter((m) => m.main_chain).flatMap(eventRows);
-  const payloads = messages.flatMap((m) =>
+  const blocks = messages.filter((m): m is BlockEventsMessage => m.kind === "block");
+  const rows = blocks.flatMap(eventRows);
+  const payloads = blocks.flatMap((m) =>
     m.offloaded.map((o) => ({ ref: o.ref, payload: o.payload_json, version: m.seq })),
   );
   await deps.ch.insert("events_insert", "events", rows);
   await deps.ch.insert("event_payloads_insert", "event_payloads", payloads);
-  for (const m of messages.filter((x) => !x.main_chain)) {
+  for (const m of messages.filter((x) => x.kind === "retraction")) {
     // No `main_chain` condition here: REPLACE makes `main_chain` an alias of false inside this SELECT.
     await deps.ch.command(
       "events_retract",
@@ -94,8 +94,7 @@ export async function writeEventsBatch(
   }
   // Newest durable position per chain (main-chain blocks only; a retraction never moves it back).
   const progress = new Map<number, EventsMessage>();
-  for (const m of messages) {
-    if (!m.main_chain) continue;
+  for (const m of blocks) {
     const seen = progress.get(m.chain_index);
     if (!seen || m.block_timestamp > seen.block_timestamp) progress.set(m.chain_index, m);
   }
@@ -114,25 +113,12 @@ export async function writeEventsBatch(
   return rows.length;
 }
 
-export function createEventsSink(deps: PipelineDeps): Processor {
-  let sub: Subscription | null = null;
-  return {
-    name: "events-sink",
-    async start() {
-      sub = await deps.bus.subscribe({
-        topic: TOPICS.events,
-        group: GROUPS.eventsSink,
-        handle: async (records) => {
-          await writeEventsBatch(
-            deps,
-            records.map((r) => deps.codecs.events.decode(r.value)),
-          );
-        },
-      });
-    },
-    async stop() {
-      await sub?.stop();
-      sub = null;
-    },
-  };
-}
+export const eventsSinkProcessor = defineProcessor<EventsMessage>({
+  name: "events-sink",
+  topic: "events",
+  group: CONSUMER_GROUPS.eventsSink,
+  codec: (codecs) => codecs.events,
+  async handle(messages, { deps }) {
+    await writeEventsBatch(deps, messages);
+  },
+});

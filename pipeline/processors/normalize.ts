@@ -1,50 +1,63 @@
 /**
- * Normalize processor: `alephium.blocks.v1` → pure `normalizeBlock` → `alephium.events.v1`.
- * Dapp attribution comes from Postgres (`contracts.dapp_id`, seeded with known mainnet contracts);
- * pools learned from factory events are kept in `dex_pools` so a restart decodes the same swaps.
+ * Normalize: `alephium.blocks.v2` → pure `normalizeBlock` → `alephium.events.v2`.
+ * What the normalizer knows besides the block (contract → dapp attribution, DEX pools) is its own
+ * state, learned from the blocks it normalized (`normalize_contract_dapps`, `dex_pools`) on top of
+ * the built-in seed lists and the operator's `dex_factories` (read at start). It is saved before
+ * the events are published, so the same blocks give the same events whatever other processors do.
  */
 import type { node } from "@alephium/web3";
 import type { RawBlock } from "../../lib/chain/types.ts";
-import type { Subscription } from "../../lib/stores/bus.ts";
+import type { Pg } from "../../lib/stores/postgres.ts";
 import type { PipelineDeps } from "../deps.ts";
-import { type BlockMessage, type EventsMessage, GROUPS, TOPICS, toWireEvent } from "../messages.ts";
 import {
+  type BlockEventsMessage,
+  type BlockMessage,
+  CONSUMER_GROUPS,
+  type EventsMessage,
+  eventsRetractionOf,
+  type RawBlockMessage,
+  TOPICS,
+  toWireEvent,
+} from "../messages.ts";
+import {
+  createDappRegistry,
   createPoolRegistry,
-  createStaticDappRegistry,
+  extractContractDapps,
   extractPools,
   KNOWN_DAPP_CONTRACTS,
   KNOWN_FACTORIES,
   KNOWN_POOLS,
+  type MutableDappRegistry,
+  type MutablePoolRegistry,
+  type NormalizeContext,
   normalizeBlock,
   type PoolFactory,
   type PoolInfo,
 } from "../normalize/index.ts";
+import { defineProcessor } from "../processor.ts";
 
-/** How long a loaded dapp/factory registry is trusted before it is read again. */
-const REGISTRY_TTL_MS = 30_000;
-
-export interface Processor {
-  readonly name: string;
-  start(): Promise<void>;
-  stop(): Promise<void>;
+interface NormalizeState {
+  dapps: MutableDappRegistry;
+  factories: PoolFactory[];
+  pools: MutablePoolRegistry;
 }
 
-async function loadContext(deps: PipelineDeps) {
-  const dappRows = await deps.pg.query<{ address: string; dapp_id: string }>(
-    "normalize_dapps",
-    "SELECT address, dapp_id FROM contracts WHERE dapp_id IS NOT NULL",
+async function loadState(pg: Pg): Promise<NormalizeState> {
+  const learned = await pg.query<{ address: string; dapp_id: string }>(
+    "normalize_contract_dapps_load",
+    "SELECT address, dapp_id FROM normalize_contract_dapps",
   );
-  const dapps = createStaticDappRegistry([
-    ...dappRows.map((r) => ({ contract_address: r.address, dapp_id: r.dapp_id, label: "" })),
+  const dapps = createDappRegistry([
     ...KNOWN_DAPP_CONTRACTS,
+    ...learned.map((r) => ({ contract_address: r.address, dapp_id: r.dapp_id, label: "" })),
   ]);
-  const factoryRows = await deps.pg.query<PoolFactory>(
+  const factoryRows = await pg.query<PoolFactory>(
     "normalize_factories",
     `SELECT factory_address, dapp_id, created_event_index, token0_field, token1_field, pool_field,
             swap_event_index, mint_event_index, burn_event_index FROM dex_factories`,
   );
   const factories = [...KNOWN_FACTORIES, ...factoryRows];
-  const poolRows = await deps.pg.query<{
+  const poolRows = await pg.query<{
     pool_address: string;
     dapp_id: string;
     token0_id: string;
@@ -66,11 +79,11 @@ async function loadContext(deps: PipelineDeps) {
       } satisfies PoolInfo;
     }),
   );
-  return { dapps, factories, pools, loadedAt: Date.now() };
+  return { dapps, factories, pools };
 }
 
-/** The RawBlock a main-chain block message carries. */
-export function rawBlockOf(m: BlockMessage): RawBlock {
+/** The RawBlock a block message carries. */
+export function rawBlockOf(m: RawBlockMessage): RawBlock {
   return {
     chainIndex: m.chain_index,
     block: JSON.parse(m.block_json) as node.BlockEntry,
@@ -79,107 +92,82 @@ export function rawBlockOf(m: BlockMessage): RawBlock {
   };
 }
 
-/** Pure part: one block message to its events message (pool discovery happens before, by the caller). */
-export function toEventsMessage(
-  m: BlockMessage,
-  ctx: Parameters<typeof normalizeBlock>[1],
-  parsed?: RawBlock,
-): { message: EventsMessage; raw: RawBlock | null } {
-  if (!m.main_chain) {
-    return {
-      raw: null,
-      message: {
-        chain_index: m.chain_index,
-        block_hash: m.hash,
-        block_height: m.height,
-        block_timestamp: m.timestamp,
-        main_chain: false,
-        seq: m.seq,
-        events: [],
-        offloaded: [],
-      },
-    };
-  }
-  const raw = parsed ?? rawBlockOf(m);
-  const result = normalizeBlock(raw, ctx);
+/** Pure part: one block message to its events message (what the block teaches is learned by the caller first). */
+export function toEventsMessage(m: BlockMessage, ctx: NormalizeContext, parsed?: RawBlock): EventsMessage {
+  if (m.kind === "retraction") return eventsRetractionOf(m);
+  const result = normalizeBlock(parsed ?? rawBlockOf(m), ctx);
   return {
-    raw,
-    message: {
-      chain_index: m.chain_index,
-      block_hash: m.hash,
-      block_height: m.height,
-      block_timestamp: m.timestamp,
-      main_chain: true,
-      seq: m.seq,
-      events: result.events.map(toWireEvent),
-      offloaded: result.offloaded.map((o) => ({ ref: o.ref, payload_json: JSON.stringify(o.payload) })),
-    },
-  };
+    kind: "block",
+    chain_index: m.chain_index,
+    block_hash: m.hash,
+    block_height: m.height,
+    block_timestamp: m.timestamp,
+    seq: m.seq,
+    events: result.events.map(toWireEvent),
+    offloaded: result.offloaded.map((o) => ({ ref: o.ref, payload_json: JSON.stringify(o.payload) })),
+  } satisfies BlockEventsMessage;
 }
 
-export function createNormalizeProcessor(deps: PipelineDeps): Processor {
-  const log = deps.log.child({ component: "normalize" });
-  let ctx: Awaited<ReturnType<typeof loadContext>> | null = null;
-  let sub: Subscription | null = null;
-  return {
-    name: "normalize",
-    async start() {
-      sub = await deps.bus.subscribe({
-        topic: TOPICS.blocks,
-        group: GROUPS.normalize,
-        handle: async (records) => {
-          if (!ctx || Date.now() - ctx.loadedAt > REGISTRY_TTL_MS) ctx = await loadContext(deps);
-          const out: EventsMessage[] = [];
-          const learned: PoolInfo[] = [];
-          for (const record of records) {
-            const m = deps.codecs.blocks.decode(record.value);
-            const raw = m.main_chain ? rawBlockOf(m) : undefined;
-            if (raw) {
-              // Pools created in this block must be known before its own swaps are decoded.
-              const pools = extractPools(raw, ctx.factories);
-              if (pools.length > 0) {
-                ctx.pools.add(pools);
-                learned.push(...pools);
-              }
-            }
-            out.push(
-              toEventsMessage(
-                m,
-                {
-                  dapps: ctx.dapps,
-                  pools: ctx.pools,
-                  maxPayloadBytes: deps.config.PAYLOAD_MAX_BYTES,
-                },
-                raw,
-              ).message,
-            );
-          }
-          for (const p of learned) {
-            await deps.pg.query(
-              "normalize_pool_save",
-              `INSERT INTO dex_pools (pool_address, dapp_id, token0_id, token1_id, factory_address)
-               VALUES ($1, $2, $3, $4, $5) ON CONFLICT (pool_address) DO NOTHING`,
-              [
-                p.pool_address,
-                p.dapp_id,
-                p.token0_id,
-                p.token1_id,
-                ctx.factories.find((f) => f.dapp_id === p.dapp_id)?.factory_address ?? null,
-              ],
-            );
-          }
-          await deps.bus.publish(
-            TOPICS.events,
-            out.map((m) => ({ key: String(m.chain_index), value: deps.codecs.events.encode(m) })),
-          );
-          deps.metrics.pipelineMessages.inc({ stage: "normalize", topic: TOPICS.blocks }, records.length);
-          log.debug({ blocks: records.length, pools_learned: learned.length }, "Blocks normalized.");
-        },
-      });
-    },
-    async stop() {
-      await sub?.stop();
-      sub = null;
-    },
-  };
+export const normalizeProcessor = defineProcessor<BlockMessage, NormalizeState>({
+  name: "normalize",
+  topic: "blocks",
+  group: CONSUMER_GROUPS.normalize,
+  codec: (codecs) => codecs.blocks,
+  setup: (deps) => loadState(deps.pg),
+  async handle(messages, { deps, state, log }) {
+    try {
+      await normalizeBatch(messages, deps, state);
+    } catch (error) {
+      // What this batch taught may not be saved: start again from the saved state.
+      Object.assign(state, await loadState(deps.pg));
+      throw error;
+    }
+    log.debug({ blocks: messages.length }, "Blocks normalized.");
+  },
+});
+
+async function normalizeBatch(messages: BlockMessage[], deps: PipelineDeps, state: NormalizeState) {
+  const out: EventsMessage[] = [];
+  const pools: PoolInfo[] = [];
+  const contracts: { contract_address: string; dapp_id: string }[] = [];
+  for (const m of messages) {
+    const raw = m.kind === "block" ? rawBlockOf(m) : undefined;
+    if (raw) {
+      // What a block creates must be known before its own events are decoded.
+      const newPools = extractPools(raw, state.factories);
+      state.pools.add(newPools);
+      pools.push(...newPools);
+      const newContracts = extractContractDapps(raw, state.dapps);
+      state.dapps.add(newContracts);
+      contracts.push(...newContracts);
+    }
+    const ctx = { dapps: state.dapps, pools: state.pools, maxPayloadBytes: deps.config.PAYLOAD_MAX_BYTES };
+    out.push(toEventsMessage(m, ctx, raw));
+  }
+  if (contracts.length > 0) {
+    await deps.pg.query(
+      "normalize_contract_dapps_save",
+      `INSERT INTO normalize_contract_dapps (address, dapp_id)
+         SELECT * FROM unnest($1::text[], $2::text[]) ON CONFLICT (address) DO NOTHING`,
+      [contracts.map((c) => c.contract_address), contracts.map((c) => c.dapp_id)],
+    );
+  }
+  for (const p of pools) {
+    await deps.pg.query(
+      "normalize_pool_save",
+      `INSERT INTO dex_pools (pool_address, dapp_id, token0_id, token1_id, factory_address)
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (pool_address) DO NOTHING`,
+      [
+        p.pool_address,
+        p.dapp_id,
+        p.token0_id,
+        p.token1_id,
+        state.factories.find((f) => f.dapp_id === p.dapp_id)?.factory_address ?? null,
+      ],
+    );
+  }
+  await deps.bus.publish(
+    TOPICS.events,
+    out.map((m) => ({ key: String(m.chain_index), value: deps.codecs.events.encode(m) })),
+  );
 }

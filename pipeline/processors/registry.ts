@@ -8,6 +8,7 @@
  * Upserts are idempotent and never overwrite what an admin edited (see lib/repos/registry-tokens.ts).
  */
 import { hexToString, NodeProvider } from "@alephium/web3";
+import type { ContractCreatedPayload } from "../../lib/chain/taxonomy.ts";
 import type {
   ContractInput,
   DiscoveredToken,
@@ -15,12 +16,12 @@ import type {
   NftTokenInput,
 } from "../../lib/repos/registry.ts";
 import { createRegistryRepo } from "../../lib/repos/registry.ts";
-import type { Subscription } from "../../lib/stores/bus.ts";
+import { withRetry } from "../../lib/retry.ts";
 import type { PipelineDeps } from "../deps.ts";
-import { withRetry } from "../ingest/retry.ts";
-import { GROUPS, TOPICS } from "../messages.ts";
+import { nodeError } from "../ingest/node-client.ts";
+import { CONSUMER_GROUPS, type EventsMessage } from "../messages.ts";
 import { contractIdOf } from "../normalize/chain-utils.ts";
-import type { Processor } from "./normalize.ts";
+import { defineProcessor } from "../processor.ts";
 
 /** Standard interface ids (`@std(id=…)`): INFTCollection 0002 (000201 with royalty), INFT 0003. */
 const NFT_COLLECTION_IFACE = "0002";
@@ -40,7 +41,11 @@ export function nodeMetadataSource(deps: Pick<PipelineDeps, "config" | "log">): 
   const provider = new NodeProvider(deps.config.NODE_URL, deps.config.NODE_API_KEY || undefined);
   return async (tokenId) => {
     try {
-      const m = await withRetry(() => provider.fetchFungibleTokenMetaData(tokenId), {
+      const fetch = () =>
+        provider.fetchFungibleTokenMetaData(tokenId).catch((error: unknown) => {
+          throw nodeError("fungible-metadata", error);
+        });
+      const m = await withRetry(fetch, {
         retries: 3,
         baseMs: 200,
         maxMs: 2_000,
@@ -58,102 +63,92 @@ export function nodeMetadataSource(deps: Pick<PipelineDeps, "config" | "log">): 
   };
 }
 
-export function createRegistryProcessor(
-  deps: PipelineDeps,
-  metadata: MetadataSource = nodeMetadataSource(deps),
-): Processor {
-  const repo = createRegistryRepo(deps.pg);
-  let sub: Subscription | null = null;
-  return {
-    name: "registry",
-    async start() {
-      sub = await deps.bus.subscribe({
-        topic: TOPICS.events,
-        group: GROUPS.registry,
-        handle: async (records) => {
-          const contracts: ContractInput[] = [];
-          const tokens: DiscoveredToken[] = [];
-          const collections: NftCollectionInput[] = [];
-          const nfts: NftTokenInput[] = [];
-          for (const record of records) {
-            const m = deps.codecs.events.decode(record.value);
-            if (!m.main_chain) continue;
-            const minted = new Set(
-              m.events
-                .filter((e) => e.category === "token" && e.sub_kind === "genesis_mint")
-                .map((e) => e.token_id),
-            );
-            for (const e of m.events) {
-              if (e.category === "contract" && e.sub_kind === "created") {
-                const payload = JSON.parse(e.payload_json) as {
-                  contract_address?: string;
-                  parent_address?: string;
-                  std_interface_id?: string;
-                };
-                const address = payload.contract_address ?? e.to;
-                const contractId = contractIdOf(address);
-                if (!contractId) continue;
-                const token = m.events.find((x) => x.tx_id === e.tx_id && x.sub_kind === "genesis_mint");
-                const iface = payload.std_interface_id ?? "";
-                const parentId = payload.parent_address ? contractIdOf(payload.parent_address) : undefined;
-                const nftKind = iface.startsWith(NFT_COLLECTION_IFACE)
-                  ? "nft_collection"
-                  : iface.startsWith(NFT_IFACE) && parentId
-                    ? "nft"
-                    : undefined;
-                if (nftKind === "nft_collection") {
-                  collections.push({
-                    collectionId: contractId,
-                    address,
-                    stdInterfaceId: iface,
-                    createdTx: e.tx_id,
-                    createdAt: m.block_timestamp,
-                  });
-                } else if (nftKind === "nft" && payload.parent_address) {
-                  nfts.push({
-                    tokenId: contractId,
-                    collectionAddress: payload.parent_address,
-                    minter: e.from || null,
-                    mintTx: e.tx_id,
-                    mintTime: m.block_timestamp,
-                  });
-                }
-                contracts.push({
-                  contractId,
-                  address,
-                  dappId: e.dapp_id === "alephium" || e.dapp_id === "unknown" ? null : e.dapp_id,
-                  kind: nftKind ?? (token && minted.has(token.token_id) ? "token" : "unknown"),
-                  stdInterfaceId: payload.std_interface_id || null,
-                  createdTx: e.tx_id,
-                  createdAt: m.block_timestamp,
-                });
-              }
-              if (e.category === "token" && e.sub_kind === "genesis_mint") {
-                const meta = await metadata(e.token_id);
-                tokens.push({
-                  id: e.token_id,
-                  minter: e.from || null,
-                  mintTx: e.tx_id,
-                  mintTime: m.block_timestamp,
-                  decimals: meta?.decimals ?? null,
-                  name: meta?.name ?? null,
-                  symbol: meta?.symbol ?? null,
-                  totalSupply: meta?.totalSupply ?? e.amount,
-                });
-              }
-            }
-          }
-          if (contracts.length > 0) await repo.upsertContracts(contracts);
-          for (const c of collections) await repo.upsertNftCollection(c);
-          if (nfts.length > 0) await repo.upsertNftTokens(nfts);
-          if (tokens.length > 0) await repo.upsertDiscoveredTokens(tokens);
-          deps.metrics.pipelineRows.inc({ stage: "registry", table: "tokens" }, tokens.length);
-        },
-      });
-    },
-    async stop() {
-      await sub?.stop();
-      sub = null;
-    },
-  };
+interface RegistryState {
+  repo: ReturnType<typeof createRegistryRepo>;
+  metadata: MetadataSource;
 }
+
+export const registryProcessor = defineProcessor<EventsMessage, RegistryState>({
+  name: "registry",
+  topic: "events",
+  group: CONSUMER_GROUPS.registry,
+  codec: (codecs) => codecs.events,
+  setup: (deps) => ({
+    repo: createRegistryRepo(deps.pg),
+    metadata: nodeMetadataSource(deps),
+  }),
+  async handle(messages, { deps, state }) {
+    const contracts: ContractInput[] = [];
+    const tokens: DiscoveredToken[] = [];
+    const collections: NftCollectionInput[] = [];
+    const nfts: NftTokenInput[] = [];
+    for (const m of messages) {
+      if (m.kind !== "block") continue;
+      const minted = new Set(
+        m.events
+          .filter((e) => e.category === "token" && e.sub_kind === "genesis_mint")
+          .map((e) => e.token_id),
+      );
+      for (const e of m.events) {
+        if (e.category === "contract" && e.sub_kind === "created") {
+          const payload = JSON.parse(e.payload_json) as Partial<ContractCreatedPayload>;
+          const address = payload.contract_address ?? e.to;
+          const contractId = contractIdOf(address);
+          if (!contractId) continue;
+          const token = m.events.find((x) => x.tx_id === e.tx_id && x.sub_kind === "genesis_mint");
+          const iface = payload.std_interface_id ?? "";
+          const parentId = payload.parent_address ? contractIdOf(payload.parent_address) : undefined;
+          const nftKind = iface.startsWith(NFT_COLLECTION_IFACE)
+            ? "nft_collection"
+            : iface.startsWith(NFT_IFACE) && parentId
+              ? "nft"
+              : undefined;
+          if (nftKind === "nft_collection") {
+            collections.push({
+              collectionId: contractId,
+              address,
+              stdInterfaceId: iface,
+              createdTx: e.tx_id,
+              createdAt: m.block_timestamp,
+            });
+          } else if (nftKind === "nft" && payload.parent_address) {
+            nfts.push({
+              tokenId: contractId,
+              collectionAddress: payload.parent_address,
+              minter: e.from || null,
+              mintTx: e.tx_id,
+              mintTime: m.block_timestamp,
+            });
+          }
+          contracts.push({
+            contractId,
+            address,
+            dappId: e.dapp_id === "alephium" || e.dapp_id === "unknown" ? null : e.dapp_id,
+            kind: nftKind ?? (token && minted.has(token.token_id) ? "token" : "unknown"),
+            stdInterfaceId: payload.std_interface_id || null,
+            createdTx: e.tx_id,
+            createdAt: m.block_timestamp,
+          });
+        }
+        if (e.category === "token" && e.sub_kind === "genesis_mint") {
+          const meta = await state.metadata(e.token_id);
+          tokens.push({
+            id: e.token_id,
+            minter: e.from || null,
+            mintTx: e.tx_id,
+            mintTime: m.block_timestamp,
+            decimals: meta?.decimals ?? null,
+            name: meta?.name ?? null,
+            symbol: meta?.symbol ?? null,
+            totalSupply: meta?.totalSupply ?? e.amount,
+          });
+        }
+      }
+    }
+    if (contracts.length > 0) await state.repo.upsertContracts(contracts);
+    for (const c of collections) await state.repo.upsertNftCollection(c);
+    if (nfts.length > 0) await state.repo.upsertNftTokens(nfts);
+    if (tokens.length > 0) await state.repo.upsertDiscoveredTokens(tokens);
+    deps.metrics.pipelineRows.inc({ stage: "registry", table: "tokens" }, tokens.length);
+  },
+});

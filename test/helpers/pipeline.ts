@@ -14,7 +14,7 @@ import { type DevnetServer, startDevnetServer } from "../../pipeline/devnet/serv
 import { createIngestor, type Ingestor } from "../../pipeline/ingest/ingest.ts";
 import { createNodeClient } from "../../pipeline/ingest/node-client.ts";
 import { createCodecs } from "../../pipeline/messages.ts";
-import type { Processor } from "../../pipeline/processors/normalize.ts";
+import type { Processor } from "../../pipeline/processor.ts";
 import { ingestOptions, PROCESSORS, type ProcessorName } from "../../pipeline/runtime.ts";
 import { createTestApp, type TestApp } from "./app.ts";
 import { openTestCh, openTestPg, quietLog, suffix, type TestCh, type TestPg } from "./stores.ts";

@@ -2,7 +2,7 @@
 
 import { addressFromContractId } from "@alephium/web3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TOPICS } from "../../pipeline/messages.ts";
+import { type EventsMessage, TOPICS, type WireEvent } from "../../pipeline/messages.ts";
 import { startTestPipeline, type TestPipeline } from "../helpers/pipeline.ts";
 
 describe("token discovery from genesis mints", () => {
@@ -63,7 +63,7 @@ describe("NFT discovery from contract creations", () => {
     const collection = addressFromContractId(collectionId);
     const nft = addressFromContractId(nftId);
     const minter = p.chain.addresses()[0]!.address;
-    const created = (to: string, parent: string, iface: string, index: number) => ({
+    const created = (to: string, parent: string, iface: string, index: number): WireEvent => ({
       id: `1752573600000-00-0000000099-00000-000${index}`,
       tx_id: "ab".repeat(32),
       tx_index: 0,
@@ -85,12 +85,12 @@ describe("NFT discovery from contract creations", () => {
       payload_ref: null,
     });
     const events = [created(collection, "", "000201", 0), created(nft, collection, "0003", 1)];
-    const message = {
+    const message: EventsMessage = {
+      kind: "block",
       chain_index: 0,
       block_hash: "ef".repeat(32),
       block_height: 99,
       block_timestamp: 1752573600000,
-      main_chain: true,
       seq: 1,
       events,
       offloaded: [],

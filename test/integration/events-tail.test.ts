@@ -140,14 +140,12 @@ describe("events tail", () => {
     const { reloads } = p.api.deps.events!.tail!.stats();
     // A retraction of a visible block, as the events sink writes one for a reorg deeper than CONFIRMATIONS.
     const retraction: EventsMessage = {
+      kind: "retraction",
       chain_index: victim.chain_index,
       block_hash: victim.block_hash,
       block_height: victim.block_height,
       block_timestamp: victim.timestamp,
-      main_chain: false,
       seq: Date.now() * 10,
-      events: [],
-      offloaded: [],
     };
     const rewrites = async () =>
       Number((await p.ch.ch.query<{ n: string }>("t", "SELECT count() AS n FROM event_rewrites"))[0]?.n);

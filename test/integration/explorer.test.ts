@@ -26,17 +26,17 @@ async function writeEvents(t: TestApp, chain: DevnetChain, blocks: DevnetBlock[]
     seq += 1;
     return toEventsMessage(
       {
+        kind: "block",
         chain_index: b.chainIndex,
         hash: b.block.hash,
         height: b.block.height,
         timestamp: b.block.timestamp,
-        main_chain: true,
         seq,
         block_json: JSON.stringify(raw.block),
         events_json: JSON.stringify(raw.events),
       },
       NORMALIZE,
-    ).message;
+    );
   });
   await writeEventsBatch({ ch: t.deps.ch!, metrics: t.deps.metrics }, messages);
 }

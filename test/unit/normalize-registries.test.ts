@@ -2,6 +2,7 @@
 import { readFileSync } from "node:fs";
 import { addressFromContractId, isContractAddress, isValidAddress } from "@alephium/web3";
 import { describe, expect, it } from "vitest";
+import { mainPriority, TAXONOMY } from "../../lib/chain/taxonomy.ts";
 import { ALPH_TOKEN_ID, type RawBlock } from "../../lib/chain/types.ts";
 import { ratio } from "../../pipeline/normalize/chain-utils.ts";
 import { createStaticDappRegistry, KNOWN_DAPP_CONTRACTS } from "../../pipeline/normalize/dapps.ts";
@@ -13,7 +14,6 @@ import {
   overlayPools,
   type PoolInfo,
 } from "../../pipeline/normalize/pools.ts";
-import { mainPriority, TAXONOMY } from "../../pipeline/normalize/taxonomy.ts";
 
 const fixture = (name: string): RawBlock =>
   JSON.parse(
@@ -147,7 +147,7 @@ describe("taxonomy", () => {
   });
 
   it("is documented row by row in TAXONOMY.md", () => {
-    const doc = readFileSync(new URL("../../pipeline/normalize/TAXONOMY.md", import.meta.url), "utf8");
+    const doc = readFileSync(new URL("../../lib/chain/TAXONOMY.md", import.meta.url), "utf8");
     // Cells trimmed: the formatter pads markdown tables.
     const rows = new Set(
       doc

@@ -77,6 +77,16 @@ export const TYPE = {
 } as const;
 export type EventType = (typeof TYPE)[keyof typeof TYPE];
 
+/** Payload of `contract/created/system` events (system event -1), read back by the registry processor. */
+export interface ContractCreatedPayload {
+  /** The new contract (base58). */
+  contract_address: string;
+  /** Its parent (a factory), or "" when created by a script. */
+  parent_address: string;
+  /** Hex of the standard interface id (`@std(id=…)`), or "" when none. */
+  std_interface_id: string;
+}
+
 /** `dapp_id` of protocol-level events (coinbase, transfers, failed txs, system events of unattributed contracts). */
 export const DAPP_ALEPHIUM = "alephium";
 /** `dapp_id` of contract events whose contract is in no registry. */

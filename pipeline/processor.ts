@@ -1,0 +1,116 @@
+/**
+ * The one processor contract: a processor is a declaration (name, topic, consumer group, codec,
+ * handle) and this module owns the rest: subscribing, decoding, retrying transient failures,
+ * metrics, logging and stopping.
+ *
+ *   topic → decode → handle(messages, ctx) → (writes resolved) → offset committed by the bus
+ *
+ * `handle` gets a batch in message order and resolves only after its writes are durable: the bus
+ * commits the batch's offset after that, so a crash replays the batch, and every processor must
+ * therefore be idempotent (same messages, same state). A retryable failure (`AppError.retryable`)
+ * is retried in place with backoff; any other failure goes back to the bus (Kafka redelivers the
+ * batch, the in-process bus fails the publisher, which starts its round again).
+ */
+import { AppError } from "../lib/errors.ts";
+import type { Logger } from "../lib/logger.ts";
+import { backoffMs, isRetryable, sleep } from "../lib/retry.ts";
+import type { Codec } from "../lib/stores/avro.ts";
+import type { Subscription } from "../lib/stores/bus.ts";
+import type { PipelineDeps } from "./deps.ts";
+import { type Codecs, TOPICS, type TopicName } from "./messages.ts";
+
+/** What `handle` receives besides the batch: the deps, a child logger and the state `setup` built. */
+export interface ProcessorContext<S> {
+  deps: PipelineDeps;
+  log: Logger;
+  state: S;
+}
+
+export interface ProcessorDefinition<M, S> {
+  /** Name on the command line (`process <name>`), in logs and metrics. */
+  name: string;
+  /** Key of the topic in `TOPICS`. */
+  topic: TopicName;
+  /** Consumer group: one per processor, so each keeps its own offsets. */
+  group: string;
+  codec: (codecs: Codecs) => Codec<M>;
+  /** Builds the processor's state once per start (repositories, registries loaded from the stores). */
+  setup?: (deps: PipelineDeps) => S | Promise<S>;
+  /** Handles one batch, in message order; resolves after its writes are durable. */
+  handle: (messages: M[], ctx: ProcessorContext<S>) => Promise<void>;
+}
+
+export interface Processor {
+  readonly name: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export type ProcessorFactory = ((deps: PipelineDeps) => Processor) & {
+  readonly definition: { name: string };
+};
+
+/** Retries of one batch before the failure goes back to the bus. */
+const RETRIES = 5;
+
+export function defineProcessor<M, S = undefined>(definition: ProcessorDefinition<M, S>): ProcessorFactory {
+  const factory = (deps: PipelineDeps): Processor => {
+    const log = deps.log.child({ component: definition.name });
+    const topic = TOPICS[definition.topic];
+    const codec = definition.codec(deps.codecs);
+    let stopping = new AbortController();
+    let sub: Subscription | null = null;
+
+    const handleWithRetry = async (messages: M[], ctx: ProcessorContext<S>) => {
+      for (let attempt = 1; ; attempt++) {
+        const started = performance.now();
+        try {
+          await definition.handle(messages, ctx);
+          deps.metrics.processorBatchSeconds.observe(
+            { processor: definition.name },
+            (performance.now() - started) / 1000,
+          );
+          return;
+        } catch (error) {
+          deps.metrics.processorFailures.inc({
+            processor: definition.name,
+            retryable: String(isRetryable(error)),
+          });
+          if (attempt > RETRIES || !isRetryable(error) || stopping.signal.aborted) throw error;
+          const delay = backoffMs(attempt, 200, 10_000);
+          log.warn(
+            { err: error, attempt, delay_ms: Math.round(delay), messages: messages.length },
+            "Batch failed; retrying.",
+          );
+          await sleep(delay, stopping.signal);
+        }
+      }
+    };
+
+    return {
+      name: definition.name,
+      async start() {
+        if (sub) throw new AppError("processor_running", `Processor ${definition.name} is already running`);
+        stopping = new AbortController();
+        const state = (await definition.setup?.(deps)) as S;
+        const ctx: ProcessorContext<S> = { deps, log, state };
+        sub = await deps.bus.subscribe({
+          topic,
+          group: definition.group,
+          handle: async (records) => {
+            const messages = records.map((r) => codec.decode(r.value));
+            await handleWithRetry(messages, ctx);
+            deps.metrics.pipelineMessages.inc({ stage: definition.name, topic }, records.length);
+            log.debug({ messages: records.length }, "Batch handled.");
+          },
+        });
+      },
+      async stop() {
+        stopping.abort();
+        await sub?.stop();
+        sub = null;
+      },
+    };
+  };
+  return Object.assign(factory, { definition: { name: definition.name } });
+}

@@ -1,0 +1,161 @@
+/** The processor contract (retries, failures, message order) and the shared retry helper. */
+import { getEventListeners } from "node:events";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../lib/config.ts";
+import { AppError } from "../../lib/errors.ts";
+import { createMetrics } from "../../lib/metrics.ts";
+import { sleep, withRetry } from "../../lib/retry.ts";
+import { createMemoryBus } from "../../lib/stores/bus.ts";
+import type { PipelineDeps } from "../../pipeline/deps.ts";
+import { type BlockMessage, createCodecs, TOPICS } from "../../pipeline/messages.ts";
+import { defineProcessor } from "../../pipeline/processor.ts";
+import { writeRawBlocks } from "../../pipeline/processors/raw-sink.ts";
+import { openTestCh, quietLog, type TestCh } from "../helpers/stores.ts";
+
+const block = (height: number, seq: number): BlockMessage => ({
+  kind: "block",
+  chain_index: 3,
+  hash: height.toString(16).padStart(64, "a"),
+  height,
+  timestamp: 1_700_000_000_000 + height * 8_000,
+  seq,
+  block_json: "{}",
+  events_json: "[]",
+});
+
+async function memoryDeps(): Promise<PipelineDeps> {
+  const config = loadConfig({ LOG_LEVEL: "silent" });
+  return {
+    config,
+    log: quietLog,
+    metrics: createMetrics(),
+    bus: createMemoryBus(),
+    codecs: await createCodecs(config),
+    // These processors touch no store: the contract is what is under test.
+    pg: null as never,
+    ch: null as never,
+  };
+}
+
+describe("defineProcessor", () => {
+  it("retries a retryable failure in place: the publisher never sees it, the batch is handled again whole", async () => {
+    const deps = await memoryDeps();
+    const seen: number[][] = [];
+    const processor = defineProcessor<BlockMessage>({
+      name: "flaky",
+      topic: "blocks",
+      group: "test-flaky",
+      codec: (c) => c.blocks,
+      async handle(messages) {
+        seen.push(messages.map((m) => m.height));
+        if (seen.length === 1) throw new AppError("store_busy", "busy", { retryable: true });
+      },
+    })(deps);
+    await processor.start();
+    const batch = [block(1, 1), block(2, 2)];
+    await deps.bus.publish(
+      TOPICS.blocks,
+      batch.map((m) => ({ key: "3", value: deps.codecs.blocks.encode(m) })),
+    );
+    expect(seen).toEqual([
+      [1, 2],
+      [1, 2],
+    ]);
+    const failures = await deps.metrics.processorFailures.get();
+    expect(failures.values).toEqual([
+      expect.objectContaining({ labels: { processor: "flaky", retryable: "true" }, value: 1 }),
+    ]);
+    await processor.stop();
+  });
+
+  it("hands a final failure back to the bus (the in-process publisher fails; Kafka would redeliver)", async () => {
+    const deps = await memoryDeps();
+    let calls = 0;
+    const processor = defineProcessor<BlockMessage>({
+      name: "broken",
+      topic: "blocks",
+      group: "test-broken",
+      codec: (c) => c.blocks,
+      async handle() {
+        calls++;
+        throw new Error("a bug");
+      },
+    })(deps);
+    await processor.start();
+    await expect(
+      deps.bus.publish(TOPICS.blocks, [{ key: "3", value: deps.codecs.blocks.encode(block(1, 1)) }]),
+    ).rejects.toThrow("a bug");
+    expect(calls).toBe(1);
+    await processor.stop();
+  });
+
+  it("decodes both branches of the union with their kind", async () => {
+    const deps = await memoryDeps();
+    const retraction: BlockMessage = { kind: "retraction", ...position(block(5, 8)), seq: 9 };
+    for (const m of [block(5, 8), retraction]) {
+      expect(deps.codecs.blocks.decode(deps.codecs.blocks.encode(m))).toEqual(m);
+    }
+  });
+});
+
+describe("raw sink", () => {
+  let ch: TestCh;
+  beforeAll(async () => {
+    ch = await openTestCh();
+  });
+  afterAll(async () => ch?.close());
+
+  it("applies a block and its retraction in message order when both arrive in one batch", async () => {
+    const b = block(7, 100);
+    await writeRawBlocks(ch.ch, [b, { kind: "retraction", ...position(b), seq: 101 }, block(8, 102)]);
+    const rows = await ch.ch.query<{ height: number; main_chain: boolean | number }>(
+      "t",
+      "SELECT height, main_chain FROM raw_blocks FINAL ORDER BY height",
+    );
+    expect(rows.map((r) => [r.height, Boolean(r.main_chain)])).toEqual([
+      [7, false],
+      [8, true],
+    ]);
+  });
+});
+
+function position(m: BlockMessage) {
+  return { chain_index: m.chain_index, hash: m.hash, height: m.height, timestamp: m.timestamp };
+}
+
+describe("retry helper", () => {
+  it("leaves no abort listener behind, however many sleeps run on one long-lived signal", async () => {
+    const controller = new AbortController();
+    for (let i = 0; i < 500; i++) await sleep(0, controller.signal);
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+    const pending = sleep(60_000, controller.signal);
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(1);
+    controller.abort();
+    await pending; // resolves at once on abort
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+  });
+
+  it("retries only what the error declares retryable", async () => {
+    let calls = 0;
+    await expect(
+      withRetry(
+        async () => {
+          calls++;
+          throw new Error("final");
+        },
+        { retries: 5, baseMs: 0, maxMs: 0 },
+      ),
+    ).rejects.toThrow("final");
+    expect(calls).toBe(1);
+    calls = 0;
+    const value = await withRetry(
+      async () => {
+        calls++;
+        if (calls < 3) throw new AppError("busy", "busy", { retryable: true });
+        return "done";
+      },
+      { retries: 5, baseMs: 0, maxMs: 0 },
+    );
+    expect([value, calls]).toEqual(["done", 3]);
+  });
+});
