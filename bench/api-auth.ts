@@ -19,7 +19,7 @@ const config = loadConfig({
   POSTGRES_URL: process.env.POSTGRES_URL ?? "",
 });
 const log = createLogger({ level: "silent" });
-const stores = await openStores(config, log, { migrate: true });
+const stores = await openStores(config, log, { migrate: true, command: "bench" });
 const pg = stores.pg!;
 const { app, base, headers } = await startBenchApp({ config, log, pg, ch: stores.ch! });
 

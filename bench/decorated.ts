@@ -34,7 +34,7 @@ const config = loadConfig({
   POSTGRES_URL: process.env.POSTGRES_URL ?? "",
   EXPLORER_URL: devnet.explorerUrl,
 });
-const stores = await openStores(config, log, { migrate: true });
+const stores = await openStores(config, log, { migrate: true, command: "bench" });
 const pg = stores.pg!;
 const ch = stores.ch!;
 const metrics = createMetrics();

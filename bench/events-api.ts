@@ -15,7 +15,7 @@ const N = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const dir = mkdtempSync(join(tmpdir(), "bench-events-"));
 const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: "silent", PUBLIC_RPM: "1000000" });
 const log = createLogger({ level: "silent" });
-const stores = await openStores(config, log, { migrate: true });
+const stores = await openStores(config, log, { migrate: true, command: "bench" });
 const ch = stores.ch!;
 const pg = stores.pg!;
 

@@ -47,7 +47,7 @@ async function run(mode: "embedded" | "kafka", target: number) {
     KAFKA_TOPIC_PREFIX: `bench${Date.now()}.`,
   });
   const ctx = { config, log, metrics: createMetrics() };
-  const stores = await openStores(config, log, { migrate: true });
+  const stores = await openStores(config, log, { migrate: true, command: "bench" });
   const pg = stores.pg!;
   const ch = stores.ch!;
   await registerDevnetDapps(pg, chain);

@@ -3,6 +3,7 @@ import { Argument, Command, InvalidArgumentError, Option } from "commander";
 import { createEventsRepo } from "../api/routes/events/repo.ts";
 import { startServer } from "../api/server.ts";
 import type { ApiDeps } from "../api/types.ts";
+import { ensureAdminKey } from "../lib/admin-key.ts";
 import { type Config, describeConfig, loadConfig } from "../lib/config.ts";
 import { ConfigError } from "../lib/errors.ts";
 import { createExplorerClient } from "../lib/explorer-client.ts";
@@ -99,7 +100,8 @@ export function buildCli(): Command {
     .action(async () => {
       const ctx = context();
       await runProcess("api", ctx.log, async () => {
-        const stores = await openStores(ctx.config, ctx.log, { migrate: true });
+        const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "api" });
+        if (stores.pg) await ensureAdminKey(stores.pg, ctx.config, ctx.log);
         const server = await startServer(apiDeps(ctx, stores));
         return async () => {
           await server.close();
@@ -113,7 +115,7 @@ export function buildCli(): Command {
     .description("Apply pending PostgreSQL and ClickHouse migrations, then exit")
     .action(async () => {
       const ctx = context();
-      const stores = await openStores(ctx.config, ctx.log, { migrate: true });
+      const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "migrate" });
       await stores.close();
       ctx.log.info("Migrations are up to date.");
     });
@@ -127,7 +129,7 @@ export function buildCli(): Command {
     .addOption(new Option("--level <level>", "access level").choices(["user", "admin"]).default("user"))
     .action(async (opts: { user: string; plan: string; level: "user" | "admin" }) => {
       const ctx = context();
-      const stores = await openStores(ctx.config, ctx.log, { migrate: true });
+      const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "keys create" });
       try {
         if (!stores.pg) throw new Error("keys create needs the database (DATABASES=on)");
         const created = await createKeysRepo(stores.pg).createKey({
@@ -152,7 +154,7 @@ export function buildCli(): Command {
     )
     .action(async () => {
       const ctx = context();
-      const stores = await openStores(ctx.config, ctx.log, { migrate: true });
+      const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "registry seed" });
       try {
         if (!stores.pg) throw new Error("registry seed needs the database (DATABASES=on)");
         const report = await seedRegistry({ pg: stores.pg, log: ctx.log });
@@ -221,7 +223,8 @@ function installPipelineCommands(program: Command): void {
             };
             ctx = { ...base, config };
           }
-          const stores = await openStores(ctx.config, ctx.log, { migrate: true });
+          const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "start" });
+          if (stores.pg) await ensureAdminKey(stores.pg, ctx.config, ctx.log);
           if (devnet && stores.pg) await registerDevnetDapps(stores.pg, devnet.chain);
           const reporter = createProgressReporter(ctx.log, { events: eventsWritten(ctx.metrics) });
           const pipeline = stores.pg
@@ -249,7 +252,7 @@ function installPipelineCommands(program: Command): void {
     .action(async () => {
       const ctx = context();
       await runProcess("ingest", ctx.log, async () => {
-        const stores = await openStores(ctx.config, ctx.log, { migrate: true });
+        const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "ingest" });
         const reporter = createProgressReporter(ctx.log);
         const pipeline = await startPipeline(await createPipelineDeps(ctx, stores), {
           processors: [],
@@ -271,7 +274,7 @@ function installPipelineCommands(program: Command): void {
     .action(async (name: ProcessorName) => {
       const ctx = context();
       await runProcess(name, ctx.log, async () => {
-        const stores = await openStores(ctx.config, ctx.log, { migrate: true });
+        const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "process" });
         const pipeline = await startPipeline(await createPipelineDeps(ctx, stores), {
           processors: [name],
           ingest: false,
@@ -292,7 +295,7 @@ function installPipelineCommands(program: Command): void {
     .requiredOption("--to <ms>", "end, Unix ms (inclusive)", positiveInt("--to"))
     .action(async (opts: { from: number; to: number }) => {
       const ctx = context();
-      const stores = await openStores(ctx.config, ctx.log, { migrate: true });
+      const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "reprocess" });
       const deps = await createPipelineDeps(ctx, stores);
       // The in-process bus has no consumers of its own: run normalize and the events sink here.
       const pipeline = await startPipeline(deps, {

@@ -18,7 +18,11 @@ export interface LoggerOptions {
   stream?: NodeJS.WritableStream;
 }
 
+/**
+ * Logs are JSON lines on stderr (or `stream`): stdout is for what a command prints as data
+ * (`keys create`, `config`, `registry seed`), so `… | jq` reads it whatever the log level.
+ */
 export function createLogger(options: LoggerOptions): Logger {
   const opts = { level: options.level, redact: { paths: REDACT, censor: "[redacted]" } };
-  return options.stream ? pino(opts, options.stream as pino.DestinationStream) : pino(opts);
+  return pino(opts, (options.stream ?? pino.destination(2)) as pino.DestinationStream);
 }

@@ -4,7 +4,7 @@
  */
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { badRequest, notFound } from "../errors.ts";
-import type { Pg } from "../stores/postgres.ts";
+import type { PgQueryable } from "../stores/postgres.ts";
 
 export type KeyLevel = "user" | "admin";
 
@@ -97,7 +97,7 @@ export interface KeysRepoOptions {
   cacheMs?: number;
 }
 
-export function createKeysRepo(pg: Pg, options: KeysRepoOptions = {}): KeysRepo {
+export function createKeysRepo(pg: PgQueryable, options: KeysRepoOptions = {}): KeysRepo {
   const cacheMs = options.cacheMs ?? 2_000;
   const byHash = new Map<string, { at: number; key: KeyWithPlan | null }>();
   let plans: { at: number; rows: ApiPlan[] } | null = null;

@@ -53,6 +53,7 @@ export function createProgressReporter(log: Logger, options: ProgressOptions = {
     const span = Math.max(1, p.tipTs - p.startTs);
     const cursorPace = per(latest.cursorTs - first.cursorTs);
     return {
+      measured: secs > 0,
       events: latest.events,
       bps: per(latest.blocks - first.blocks),
       eps: per(latest.events - first.events),
@@ -94,7 +95,8 @@ export function createProgressReporter(log: Logger, options: ProgressOptions = {
     update(p) {
       const r = rates(p);
       if (stream.isTTY) return showBar(p, r);
-      if (now() - lastLog < logEveryMs) return;
+      // A rate needs two samples; the first line waits for the second.
+      if (!r.measured || now() - lastLog < logEveryMs) return;
       lastLog = now();
       const common = {
         phase: p.phase,

@@ -1,0 +1,188 @@
+/**
+ * The README's quick start, run as a new user runs it: its lines are read from README.md (not copied
+ * here), in a fresh directory that sees the project through symlinks (so `./data` is new), with a
+ * clean environment. `npm install` is the one part left out: this checkout is already installed.
+ */
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+/** The shell code blocks of the README's "Quick start" section. */
+function quickStartBlocks(): string[][] {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const section = readme.split(/^## /m).find((s) => s.startsWith("Quick start"));
+  if (!section) throw new Error("README.md has no Quick start section");
+  return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) =>
+    (m[1] ?? "").split("\n").filter((l) => l.trim() !== ""),
+  );
+}
+
+/** The JSON values curl printed one after the other (without newlines between them). */
+function jsonValues(text: string): unknown[] {
+  const values: unknown[] = [];
+  let depth = 0;
+  let start = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === "\\") i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === "{" || c === "[") depth++;
+    else if ((c === "}" || c === "]") && --depth === 0) {
+      values.push(JSON.parse(text.slice(start, i + 1)));
+      start = i + 1;
+    }
+  }
+  return values;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject()));
+    });
+  });
+}
+
+async function waitUntil<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs: number,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+describe("README quick start", () => {
+  const dir = mkdtempSync(join(tmpdir(), "quickstart-"));
+  for (const entry of readdirSync(ROOT)) {
+    if (entry !== "data" && entry !== ".git") symlinkSync(join(ROOT, entry), join(dir, entry));
+  }
+  let demo: ChildProcess | null = null;
+  let log = "";
+  afterAll(async () => {
+    await stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const env = (port: number) => ({
+    PATH: process.env.PATH ?? "",
+    HOME: process.env.HOME ?? dir,
+    PORT: String(port),
+  });
+  const start = (line: string, port: number) => {
+    demo = spawn("bash", ["-c", `exec ${line}`], { cwd: dir, env: env(port), detached: true });
+    demo.stderr?.on("data", (d: Buffer) => {
+      log = `${log}${d.toString()}`.slice(-20_000);
+    });
+  };
+  async function stop() {
+    const child = demo;
+    demo = null;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((r) => child.once("exit", r));
+    process.kill(-(child.pid ?? 0), "SIGINT");
+    await exited;
+  }
+  const get = async (port: number, path: string, key?: string) => {
+    const headers = key ? { "x-api-key": key, authorization: `Bearer ${key}` } : undefined;
+    const res = await fetch(`http://127.0.0.1:${port}${path}`, { headers });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+  const newestEventId = async (port: number) => {
+    const { body } = await get(port, "/events/all?limit=1");
+    const events = body.events as { id: string }[];
+    return events[0]?.id;
+  };
+
+  it("gives a working admin key while the demo runs, and a restart serves new events", async () => {
+    const blocks = quickStartBlocks();
+    const demoLine = blocks.flat().find((l) => l.includes("npm run demo"));
+    const clientLines = blocks.find((b) => b.some((l) => l.includes("admin-key")));
+    expect(demoLine).toMatch(/^npm install && npm run demo$/);
+    expect(clientLines?.length).toBeGreaterThan(1);
+    const port = await freePort();
+
+    start(demoLine!.replace(/^npm install && /, ""), port);
+    await waitUntil(
+      "the demo's API answers",
+      async () => ((await get(port, "/healthz")).status === 200 ? true : undefined),
+      240_000,
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}\n${log}`);
+    });
+
+    // The README's block, as one shell session (KEY carries from line to line).
+    const run = spawnSync("bash", ["-e", "-c", clientLines!.join("\n")], {
+      cwd: dir,
+      env: env(port),
+      encoding: "utf8",
+    });
+    expect(run.status, run.stderr).toBe(0);
+    const outputs = jsonValues(run.stdout);
+    expect(outputs).toHaveLength(2);
+    const listed = outputs[0] as { keys: { level: string; user_id: string }[] };
+    expect(listed.keys).toEqual([expect.objectContaining({ level: "admin", user_id: "admin" })]);
+    const created = outputs[1] as { key: string };
+    expect(created.key).toMatch(/^alk_/);
+    // The user key works on a user route, and is refused on an admin one.
+    expect((await get(port, "/system/keys", created.key)).status).toBe(200);
+    const asUser = await fetch(`http://127.0.0.1:${port}/system/keys`, {
+      method: "POST",
+      headers: {
+        "x-api-key": created.key,
+        authorization: `Bearer ${created.key}`,
+        "content-type": "application/json",
+      },
+      body: JSON.stringify({ userId: "bob", planId: "free" }),
+    });
+    expect(asUser.status).toBe(403);
+
+    // While the demo holds the embedded stores, the shell command refuses and says what to do.
+    const clash = spawnSync("npm", ["run", "-s", "keys:create", "--", "--user", "me", "--level", "admin"], {
+      cwd: dir,
+      env: env(port),
+      encoding: "utf8",
+    });
+    expect(clash.status).not.toBe(0);
+    expect(clash.stderr).toContain("admin-key");
+
+    log = "";
+    // Restart: the simulated network continues the same chain, so new events follow the old ones.
+    const before = await waitUntil("events are served", () => newestEventId(port), 120_000);
+    await stop();
+    start(demoLine!.replace(/^npm install && /, ""), port);
+    const after = await waitUntil(
+      "new events after the restart",
+      async () => {
+        const id = await newestEventId(port);
+        return id !== undefined && id > before ? id : undefined;
+      },
+      120_000,
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}\n${log}`);
+    });
+    expect(after > before).toBe(true);
+    // The admin key of the first start still works, and the restart made no second one.
+    const key = readFileSync(join(dir, "data/prod/admin-key"), "utf8").trim();
+    expect((await get(port, "/system/keys", key)).body.keys).toEqual([
+      expect.objectContaining({ level: "admin", user_id: "admin" }),
+    ]);
+    expect(log).not.toContain("created one for user");
+  }, 600_000);
+});
