@@ -1,7 +1,7 @@
 /**
  * Configuration: one declarative schema, one pure `loadConfig(env)`.
- * Every key is documented here; `npm run config:doc` prints the README table and `.env.example`
- * is generated from the same list, so the three never drift.
+ * Every key is documented here; `alephium-indexer config` prints the README table and
+ * `config --format env` the `.env.example` from the same list, so the three never drift.
  */
 import { ConfigError } from "./errors.ts";
 
