@@ -43,20 +43,22 @@ interface NormalizeState {
 }
 
 async function loadState(pg: Pg): Promise<NormalizeState> {
-  const learned = await pg.query<{ address: string; dapp_id: string }>(
-    "normalize_contract_dapps_load",
-    "SELECT address, dapp_id FROM normalize_contract_dapps",
-  );
-  const dapps = createDappRegistry([
-    ...KNOWN_DAPP_CONTRACTS,
-    ...learned.map((r) => ({ contract_address: r.address, dapp_id: r.dapp_id, label: "" })),
-  ]);
   const factoryRows = await pg.query<PoolFactory>(
     "normalize_factories",
     `SELECT factory_address, dapp_id, created_event_index, token0_field, token1_field, pool_field,
             swap_event_index, mint_event_index, burn_event_index FROM dex_factories`,
   );
   const factories = [...KNOWN_FACTORIES, ...factoryRows];
+  const learned = await pg.query<{ address: string; dapp_id: string }>(
+    "normalize_contract_dapps_load",
+    "SELECT address, dapp_id FROM normalize_contract_dapps",
+  );
+  // A registered factory belongs to its dapp, and so do the contracts it creates.
+  const dapps = createDappRegistry([
+    ...KNOWN_DAPP_CONTRACTS,
+    ...factories.map((f) => ({ contract_address: f.factory_address, dapp_id: f.dapp_id, label: "factory" })),
+    ...learned.map((r) => ({ contract_address: r.address, dapp_id: r.dapp_id, label: "" })),
+  ]);
   const poolRows = await pg.query<{
     pool_address: string;
     dapp_id: string;

@@ -187,3 +187,36 @@ describe("reorgs are handled", () => {
     await server.close();
   }, 180_000);
 });
+
+describe("dapp attribution depends on the blocks alone", () => {
+  let p: TestPipeline | undefined;
+  afterAll(async () => p?.close());
+
+  it("gives the same events after a restart and a reprocess, whatever the registry tables say meanwhile", async () => {
+    p = await startTestPipeline({ blocks: 400, confirmations: 2 });
+    const pipeline = p;
+    await pipeline.catchUp();
+    const first = await eventsStateHash(pipeline.ch);
+    // The learned path is used: contracts created by the devnet's factory are attributed to its dapp.
+    const learned = await pipeline.pg.pg.query<{ n: number }>(
+      "t",
+      "SELECT count(*)::int AS n FROM normalize_contract_dapps WHERE dapp_id = 'devnet-dex'",
+    );
+    expect(learned[0]?.n).toBeGreaterThan(0);
+    // What the registry processor (or an admin) writes into `contracts` must not change the events.
+    const discovered = await pipeline.pg.pg.query<{ n: number }>(
+      "t",
+      "UPDATE contracts SET dapp_id = 'someone-else' WHERE created_tx IS NOT NULL RETURNING 1 AS n",
+    );
+    expect(discovered.length).toBeGreaterThan(0);
+    // Processors restarted in the reverse order, then the whole range normalized again.
+    for (const name of (Object.keys(PROCESSORS) as ProcessorName[]).reverse())
+      await pipeline.restartProcessor(name);
+    await reprocessRange(pipeline.deps, 0, Number.MAX_SAFE_INTEGER);
+    await pipeline.catchUp();
+    expect(await eventsStateHash(pipeline.ch)).toEqual(first);
+    // And so does a clean pass on fresh stores.
+    const clean = await cleanPass(pipeline, 2);
+    expect(clean.events).toEqual(first);
+  }, 180_000);
+});
