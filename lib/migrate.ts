@@ -60,6 +60,29 @@ function pending(store: string, all: Migration[], applied: Applied[]): Migration
   return all.filter((m) => !byVersion.has(m.version));
 }
 
+/** Runs each pending migration's statements, then records it; a failing statement names its file. */
+async function apply(
+  store: "postgres" | "clickhouse",
+  todo: Migration[],
+  log: Logger,
+  io: { run(label: string, statement: string): Promise<unknown>; record(m: Migration): Promise<unknown> },
+): Promise<number> {
+  for (const m of todo) {
+    for (const statement of splitStatements(m.sql)) {
+      try {
+        await io.run(`migration_${m.version}`, statement);
+      } catch (error) {
+        throw new AppError("migration_failed", `${store} migration ${m.version}_${m.name} failed`, {
+          cause: error,
+        });
+      }
+    }
+    await io.record(m);
+    log.info({ store, version: m.version, name: m.name }, "Migration applied.");
+  }
+  return todo.length;
+}
+
 export async function migratePostgres(
   pg: Pg,
   log: Logger,
@@ -78,25 +101,15 @@ export async function migratePostgres(
       "migrations_applied",
       "SELECT version, checksum FROM schema_migrations",
     );
-    const todo = pending("postgres", migrations, applied);
-    for (const m of todo) {
-      for (const statement of splitStatements(m.sql)) {
-        try {
-          await tx.query(`migration_${m.version}`, statement);
-        } catch (error) {
-          throw new AppError("migration_failed", `postgres migration ${m.version}_${m.name} failed`, {
-            cause: error,
-          });
-        }
-      }
-      await tx.query(
-        "migration_record",
-        "INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
-        [m.version, m.name, m.checksum],
-      );
-      log.info({ store: "postgres", version: m.version, name: m.name }, "Migration applied.");
-    }
-    return todo.length;
+    return apply("postgres", pending("postgres", migrations, applied), log, {
+      run: (label, statement) => tx.query(label, statement),
+      record: (m) =>
+        tx.query(
+          "migration_record",
+          "INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
+          [m.version, m.name, m.checksum],
+        ),
+    });
   });
 }
 
@@ -115,24 +128,14 @@ export async function migrateClickHouse(
     "migrations_applied",
     "SELECT version, checksum FROM schema_migrations FINAL",
   );
-  const todo = pending("clickhouse", migrations, applied);
-  for (const m of todo) {
-    // ClickHouse DDL is not transactional: every statement is written to be re-runnable (IF NOT EXISTS).
-    for (const statement of splitStatements(m.sql)) {
-      try {
-        await ch.command(`migration_${m.version}`, statement);
-      } catch (error) {
-        throw new AppError("migration_failed", `clickhouse migration ${m.version}_${m.name} failed`, {
-          cause: error,
-        });
-      }
-    }
-    await ch.insert("migration_record", "schema_migrations", [
-      { version: m.version, name: m.name, checksum: m.checksum },
-    ]);
-    log.info({ store: "clickhouse", version: m.version, name: m.name }, "Migration applied.");
-  }
-  return todo.length;
+  // ClickHouse DDL is not transactional: every statement is written to be re-runnable (IF NOT EXISTS).
+  return apply("clickhouse", pending("clickhouse", migrations, applied), log, {
+    run: (label, statement) => ch.command(label, statement),
+    record: (m) =>
+      ch.insert("migration_record", "schema_migrations", [
+        { version: m.version, name: m.name, checksum: m.checksum },
+      ]),
+  });
 }
 
 /** Splits a file on semicolons that end a line; comments-only chunks are dropped. */
