@@ -5,7 +5,7 @@
  */
 import { badRequest } from "../errors.ts";
 import type { Pg } from "../stores/postgres.ts";
-import { contractAddressOf, groupOfContractId, HEX_ID, now, num } from "./registry-shared.ts";
+import { contractAddressOf, groupOfContractId, HEX_ID, now, num, pageWithTotal } from "./registry-shared.ts";
 
 /** A contract as the pipeline reports it; `address` and `group` are derived from the id when absent. */
 export interface ContractInput {
@@ -283,39 +283,30 @@ export function createOnchainRepo(pg: Pg): OnchainRepo {
         where = `(position($1 in lower(n.address)) > 0 OR position($1 in n.collection_id) > 0
           OR position($1 in lower(coalesce(n.name, ''))) > 0)`;
       }
-      const [rows, count] = await Promise.all([
-        pg.query<Raw<NftCollection>>(
-          "nft_collections_list",
-          `${COLLECTION_SELECT} WHERE ${where} ORDER BY lower(n.name) NULLS LAST, n.address
-           LIMIT ${q.pageSize} OFFSET ${(q.page - 1) * q.pageSize}`,
-          params,
-        ),
-        pg.query<{ n: number }>(
-          "nft_collections_count",
-          `SELECT count(*)::int AS n FROM nft_collections n WHERE ${where}`,
-          params,
-        ),
-      ]);
-      return { collections: rows.map(toCollection), total: Number(count[0]?.n ?? 0) };
+      const { rows, total } = await pageWithTotal<Raw<NftCollection>>(pg, "nft_collections", {
+        select: (limit) =>
+          `${COLLECTION_SELECT} WHERE ${where} ORDER BY lower(n.name) NULLS LAST, n.address ${limit}`,
+        from: `FROM nft_collections n WHERE ${where}`,
+        params,
+        page: q.page,
+        pageSize: q.pageSize,
+      });
+      return { collections: rows.map(toCollection), total };
     },
 
     getNftCollection,
 
     async listNftTokens(address, q) {
-      const [rows, count] = await Promise.all([
-        pg.query<Raw<NftToken>>(
-          "nft_tokens_list",
+      const { rows, total } = await pageWithTotal<Raw<NftToken>>(pg, "nft_tokens", {
+        select: (limit) =>
           `SELECT * FROM nft_tokens WHERE collection_address = $1
-           ORDER BY length(nft_index) NULLS LAST, nft_index, token_id LIMIT $2 OFFSET $3`,
-          [address, q.pageSize, (q.page - 1) * q.pageSize],
-        ),
-        pg.query<{ n: number }>(
-          "nft_tokens_count",
-          "SELECT count(*)::int AS n FROM nft_tokens WHERE collection_address = $1",
-          [address],
-        ),
-      ]);
-      return { tokens: rows.map(toNftToken), total: Number(count[0]?.n ?? 0) };
+           ORDER BY length(nft_index) NULLS LAST, nft_index, token_id ${limit}`,
+        from: "FROM nft_tokens WHERE collection_address = $1",
+        params: [address],
+        page: q.page,
+        pageSize: q.pageSize,
+      });
+      return { tokens: rows.map(toNftToken), total };
     },
   };
 }

@@ -1,7 +1,7 @@
 /** Small helpers shared by the registry repositories (tokens, catalog, on-chain objects). */
 import { addressFromContractId } from "@alephium/web3";
 import { badRequest } from "../errors.ts";
-import type { PgQueryable } from "../stores/postgres.ts";
+import type { PgParam, PgQueryable } from "../stores/postgres.ts";
 
 /** Network id of the Alephium mainnet in `@alephium/token-list` (served as `networkId`). */
 export const MAINNET_NETWORK_ID = 0;
@@ -24,6 +24,29 @@ export function contractAddressOf(id: string): string {
 /** Group of a contract: Alephium puts it in the last byte of the contract id. */
 export function groupOfContractId(id: string): number {
   return Number.parseInt(id.slice(-2), 16) % 4;
+}
+
+/**
+ * One page of a filtered list and the total count of the same filter, in two queries run together.
+ * `select` gets the `LIMIT … OFFSET …` clause (bound parameters; empty for `pageSize` -1 = all) to
+ * place where the page is cut; `from` is the `FROM … WHERE …` the count shares.
+ */
+export async function pageWithTotal<T>(
+  db: PgQueryable,
+  label: string,
+  q: { select: (limit: string) => string; from: string; params: PgParam[]; page: number; pageSize: number },
+): Promise<{ rows: T[]; total: number }> {
+  const all = q.pageSize === -1;
+  const n = q.params.length;
+  const [rows, count] = await Promise.all([
+    db.query<T>(
+      `${label}_list`,
+      q.select(all ? "" : `LIMIT $${n + 1} OFFSET $${n + 2}`),
+      all ? q.params : [...q.params, q.pageSize, (q.page - 1) * q.pageSize],
+    ),
+    db.query<{ total: number }>(`${label}_count`, `SELECT count(*)::int AS total ${q.from}`, q.params),
+  ]);
+  return { rows, total: Number(count[0]?.total ?? 0) };
 }
 
 /** Cleans a category list: trims, de-duplicates, enforces the limit of 3 and that every id exists (400). */

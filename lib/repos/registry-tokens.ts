@@ -14,6 +14,7 @@ import {
   HEX_ID,
   now,
   num,
+  pageWithTotal,
 } from "./registry-shared.ts";
 
 /** The Token details object (SPEC "Token (details object)"). */
@@ -412,23 +413,17 @@ export function createTokensRepo(pg: Pg): TokensRepo {
     async listTokens(q) {
       const { where, params } = tokenListWhere(q);
       const dir = q.order === "desc" ? "DESC" : "ASC";
-      const all = q.pageSize === -1;
-      const limit = all ? "" : `LIMIT ${q.pageSize} OFFSET ${(q.page - 1) * q.pageSize}`;
       const orderBy = `ORDER BY ${ORDER[q.sort]} ${dir} NULLS LAST, t.id ${dir}`;
-      const [rows, count] = await Promise.all([
+      const { rows, total } = await pageWithTotal<ListRow>(pg, "tokens", {
         // Page first, then build the category arrays for the page's rows only.
-        pg.query<ListRow>(
-          "tokens_list",
+        select: (limit) =>
           `SELECT ${LIST_COLUMNS} FROM (SELECT * FROM tokens t WHERE ${where} ${orderBy} ${limit}) t ${orderBy}`,
-          params,
-        ),
-        pg.query<{ total: number }>(
-          "tokens_count",
-          `SELECT count(*)::int AS total FROM tokens t WHERE ${where}`,
-          params,
-        ),
-      ]);
-      return { tokens: rows.map(toListEntry), total: Number(count[0]?.total ?? 0) };
+        from: `FROM tokens t WHERE ${where}`,
+        params,
+        page: q.page,
+        pageSize: q.pageSize,
+      });
+      return { tokens: rows.map(toListEntry), total };
     },
 
     async getToken(tokenid, options = {}) {
