@@ -7,14 +7,14 @@ import {
   getSenderAddress,
 } from "@alephium/web3";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ALPH_TOKEN_ID } from "../../lib/chain/types.ts";
 import {
   COINBASE_LOCK_MS,
   createDevnetChain,
   type DevnetChain,
   GENESIS_TIMESTAMP,
   swapAmountOut,
-} from "../../pipeline/devnet/chain.ts";
+} from "../../devnet/chain.ts";
+import { ALPH_TOKEN_ID } from "../../lib/chain/types.ts";
 
 const CHAINS = 16;
 

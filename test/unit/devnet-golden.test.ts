@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { createDevnetChain, type DevnetChain } from "../../pipeline/devnet/chain.ts";
+import { createDevnetChain, type DevnetChain } from "../../devnet/chain.ts";
 import {
   acceptedTransaction,
   addressTransactions,
@@ -14,7 +14,7 @@ import {
   listBlocks,
   perChainHeights,
   tokenTransactions,
-} from "../../pipeline/devnet/explorer-view.ts";
+} from "../../devnet/explorer-view.ts";
 
 const CHAINS = 16;
 const GOLDEN = "f81246fb46c8e35332b1a4872f8031967f708da950da3bb9abe8af1eaa326d41";

@@ -25,7 +25,7 @@ import {
   ONE_ALPH,
   subContractId,
 } from "@alephium/web3";
-import { ALPH_TOKEN_ID, CHAINS, GROUPS, type RawBlock } from "../../lib/chain/types.ts";
+import { ALPH_TOKEN_ID, CHAINS, GROUPS, type RawBlock } from "../lib/chain/types.ts";
 import { createRng, type Rng } from "./random.ts";
 
 /** Timestamp of every genesis block (Bitcoin's genesis time, as on mainnet). */

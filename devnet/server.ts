@@ -5,7 +5,7 @@
  */
 import type { explorer, node } from "@alephium/web3";
 import Fastify, { type FastifyReply, type FastifyRequest } from "fastify";
-import { GROUPS } from "../../lib/chain/types.ts";
+import { GROUPS } from "../lib/chain/types.ts";
 import { type DevnetBlock, type DevnetChain, MAX_BLOCK_RANGE_MS } from "./chain.ts";
 import {
   acceptedTransaction,
