@@ -1,4 +1,5 @@
 /** Subcommands of the CLI; each loads the validated config, builds its deps and runs. */
+import { join } from "node:path";
 import { Argument, Command, InvalidArgumentError, Option } from "commander";
 import { createEventsRepo } from "../api/routes/events/repo.ts";
 import { startServer } from "../api/server.ts";
@@ -187,9 +188,9 @@ function installPipelineCommands(program: Command): void {
     )
     .option(
       "--devnet-port <port>",
-      "port of the simulated node and explorer",
+      "port of the simulated node and explorer (default: an ephemeral port)",
       positiveInt("--devnet-port"),
-      22973,
+      0,
     )
     .action(
       async (opts: { devnet?: boolean; devnetBlocks: number; devnetLive: number; devnetPort: number }) => {
@@ -198,8 +199,14 @@ function installPipelineCommands(program: Command): void {
           let ctx = base;
           let devnet: RunningDevnet | null = null;
           if (opts.devnet) {
+            // The state file makes a restart continue the same chain (the stored cursors and hashes stay valid).
             devnet = await runDevnet(
-              { port: opts.devnetPort, blocks: opts.devnetBlocks, live: opts.devnetLive },
+              {
+                port: opts.devnetPort,
+                blocks: opts.devnetBlocks,
+                live: opts.devnetLive,
+                statePath: join(base.config.DATA_DIR, base.config.STAGE, "devnet.json"),
+              },
               (line) => base.log.info(line),
             );
             const config: Config = {
@@ -321,6 +328,10 @@ function installPipelineCommands(program: Command): void {
       positiveInt("--reorg-every"),
       0,
     )
+    .option(
+      "--state <file>",
+      "state file: a restart continues the chain it describes (written at the first start)",
+    )
     .action(
       async (opts: {
         port: number;
@@ -329,10 +340,14 @@ function installPipelineCommands(program: Command): void {
         blocks: number;
         live: number;
         reorgEvery: number;
+        state?: string;
       }) => {
         const ctx = context();
         await runProcess("devnet", ctx.log, async () => {
-          const devnet = await runDevnet(opts, (line) => process.stdout.write(`${line}\n`));
+          const { state, ...rest } = opts;
+          const devnet = await runDevnet({ ...rest, ...(state ? { statePath: state } : {}) }, (line) =>
+            process.stdout.write(`${line}\n`),
+          );
           return () => devnet.close();
         });
       },

@@ -2,8 +2,9 @@ import type { explorer, node } from "@alephium/web3";
 import { NodeProvider } from "@alephium/web3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDevnetChain, type DevnetChain } from "../../devnet/chain.ts";
+import { startLive } from "../../devnet/live.ts";
 import { runDevnet } from "../../devnet/main.ts";
-import { type DevnetServer, startDevnetServer, startLive } from "../../devnet/server.ts";
+import { type DevnetServer, startDevnetServer } from "../../devnet/server.ts";
 
 async function get<T = unknown>(url: string): Promise<{ status: number; body: T }> {
   const res = await fetch(url);

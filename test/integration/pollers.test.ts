@@ -5,7 +5,7 @@
  * to the served watermark.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { startLive } from "../../devnet/server.ts";
+import { startLive } from "../../devnet/live.ts";
 import { idCeiling } from "../../lib/chain/types.ts";
 import { readProgress } from "../../lib/repos/progress.ts";
 import { KAFKA_BROKERS, startTestPipeline, type TestPipeline, waitFor } from "../helpers/pipeline.ts";
