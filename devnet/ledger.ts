@@ -37,6 +37,21 @@ function djb2(bytes: Uint8Array): number {
   return hash;
 }
 
+/**
+ * Yields `items` in the order `before` defines (a strict total order), one linear pass per item taken: inputs
+ * are taken largest first until they cover a payment, usually a few out of hundreds of outputs.
+ */
+function* inOrder<T>(items: T[], before: (a: T, b: T) => boolean): Generator<T> {
+  const left = [...items];
+  while (left.length > 0) {
+    let best = 0;
+    for (let i = 1; i < left.length; i++) if (before(left[i]!, left[best]!)) best = i;
+    yield left[best]!;
+    left[best] = left[left.length - 1]!;
+    left.pop();
+  }
+}
+
 /** The devnet's key pairs: users spread evenly over the groups, and one miner per group. */
 export interface Accounts {
   users: DevnetAddress[];
@@ -116,6 +131,8 @@ export function createLedger(deps: {
   const outputs = new Map<string, OutRec>();
   const utxos = new Map<string, OutRec>();
   const utxosByOwner = new Map<string, Set<string>>();
+  /** The subset of each owner's UTXOs that hold tokens (token balances scan only these). */
+  const tokenUtxosByOwner = new Map<string, Set<string>>();
   const spent = new Map<string, string>();
   const contracts = new Map<string, ContractRec>();
   const hintCache = new Map<string, number>();
@@ -136,7 +153,10 @@ export function createLedger(deps: {
 
   const tokenBalance = (owner: DevnetAddress, ts: number): Map<string, bigint> => {
     const m = new Map<string, bigint>();
-    for (const o of spendable(owner, ts)) addTokens(m, o.tokens);
+    for (const k of tokenUtxosByOwner.get(owner.address) ?? []) {
+      const o = utxos.get(k)!;
+      if (isMature(o, ts)) addTokens(m, o.tokens);
+    }
     return m;
   };
 
@@ -147,15 +167,16 @@ export function createLedger(deps: {
     for (const [id, need] of tokens) {
       let have = 0n;
       for (const o of chosen) for (const t of o.tokens) if (t.id === id) have += t.amount;
-      const withToken = candidates
-        .filter((o) => !used.has(o.key) && o.tokens.some((t) => t.id === id))
-        .sort((a, b) => {
-          const ta = a.tokens.find((t) => t.id === id)!.amount;
-          const tb = b.tokens.find((t) => t.id === id)!.amount;
-          return ta === tb ? a.key.localeCompare(b.key) : tb > ta ? 1 : -1;
-        });
+      const amountOf = (o: OutRec): bigint => o.tokens.find((t) => t.id === id)!.amount;
+      const withToken = inOrder(
+        candidates.filter((o) => !used.has(o.key) && o.tokens.some((t) => t.id === id)),
+        (a, b) =>
+          amountOf(a) > amountOf(b) || (amountOf(a) === amountOf(b) && a.key.localeCompare(b.key) < 0),
+      );
       for (const o of withToken) {
         if (have >= need) break;
+        // Past MAX_INPUTS the answer is "impossible" whatever comes next.
+        if (chosen.length === MAX_INPUTS) return undefined;
         chosen.push(o);
         used.add(o.key);
         have += o.tokens.find((t) => t.id === id)!.amount;
@@ -163,17 +184,15 @@ export function createLedger(deps: {
       if (have < need) return undefined;
     }
     let total = chosen.reduce((s, o) => s + o.attoAlphAmount, 0n);
-    const rest = candidates
-      .filter((o) => !used.has(o.key))
-      .sort((a, b) =>
-        a.attoAlphAmount === b.attoAlphAmount
-          ? a.key.localeCompare(b.key)
-          : b.attoAlphAmount > a.attoAlphAmount
-            ? 1
-            : -1,
-      );
+    const rest = inOrder(
+      candidates.filter((o) => !used.has(o.key)),
+      (a, b) =>
+        a.attoAlphAmount > b.attoAlphAmount ||
+        (a.attoAlphAmount === b.attoAlphAmount && a.key.localeCompare(b.key) < 0),
+    );
     for (const o of rest) {
       if (total >= alph + DUST_AMOUNT) break;
+      if (chosen.length === MAX_INPUTS) return undefined;
       chosen.push(o);
       total += o.attoAlphAmount;
     }
@@ -188,20 +207,26 @@ export function createLedger(deps: {
     };
   };
 
-  const addUtxo = (o: OutRec): void => {
-    utxos.set(o.key, o);
-    let set = utxosByOwner.get(o.address);
+  const indexAdd = (index: Map<string, Set<string>>, o: OutRec): void => {
+    let set = index.get(o.address);
     if (!set) {
       set = new Set();
-      utxosByOwner.set(o.address, set);
+      index.set(o.address, set);
     }
     set.add(o.key);
   };
+  const addUtxo = (o: OutRec): void => {
+    utxos.set(o.key, o);
+    indexAdd(utxosByOwner, o);
+    if (o.tokens.length > 0) indexAdd(tokenUtxosByOwner, o);
+  };
+  const removeUtxo = (o: OutRec): void => {
+    utxos.delete(o.key);
+    utxosByOwner.get(o.address)?.delete(o.key);
+    tokenUtxosByOwner.get(o.address)?.delete(o.key);
+  };
   const forget = (list: OutRec[]): void => {
-    for (const o of list) {
-      utxos.delete(o.key);
-      utxosByOwner.get(o.address)?.delete(o.key);
-    }
+    for (const o of list) removeUtxo(o);
   };
 
   return {
@@ -227,8 +252,7 @@ export function createLedger(deps: {
     gather,
     apply(ctx, txId, inputs, made) {
       for (const i of inputs) {
-        utxos.delete(i.key);
-        utxosByOwner.get(i.address)?.delete(i.key);
+        removeUtxo(i);
         spent.set(i.key, txId);
         ctx.undo.spent.push(i);
       }
@@ -255,8 +279,7 @@ export function createLedger(deps: {
       forget(undo.created);
       for (const o of undo.spent) {
         spent.delete(o.key);
-        utxos.set(o.key, o);
-        utxosByOwner.get(o.address)?.add(o.key);
+        addUtxo(o);
       }
       for (const [id, snapshot] of undo.contracts) {
         if (snapshot === null) contracts.delete(id);
