@@ -93,12 +93,6 @@ describe("devnet chain", () => {
     expect(dump(a)).toBe(dump(b));
   });
 
-  it("generates 2000 blocks quickly", () => {
-    const t0 = performance.now();
-    createDevnetChain({ seed: 3 }).advance(2000);
-    expect(performance.now() - t0).toBeLessThan(5000);
-  });
-
   it("encodes chain index in hashes, links parents via deps[3 + chainTo] and keeps heights consecutive", () => {
     checkStructure(chain);
     const total = Array.from({ length: CHAINS }, (_, i) => chain.height(i)).reduce((s, h) => s + h, 0);
