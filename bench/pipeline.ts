@@ -7,13 +7,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createDevnetChain } from "../devnet/chain.ts";
+import { registerDevnetDapps } from "../devnet/register.ts";
+import { startDevnetServer } from "../devnet/server.ts";
 import { loadConfig } from "../lib/config.ts";
 import { createLogger } from "../lib/logger.ts";
 import { createMetrics } from "../lib/metrics.ts";
 import { openStores } from "../lib/stores/index.ts";
-import { createDevnetChain } from "../pipeline/devnet/chain.ts";
-import { registerDevnetDapps } from "../pipeline/devnet/register.ts";
-import { startDevnetServer } from "../pipeline/devnet/server.ts";
 import { createIngestor } from "../pipeline/ingest/ingest.ts";
 import { createNodeClient } from "../pipeline/ingest/node-client.ts";
 import {

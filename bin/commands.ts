@@ -1,8 +1,11 @@
 /** Subcommands of the CLI; each loads the validated config, builds its deps and runs. */
+import { join } from "node:path";
 import { Argument, Command, InvalidArgumentError, Option } from "commander";
 import { createEventsRepo } from "../api/routes/events/repo.ts";
 import { startServer } from "../api/server.ts";
 import type { ApiDeps } from "../api/types.ts";
+import { DEVNET_RUN_DEFAULTS, type RunningDevnet, runDevnet } from "../devnet/main.ts";
+import { registerDevnetDapps } from "../devnet/register.ts";
 import { ensureAdminKey } from "../lib/admin-key.ts";
 import { type Config, describeConfig, loadConfig } from "../lib/config.ts";
 import { ConfigError } from "../lib/errors.ts";
@@ -13,8 +16,6 @@ import { seedRegistry } from "../lib/registry/seed.ts";
 import { createKeysRepo } from "../lib/repos/keys.ts";
 import { runProcess } from "../lib/run-process.ts";
 import { openStores, type Stores } from "../lib/stores/index.ts";
-import { DEVNET_RUN_DEFAULTS, type RunningDevnet, runDevnet } from "../pipeline/devnet/main.ts";
-import { registerDevnetDapps } from "../pipeline/devnet/register.ts";
 import { createProgressReporter } from "../pipeline/ingest/progress.ts";
 import { reprocessRange } from "../pipeline/reprocess.ts";
 import { createPipelineDeps, PROCESSORS, type ProcessorName, startPipeline } from "../pipeline/runtime.ts";
@@ -200,9 +201,9 @@ function installPipelineCommands(program: Command): void {
     )
     .option(
       "--devnet-port <port>",
-      "port of the simulated node and explorer",
+      "port of the simulated node and explorer (default: an ephemeral port)",
       positiveInt("--devnet-port"),
-      22973,
+      0,
     )
     .action(
       async (opts: { devnet?: boolean; devnetBlocks: number; devnetLive: number; devnetPort: number }) => {
@@ -211,8 +212,14 @@ function installPipelineCommands(program: Command): void {
           let ctx = base;
           let devnet: RunningDevnet | null = null;
           if (opts.devnet) {
+            // The state file makes a restart continue the same chain (the stored cursors and hashes stay valid).
             devnet = await runDevnet(
-              { port: opts.devnetPort, blocks: opts.devnetBlocks, live: opts.devnetLive },
+              {
+                port: opts.devnetPort,
+                blocks: opts.devnetBlocks,
+                live: opts.devnetLive,
+                statePath: join(base.config.DATA_DIR, base.config.STAGE, "devnet.json"),
+              },
               (line) => base.log.info(line),
             );
             const config: Config = {
@@ -335,6 +342,10 @@ function installPipelineCommands(program: Command): void {
       positiveInt("--reorg-every"),
       0,
     )
+    .option(
+      "--state <file>",
+      "state file: a restart continues the chain it describes (written at the first start)",
+    )
     .action(
       async (opts: {
         port: number;
@@ -343,10 +354,14 @@ function installPipelineCommands(program: Command): void {
         blocks: number;
         live: number;
         reorgEvery: number;
+        state?: string;
       }) => {
         const ctx = context();
         await runProcess("devnet", ctx.log, async () => {
-          const devnet = await runDevnet(opts, (line) => process.stdout.write(`${line}\n`));
+          const { state, ...rest } = opts;
+          const devnet = await runDevnet({ ...rest, ...(state ? { statePath: state } : {}) }, (line) =>
+            process.stdout.write(`${line}\n`),
+          );
           return () => devnet.close();
         });
       },

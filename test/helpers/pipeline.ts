@@ -4,13 +4,13 @@
  * processors and ingest, plus the API on the same stores.
  */
 
+import { createDevnetChain, type DevnetChain, type DevnetOptions } from "../../devnet/chain.ts";
+import { registerDevnetDapps } from "../../devnet/register.ts";
+import { type DevnetServer, startDevnetServer } from "../../devnet/server.ts";
 import { type Config, loadConfig } from "../../lib/config.ts";
 import { createMetrics } from "../../lib/metrics.ts";
 import { createBus } from "../../lib/stores/bus.ts";
 import type { PipelineDeps } from "../../pipeline/deps.ts";
-import { createDevnetChain, type DevnetChain, type DevnetOptions } from "../../pipeline/devnet/chain.ts";
-import { registerDevnetDapps } from "../../pipeline/devnet/register.ts";
-import { type DevnetServer, startDevnetServer } from "../../pipeline/devnet/server.ts";
 import { createIngestor, type Ingestor } from "../../pipeline/ingest/ingest.ts";
 import { createNodeClient } from "../../pipeline/ingest/node-client.ts";
 import { createCodecs } from "../../pipeline/messages.ts";

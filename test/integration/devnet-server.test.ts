@@ -1,9 +1,10 @@
 import type { explorer, node } from "@alephium/web3";
 import { NodeProvider } from "@alephium/web3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDevnetChain, type DevnetChain } from "../../pipeline/devnet/chain.ts";
-import { runDevnet } from "../../pipeline/devnet/main.ts";
-import { type DevnetServer, startDevnetServer, startLive } from "../../pipeline/devnet/server.ts";
+import { createDevnetChain, type DevnetChain } from "../../devnet/chain.ts";
+import { startLive } from "../../devnet/live.ts";
+import { runDevnet } from "../../devnet/main.ts";
+import { type DevnetServer, startDevnetServer } from "../../devnet/server.ts";
 
 async function get<T = unknown>(url: string): Promise<{ status: number; body: T }> {
   const res = await fetch(url);

@@ -5,9 +5,9 @@
 import { createServer } from "node:net";
 import Fastify from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createDevnetChain, type DevnetChain } from "../../devnet/chain.ts";
+import { type DevnetServer, startDevnetServer } from "../../devnet/server.ts";
 import { createExplorerClient } from "../../lib/explorer-client.ts";
-import { createDevnetChain, type DevnetChain } from "../../pipeline/devnet/chain.ts";
-import { type DevnetServer, startDevnetServer } from "../../pipeline/devnet/server.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { quietLog } from "../helpers/stores.ts";
 

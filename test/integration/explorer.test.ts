@@ -5,9 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApiEvent, EventsRepo } from "../../api/routes/events/repo.ts";
-import type { DevnetBlock, DevnetChain } from "../../pipeline/devnet/chain.ts";
-import { createDevnetChain } from "../../pipeline/devnet/chain.ts";
-import { type DevnetServer, startDevnetServer } from "../../pipeline/devnet/server.ts";
+import type { DevnetBlock, DevnetChain } from "../../devnet/chain.ts";
+import { createDevnetChain } from "../../devnet/chain.ts";
+import { type DevnetServer, startDevnetServer } from "../../devnet/server.ts";
 import { createStaticDappRegistry } from "../../pipeline/normalize/index.ts";
 import { writeEventsBatch } from "../../pipeline/processors/events-sink.ts";
 import { toEventsMessage } from "../../pipeline/processors/normalize.ts";

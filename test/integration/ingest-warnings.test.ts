@@ -39,9 +39,8 @@ describe("ingest warnings", () => {
     expect((await ingestor.runOnce()).caughtUp).toBe(true);
     const warning = lines.find((l) => l.msg.startsWith("The node's tip is below the ingest cursor"));
     expect(warning).toMatchObject({ level: 40, chains: expect.arrayContaining([0]) });
-    expect((warning?.cursor_heights as number[])[0]).toBeGreaterThan(
-      (warning?.node_heights as number[])[0] ?? 0,
-    );
+    const heights = warning as unknown as { cursor_heights: number[]; node_heights: number[] };
+    expect(heights.cursor_heights[0]).toBeGreaterThan(heights.node_heights[0] ?? 0);
     await p.pg.pg.query("t", "UPDATE ingest_cursor SET height = height - 1000000");
   });
 

@@ -5,9 +5,9 @@
  * to the served watermark.
  */
 import { afterAll, describe, expect, it } from "vitest";
+import { startLive } from "../../devnet/live.ts";
 import { idCeiling } from "../../lib/chain/types.ts";
 import { readProgress } from "../../lib/repos/progress.ts";
-import { startLive } from "../../pipeline/devnet/server.ts";
 import { KAFKA_BROKERS, startTestPipeline, type TestPipeline, waitFor } from "../helpers/pipeline.ts";
 
 const modes = [

@@ -3,9 +3,9 @@
  * every column (but the row version) of the resolved tables against a clean pass on fresh stores.
  */
 import { afterAll, describe, expect, it } from "vitest";
+import { createDevnetChain } from "../../devnet/chain.ts";
+import { startDevnetServer } from "../../devnet/server.ts";
 import type { Ch } from "../../lib/stores/clickhouse.ts";
-import { createDevnetChain } from "../../pipeline/devnet/chain.ts";
-import { startDevnetServer } from "../../pipeline/devnet/server.ts";
 import { reprocessRange } from "../../pipeline/reprocess.ts";
 import { PROCESSORS, type ProcessorName } from "../../pipeline/runtime.ts";
 import { eventsStateHash, startTestPipeline, type TestPipeline } from "../helpers/pipeline.ts";

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { createDevnetChain, type DevnetChain } from "../../pipeline/devnet/chain.ts";
+import { createDevnetChain, type DevnetChain } from "../../devnet/chain.ts";
 import {
   acceptedTransaction,
   addressTransactions,
@@ -8,7 +8,7 @@ import {
   listBlocks,
   perChainHeights,
   tokenTransactions,
-} from "../../pipeline/devnet/explorer-view.ts";
+} from "../../devnet/explorer-view.ts";
 
 function noNulls(value: unknown): void {
   JSON.stringify(value, (_k, v) => {

@@ -5,7 +5,7 @@
  */
 import type { explorer, node } from "@alephium/web3";
 import Fastify, { type FastifyReply, type FastifyRequest } from "fastify";
-import { GROUPS } from "../../lib/chain/types.ts";
+import { GROUPS } from "../lib/chain/types.ts";
 import { type DevnetBlock, type DevnetChain, MAX_BLOCK_RANGE_MS } from "./chain.ts";
 import {
   acceptedTransaction,
@@ -418,34 +418,4 @@ export async function startDevnetServer(
       await app.close();
     },
   };
-}
-
-/** Options of {@link startLive}. */
-export interface LiveOptions {
-  /** Blocks produced per wall-clock second across all chains (mainnet ≈ 2). */
-  blocksPerSecond: number;
-  /** Every N produced blocks, reorg a random chain (depth 1..2). Off when absent or 0. */
-  reorgEvery?: number;
-  /** Called after each produced block / reorg (e.g. for logging). */
-  onTick?: (produced: number) => void;
-}
-
-/** Produces blocks on a timer; returns a stop function. */
-export function startLive(chain: DevnetChain, options: LiveOptions): () => void {
-  if (!(options.blocksPerSecond > 0)) return () => {};
-  const started = Date.now();
-  let produced = 0;
-  const period = Math.max(10, Math.min(1000, Math.floor(1000 / options.blocksPerSecond)));
-  const timer = setInterval(() => {
-    // Catch up on the schedule so high rates are met even with a coarse timer.
-    const due = Math.floor(((Date.now() - started) / 1000) * options.blocksPerSecond) - produced;
-    for (let i = 0; i < due; i++) {
-      chain.advance(1);
-      produced += 1;
-      if (options.reorgEvery && produced % options.reorgEvery === 0) chain.randomReorg(2);
-      options.onTick?.(produced);
-    }
-  }, period);
-  timer.unref?.();
-  return () => clearInterval(timer);
 }

@@ -2,7 +2,7 @@
  * Registers the simulated network's DEX factory and contracts the way an operator registers a new
  * dapp on mainnet, so that the normalizer decodes its swaps (`dex_factories`, `contracts.dapp_id`).
  */
-import type { Pg } from "../../lib/stores/postgres.ts";
+import type { Pg } from "../lib/stores/postgres.ts";
 import type { DevnetChain } from "./chain.ts";
 
 export const DEVNET_DAPP = "devnet-dex";

@@ -1,0 +1,209 @@
+/**
+ * What the devnet's users do in a block: issue tokens and deploy generic contracts early on the intra-group
+ * chains, then a random mix of ALPH transfers, token transfers, DEX swaps, generic contract calls and failed
+ * scripts.
+ */
+import { DUST_AMOUNT, ONE_ALPH } from "@alephium/web3";
+import { GROUPS } from "../lib/chain/types.ts";
+import type { Dex } from "./dex.ts";
+import type { Accounts, Ledger } from "./ledger.ts";
+import type { Rng } from "./random.ts";
+import { addressVal, byteVec, type TxBuilder, USER_GAS_PRICE, u256 } from "./tx-builder.ts";
+import type { BlockCtx, EventSpec, OutSpec, ResolvedDevnetOptions, TokenMeta } from "./types.ts";
+
+const TOKEN_NAMES = [
+  "Aurora",
+  "Basalt",
+  "Cobalt",
+  "Dune",
+  "Ember",
+  "Fjord",
+  "Garnet",
+  "Harbor",
+  "Indigo",
+  "Jade",
+];
+
+export interface Activity {
+  /** Token issuance and generic contract deployment, on intra-group chains until each count is reached. */
+  setup(ctx: BlockCtx): void;
+  /** The block's user transactions (count and kinds drawn from the seed). */
+  fill(ctx: BlockCtx): void;
+}
+
+export function createActivity(deps: {
+  rng: Rng;
+  opts: ResolvedDevnetOptions;
+  accounts: Accounts;
+  ledger: Ledger;
+  builder: TxBuilder;
+  dex: Dex;
+}): Activity {
+  const { rng, opts, ledger, builder } = deps;
+  const { usersByGroup, perGroup } = deps.accounts;
+
+  /** A tx of a user paying `alph` + gas with change back, and nothing else (inputs, outputs, events given). */
+  const userTx = (
+    ctx: BlockCtx,
+    g: NonNullable<ReturnType<Ledger["gather"]>>,
+    gas: number,
+    fixed: OutSpec[],
+    extra: { scriptOpt?: string; ok?: boolean; events?: EventSpec[] } = {},
+  ): void => {
+    builder.commitTx(ctx, {
+      inputs: g.inputs,
+      contractInputs: [],
+      fixed,
+      generated: [],
+      ...(extra.scriptOpt ? { scriptOpt: extra.scriptOpt } : {}),
+      gasAmount: gas,
+      gasPrice: USER_GAS_PRICE,
+      ok: extra.ok ?? true,
+      events: extra.events ?? [],
+    });
+  };
+
+  const alphTransfer = (ctx: BlockCtx): boolean => {
+    const sender = rng.pick(usersByGroup[ctx.from]!);
+    const recipients = rng.chance(0.25) ? 2 : 1;
+    const fixed: OutSpec[] = [];
+    let total = 0n;
+    for (let i = 0; i < recipients; i++) {
+      let to = rng.pick(usersByGroup[ctx.to]!);
+      if (to === sender) to = usersByGroup[ctx.to]![(usersByGroup[ctx.to]!.indexOf(to) + 1) % perGroup]!;
+      const amount = rng.bigint(ONE_ALPH / 10n, 250n * ONE_ALPH);
+      total += amount;
+      fixed.push({ type: "AssetOutput", address: to.address, alph: amount, tokens: new Map() });
+    }
+    const gas = builder.userGas();
+    const g = ledger.gather(sender, ctx.ts, total + BigInt(gas) * USER_GAS_PRICE);
+    if (!g) return false;
+    userTx(ctx, g, gas, [...fixed, g.change]);
+    return true;
+  };
+
+  const tokenTransfer = (ctx: BlockCtx): boolean => {
+    const holders = usersByGroup[ctx.from]!.map((u) => ({ u, bal: ledger.tokenBalance(u, ctx.ts) })).filter(
+      (h) => h.bal.size > 0,
+    );
+    if (holders.length === 0) return false;
+    const { u: sender, bal } = rng.pick(holders);
+    const [id, have] = rng.pick([...bal].sort(([a], [b]) => a.localeCompare(b)));
+    const amount = (have * BigInt(rng.int(1, 40))) / 100n;
+    if (amount === 0n) return false;
+    const to = rng.pick(usersByGroup[ctx.to]!);
+    const gas = builder.userGas();
+    const g = ledger.gather(
+      sender,
+      ctx.ts,
+      DUST_AMOUNT + BigInt(gas) * USER_GAS_PRICE,
+      new Map([[id, amount]]),
+    );
+    if (!g) return false;
+    const sent: OutSpec = {
+      type: "AssetOutput",
+      address: to.address,
+      alph: DUST_AMOUNT,
+      tokens: new Map([[id, amount]]),
+    };
+    userTx(ctx, g, gas, [sent, g.change]);
+    return true;
+  };
+
+  const failedScript = (ctx: BlockCtx): boolean => {
+    const sender = rng.pick(usersByGroup[ctx.from]!);
+    const gas = builder.userGas(30000);
+    const g = ledger.gather(sender, ctx.ts, BigInt(gas) * USER_GAS_PRICE);
+    if (!g) return false;
+    userTx(ctx, g, gas, [g.change], { scriptOpt: builder.script(), ok: false });
+    return true;
+  };
+
+  const genericCall = (ctx: BlockCtx): boolean => {
+    const targets = ledger.contractsOn(ctx.chainIndex, "generic");
+    if (targets.length === 0) return false;
+    const target = rng.pick(targets);
+    const caller = rng.pick(usersByGroup[ctx.from]!);
+    const gas = builder.userGas(40000);
+    const g = ledger.gather(caller, ctx.ts, BigInt(gas) * USER_GAS_PRICE);
+    if (!g) return false;
+    ledger.touchContract(ctx, target);
+    target.counter += 1;
+    const events: EventSpec[] = [
+      {
+        contractAddress: target.address,
+        eventIndex: rng.int(0, 3),
+        fields: [
+          addressVal(caller.address),
+          u256(target.counter),
+          byteVec(rng.hex(8)),
+          { type: "Bool", value: rng.chance(0.5) },
+        ],
+      },
+    ];
+    userTx(ctx, g, gas, [g.change], { scriptOpt: builder.script(), events });
+    return true;
+  };
+
+  const kinds: [number, (ctx: BlockCtx) => boolean][] = [
+    [45, alphTransfer],
+    [20, tokenTransfer],
+    [20, deps.dex.swap],
+    [10, genericCall],
+  ];
+  const totalWeight = kinds.reduce((s, [w]) => s + w, 0);
+
+  return {
+    setup(ctx) {
+      if (ctx.from !== ctx.to) return;
+      const g = ctx.from;
+      // Tokens: token i is issued on chain (i % 4)→(i % 4) by a user of that group.
+      const n = [...ledger.contracts()].filter((c) => c.kind === "token").length;
+      if (n < opts.tokens && n % GROUPS === g) {
+        const decimals = rng.pick([18, 18, 6, 9, 8, 0]);
+        const word = TOKEN_NAMES[n % TOKEN_NAMES.length]!;
+        const symbol = `${word.slice(0, 3).toUpperCase()}${n}`;
+        const minter = rng.pick(usersByGroup[g]!);
+        const meta: TokenMeta = {
+          symbol,
+          name: `Devnet ${word} ${n}`,
+          decimals,
+          totalSupply: rng.bigint(1_000_000n, 1_000_000_000n) * 10n ** BigInt(decimals),
+          minter: minter.address,
+        };
+        builder.deployContract(ctx, minter, "token", builder.ownContractId(g), {
+          iface: "0001",
+          token: meta,
+        });
+      }
+      if (
+        g !== 0 &&
+        ledger.contractsOn(ctx.chainIndex, "generic").length < Math.ceil(opts.genericContracts / 3)
+      ) {
+        const generics = [...ledger.contracts()].filter((c) => c.kind === "generic").length;
+        if (generics < opts.genericContracts)
+          builder.deployContract(ctx, rng.pick(usersByGroup[g]!), "generic", builder.ownContractId(g), {
+            iface: "",
+          });
+      }
+    },
+
+    fill(ctx) {
+      const n = rng.int(opts.txPerBlock[0], opts.txPerBlock[1]);
+      for (let i = 0; i < n; i++) {
+        if (rng.chance(opts.failedTxRate)) {
+          failedScript(ctx);
+          continue;
+        }
+        let r = rng.int(0, totalWeight - 1);
+        for (const [w, kind] of kinds) {
+          if (r < w) {
+            if (!kind(ctx)) alphTransfer(ctx);
+            break;
+          }
+          r -= w;
+        }
+      }
+    },
+  };
+}

@@ -1,0 +1,251 @@
+/**
+ * Deterministic simulated Alephium network — a TEST DOUBLE of a full node's block flow, not a real chain.
+ *
+ * Model (documented simplifications):
+ * - 4 groups / 16 chains only (the web3 helpers hard-code 4 groups).
+ * - Height 0 of every chain is a genesis block stamped 1231006505000 (like mainnet); genesis blocks of the
+ *   intra-group chains (g→g) hold one allocation tx funding the users of group g. Heights ≥ 1 start at
+ *   `startTimestamp` and every one of them ends with a coinbase.
+ * - Asset outputs become spendable only once their chain has `maxReorgDepth` more blocks, and every contract is
+ *   "homed" on the chain that created it (only that chain's blocks touch it). Together this makes a reorg of
+ *   one chain (≤ maxReorgDepth) undoable without touching the other chains.
+ * - Hashes, keys and signatures are random bytes from the seeded PRNG (no real PoW / blake2b / secp256k1).
+ * - Ayin-like pairs keep reserves and emit Mint/Swap events but issue no LP token.
+ */
+import type { node } from "@alephium/web3";
+import { CHAINS, GROUPS } from "../lib/chain/types.ts";
+import { createActivity } from "./activity.ts";
+import { createBlockProducer } from "./blocks.ts";
+import { createDex } from "./dex.ts";
+import { createAccounts, createLedger, sortedTokens } from "./ledger.ts";
+import { createRng } from "./random.ts";
+import { createReorgs } from "./reorg.ts";
+import { addressVal, byteVec, createTxBuilder, u256 } from "./tx-builder.ts";
+import {
+  type BlockStore,
+  type ContractRec,
+  DEVNET_DEFAULTS,
+  type DevnetBlock,
+  type DevnetChain,
+  type DevnetListener,
+  type DevnetOptions,
+  type DevnetPool,
+  type DevnetToken,
+  type ResolvedDevnetOptions,
+} from "./types.ts";
+
+export { swapAmountOut } from "./dex.ts";
+export {
+  COINBASE_LOCK_MS,
+  DEVNET_DEFAULTS,
+  type DevnetAddress,
+  type DevnetBlock,
+  type DevnetChain,
+  type DevnetContractKind,
+  type DevnetListener,
+  type DevnetOptions,
+  type DevnetOutput,
+  type DevnetPool,
+  type DevnetToken,
+  type DevnetTxLocation,
+  GENESIS_TIMESTAMP,
+  MAX_BLOCK_RANGE_MS,
+  type ReorgResult,
+  type ResolvedDevnetOptions,
+} from "./types.ts";
+
+const utf8Hex = (s: string): string => Buffer.from(s, "utf8").toString("hex");
+
+const tokenView = (c: ContractRec): DevnetToken => ({
+  id: c.id,
+  address: c.address,
+  symbol: c.token!.symbol,
+  name: c.token!.name,
+  decimals: c.token!.decimals,
+  totalSupply: c.token!.totalSupply,
+  minter: c.token!.minter,
+  mintTxId: c.createdTxId,
+  mintBlockHash: c.createdBlockHash,
+  mintTimestamp: c.createdTs,
+});
+
+const poolView = (c: ContractRec): DevnetPool => ({
+  id: c.id,
+  address: c.address,
+  factoryAddress: c.pair!.factory,
+  token0: c.pair!.token0,
+  token1: c.pair!.token1,
+  reserve0: c.pair!.reserve0,
+  reserve1: c.pair!.reserve1,
+  createTxId: c.createdTxId,
+});
+
+/** Node-shaped state of a contract: token metadata, pair reserves, or a call counter. */
+function contractStateView(c: ContractRec): node.ContractState {
+  let immFields: node.Val[] = [];
+  let mutFields: node.Val[] = [u256(c.counter)];
+  if (c.token) {
+    const t = c.token;
+    immFields = [
+      byteVec(utf8Hex(t.symbol)),
+      byteVec(utf8Hex(t.name)),
+      u256(t.decimals),
+      u256(t.totalSupply),
+      byteVec("414c50480001"),
+    ];
+    mutFields = [];
+  } else if (c.pair) {
+    const p = c.pair;
+    immFields = [byteVec(p.token0), byteVec(p.token1), addressVal(p.factory)];
+    mutFields = [u256(p.reserve0), u256(p.reserve1), u256(c.createdTs), u256(p.liquidity)];
+  }
+  return {
+    address: c.address,
+    bytecode: c.bytecode,
+    codeHash: c.codeHash,
+    initialStateHash: c.codeHash,
+    immFields,
+    mutFields,
+    asset: {
+      attoAlphAmount: c.alph.toString(),
+      tokens: sortedTokens(c.tokens).map((t) => ({ id: t.id, amount: t.amount.toString() })),
+    },
+  };
+}
+
+/**
+ * Builds a deterministic simulated Alephium network (test double). Every random value comes from one PRNG, in
+ * the order the parts draw them: key pairs first, then genesis, then each block in schedule order.
+ */
+export function createDevnetChain(options: DevnetOptions = {}): DevnetChain {
+  const opts: ResolvedDevnetOptions = { ...DEVNET_DEFAULTS, ...options };
+  if (opts.groups !== GROUPS) throw new Error(`devnet supports ${GROUPS} groups only (got ${opts.groups})`);
+  if (opts.txPerBlock[0] > opts.txPerBlock[1] || opts.txPerBlock[0] < 0)
+    throw new Error("invalid txPerBlock");
+  const rng = createRng(opts.seed);
+  const store: BlockStore = {
+    blocks: new Map(),
+    heights: Array.from({ length: CHAINS }, () => []),
+    main: Array.from({ length: CHAINS }, () => []),
+    txIndex: new Map(),
+  };
+  const { blocks, main, heights, txIndex } = store;
+  const listeners = new Set<DevnetListener>();
+  let changeCounter = 0;
+  const emit = (change: Parameters<DevnetListener>[0]): void => {
+    changeCounter += 1;
+    for (const l of listeners) l(change);
+  };
+
+  const accounts = createAccounts(rng, opts.users);
+  const ledger = createLedger({
+    maturity: opts.maxReorgDepth,
+    chainHeight: (chainIndex) => main[chainIndex]!.length - 1,
+  });
+  const builder = createTxBuilder({ rng, networkId: opts.networkId, accounts, ledger, store });
+  const dex = createDex({ rng, pools: opts.pools, accounts, ledger, builder });
+  const activity = createActivity({ rng, opts, accounts, ledger, builder, dex });
+  const producer = createBlockProducer({ rng, opts, store, accounts, ledger, builder, activity, dex, emit });
+  const reorgs = createReorgs({ rng, maxDepth: opts.maxReorgDepth, store, ledger, producer, emit });
+  producer.genesis();
+
+  const contractsOf = (kind: ContractRec["kind"]): ContractRec[] =>
+    [...ledger.contracts()].filter((c) => c.kind === kind);
+
+  return {
+    options: opts,
+    advance(n = 1) {
+      const out: DevnetBlock[] = [];
+      for (let i = 0; i < n; i++) out.push(producer.step());
+      return out;
+    },
+    produceUntil(ts) {
+      const out: DevnetBlock[] = [];
+      while (producer.nextTimestamp() <= ts) out.push(producer.step());
+      return out;
+    },
+    reorg: reorgs.reorg,
+    randomReorg: (maxDepth = 2) => reorgs.randomReorg(maxDepth),
+    mainChain: (chainIndex) => main[chainIndex] ?? [],
+    height: (chainIndex) => (main[chainIndex]?.length ?? 0) - 1,
+    getBlock: (hash) => blocks.get(hash),
+    hashesAt(chainIndex, height) {
+      const all = heights[chainIndex]?.[height] ?? [];
+      const m = main[chainIndex]?.[height]?.block.hash;
+      return m ? [m, ...all.filter((h) => h !== m)] : [...all];
+    },
+    rawBlock(hash) {
+      const b = blocks.get(hash);
+      return b && { chainIndex: b.chainIndex, block: b.block, events: b.events, mainChain: b.mainChain };
+    },
+    blocksInRange(fromTs, toTs) {
+      return main.map((chain) => {
+        // Binary search the first block with timestamp ≥ fromTs (timestamps grow with height).
+        let lo = 0;
+        let hi = chain.length;
+        while (lo < hi) {
+          const mid = (lo + hi) >> 1;
+          if (chain[mid]!.block.timestamp < fromTs) lo = mid + 1;
+          else hi = mid;
+        }
+        const out: DevnetBlock[] = [];
+        for (let i = lo; i < chain.length && chain[i]!.block.timestamp <= toTs; i++) out.push(chain[i]!);
+        return out;
+      });
+    },
+    getTransaction(txId) {
+      const loc = txIndex.get(txId);
+      if (!loc) return undefined;
+      const b = blocks.get(loc.blockHash)!;
+      return {
+        tx: b.block.transactions[loc.txIndex]!,
+        blockHash: loc.blockHash,
+        txIndex: loc.txIndex,
+        timestamp: b.block.timestamp,
+        chainIndex: b.chainIndex,
+        mainChain: b.mainChain,
+        coinbase: b.block.height > 0 && loc.txIndex === b.block.transactions.length - 1,
+      };
+    },
+    getOutput: (key) => ledger.output(key),
+    spentBy: (key) => ledger.spentBy(key),
+    eventsOfTx(txId) {
+      const loc = txIndex.get(txId);
+      const b = loc && blocks.get(loc.blockHash);
+      if (!b?.mainChain) return [];
+      return b.events
+        .filter((e) => e.txId === txId)
+        .map((e) => ({
+          blockHash: b.block.hash,
+          timestamp: e.timestamp,
+          contractAddress: e.contractAddress,
+          eventIndex: e.eventIndex,
+          fields: e.fields,
+        }));
+    },
+    tokens: () => contractsOf("token").map(tokenView),
+    pools: () => contractsOf("pair").map(poolView),
+    contractState(address) {
+      const c = ledger.contractByAddress(address);
+      return c && contractStateView(c);
+    },
+    contractInfo(address) {
+      const c = ledger.contractByAddress(address);
+      if (!c) return undefined;
+      return {
+        kind: c.kind,
+        ...(c.token ? { token: tokenView(c) } : {}),
+        ...(c.pair ? { pool: poolView(c) } : {}),
+      };
+    },
+    addresses: () => accounts.users,
+    miners: () => accounts.miners,
+    latestTimestamp: () => Math.max(...main.map((c) => c.at(-1)!.block.timestamp)),
+    version: () => changeCounter,
+    nextTimestamp: () => producer.nextTimestamp(),
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+}

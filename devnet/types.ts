@@ -1,0 +1,306 @@
+/** Types of the simulated network: the public shapes of {@link DevnetChain} and the records its parts share. */
+import type { node } from "@alephium/web3";
+import { GROUPS, type RawBlock } from "../lib/chain/types.ts";
+
+/** Timestamp of every genesis block (Bitcoin's genesis time, as on mainnet). */
+export const GENESIS_TIMESTAMP = 1231006505000;
+/** Coinbase outputs unlock this long after their block. */
+export const COINBASE_LOCK_MS = 30_000_000;
+/** Max span of a `blocks-with-events` query on the node. */
+export const MAX_BLOCK_RANGE_MS = 30 * 60 * 1000;
+
+/** Options of {@link createDevnetChain}; every field is optional. */
+export interface DevnetOptions {
+  /** PRNG seed (default 1). Same seed + same calls ⇒ byte-identical chain. */
+  seed?: number;
+  /** Number of groups; only 4 is supported (default 4 ⇒ 16 chains). */
+  groups?: number;
+  /** Timestamp (ms) of the first non-genesis block of chain 0 (default 1752573600000, the Danube fork). */
+  startTimestamp?: number;
+  /** Target block interval per chain (default 8000 ms); chains are offset by interval/16 so timestamps interleave. */
+  blockIntervalMs?: number;
+  /** Inclusive range of user transactions per block, coinbase excluded (default [0, 4]). */
+  txPerBlock?: [number, number];
+  /** Number of user (P2PKH) addresses, spread evenly over the groups (default 32). */
+  users?: number;
+  /** Fungible tokens issued early, on chains g→g (default 6). */
+  tokens?: number;
+  /** Constant-product pairs created early by the factory on chain 0→0 (default 4). */
+  pools?: number;
+  /** Generic contracts (arbitrary events) created early on chains g→g, g ≥ 1 (default 3). */
+  genericContracts?: number;
+  /** networkId written into transactions (default 4 = devnet). */
+  networkId?: number;
+  /** Probability that a block references a freshly made ghost uncle (default 0.05). */
+  uncleRate?: number;
+  /** Probability that a user tx is a failed script tx (default 0.04). */
+  failedTxRate?: number;
+  /** Deepest supported reorg; also the maturity (in blocks) of asset outputs (default 6). */
+  maxReorgDepth?: number;
+}
+
+/** Options after defaults were applied. */
+export type ResolvedDevnetOptions = Required<DevnetOptions>;
+
+/** Defaults of {@link DevnetOptions}. */
+export const DEVNET_DEFAULTS: ResolvedDevnetOptions = {
+  seed: 1,
+  groups: GROUPS,
+  startTimestamp: 1752573600000,
+  blockIntervalMs: 8000,
+  txPerBlock: [0, 4],
+  users: 32,
+  tokens: 6,
+  pools: 4,
+  genericContracts: 3,
+  networkId: 4,
+  uncleRate: 0.05,
+  failedTxRate: 0.04,
+  maxReorgDepth: 6,
+};
+
+/** A user key pair stand-in: the public key and its P2PKH address. */
+export interface DevnetAddress {
+  address: string;
+  publicKey: string;
+  group: number;
+}
+
+/** A block as stored by the devnet, with its events and main-chain flag. */
+export interface DevnetBlock {
+  chainIndex: number;
+  block: node.BlockEntry;
+  events: node.ContractEventByBlockHash[];
+  mainChain: boolean;
+  /** True for ghost-uncle blocks that were never on the main chain. */
+  uncle: boolean;
+}
+
+/** Where a transaction lives. */
+export interface DevnetTxLocation {
+  tx: node.Transaction;
+  blockHash: string;
+  txIndex: number;
+  timestamp: number;
+  chainIndex: number;
+  mainChain: boolean;
+  /** Last tx of a non-genesis block. */
+  coinbase: boolean;
+}
+
+/** Every output ever created (main chain or not), used to enrich inputs like the explorer does. */
+export interface DevnetOutput {
+  key: string;
+  hint: number;
+  txId: string;
+  blockHash: string;
+  type: "AssetOutput" | "ContractOutput";
+  fixedOutput: boolean;
+  address: string;
+  attoAlphAmount: bigint;
+  tokens: { id: string; amount: bigint }[];
+  lockTime: number;
+  message: string;
+}
+
+/** A fungible token issued on the devnet. */
+export interface DevnetToken {
+  id: string;
+  address: string;
+  symbol: string;
+  name: string;
+  decimals: number;
+  totalSupply: bigint;
+  minter: string;
+  mintTxId: string;
+  mintBlockHash: string;
+  mintTimestamp: number;
+}
+
+/** A constant-product pair (Ayin-like). token0 < token1 by id; ALPH (64 zeros) is always token0. */
+export interface DevnetPool {
+  id: string;
+  address: string;
+  factoryAddress: string;
+  token0: string;
+  token1: string;
+  reserve0: bigint;
+  reserve1: bigint;
+  createTxId: string;
+}
+
+/** Kinds of contracts the generator knows. */
+export type DevnetContractKind = "token" | "factory" | "pair" | "generic";
+
+/** Result of a reorg. */
+export interface ReorgResult {
+  chainIndex: number;
+  /** Old main-chain hashes, now mainChain=false (ascending height). */
+  orphaned: string[];
+  /** New main-chain hashes (ascending height); one more than orphaned. */
+  added: string[];
+}
+
+/** Notified after each produced block and each reorg. */
+export type DevnetListener = (
+  change: { type: "block"; block: DevnetBlock } | ({ type: "reorg" } & ReorgResult),
+) => void;
+
+/** A simulated network. All accessors return live objects: do not mutate them. */
+export interface DevnetChain {
+  readonly options: ResolvedDevnetOptions;
+  /** Produce the next `n` (default 1) main-chain blocks across chains, in timestamp order. */
+  advance(n?: number): DevnetBlock[];
+  /** Produce every block whose scheduled timestamp is ≤ ts. */
+  produceUntil(ts: number): DevnetBlock[];
+  /** Replace the last `depth` main-chain blocks of a chain with a new branch of depth+1 blocks. */
+  reorg(chainIndex: number, depth: number): ReorgResult;
+  /** Reorg a PRNG-chosen chain with a depth in [1, maxDepth] (default 2), if one is deep enough. */
+  randomReorg(maxDepth?: number): ReorgResult | undefined;
+  /** Main-chain blocks of a chain, index = height (genesis included). */
+  mainChain(chainIndex: number): readonly DevnetBlock[];
+  /** Current main-chain height of a chain. */
+  height(chainIndex: number): number;
+  /** Any known block (main chain, orphaned or uncle). */
+  getBlock(hash: string): DevnetBlock | undefined;
+  /** All block hashes at a height, main chain first. */
+  hashesAt(chainIndex: number, height: number): string[];
+  /** `RawBlock` view of a block (shared message type). */
+  rawBlock(hash: string): RawBlock | undefined;
+  /** Main-chain blocks with fromTs ≤ timestamp ≤ toTs, one ascending array per chain. */
+  blocksInRange(fromTs: number, toTs: number): DevnetBlock[][];
+  /** Transaction by id (main chain or not). */
+  getTransaction(txId: string): DevnetTxLocation | undefined;
+  /** Output by key (every output ever created, including those of orphaned blocks). */
+  getOutput(key: string): DevnetOutput | undefined;
+  /** Tx id of the main-chain tx that spent an output, if any. */
+  spentBy(key: string): string | undefined;
+  /** Main-chain events of a tx, in order. */
+  eventsOfTx(txId: string): node.ContractEventByTxId[];
+  /** Issued tokens (main chain only). */
+  tokens(): DevnetToken[];
+  /** Pools (main chain only), with current reserves. */
+  pools(): DevnetPool[];
+  /** Node-shaped state of a contract (tokens, pairs, factory, generic), or undefined. */
+  contractState(address: string): node.ContractState | undefined;
+  /** Kind and token metadata of a contract, for the multicall double. */
+  contractInfo(
+    address: string,
+  ): { kind: DevnetContractKind; token?: DevnetToken; pool?: DevnetPool } | undefined;
+  /** User addresses. */
+  addresses(): readonly DevnetAddress[];
+  /** Miner addresses, one per group. */
+  miners(): readonly DevnetAddress[];
+  /** Timestamp of the newest main-chain block across chains. */
+  latestTimestamp(): number;
+  /** Monotonic counter bumped on every change (cache key for derived views). */
+  version(): number;
+  /** Scheduled timestamp of the block the next `advance(1)` makes. */
+  nextTimestamp(): number;
+  /** Subscribe to new blocks and reorgs; returns an unsubscribe function. */
+  subscribe(listener: DevnetListener): () => void;
+}
+
+// ---- records shared by the devnet's parts (internal: chain.ts does not re-export them) -----------------
+
+/** An output with where it was made and, for user outputs, its owner. */
+export interface OutRec extends DevnetOutput {
+  chainIndex: number;
+  height: number;
+  owner?: DevnetAddress;
+}
+
+export interface TokenMeta {
+  symbol: string;
+  name: string;
+  decimals: number;
+  totalSupply: bigint;
+  minter: string;
+}
+
+export interface ContractRec {
+  id: string;
+  address: string;
+  kind: DevnetContractKind;
+  homeChain: number;
+  createdTxId: string;
+  createdBlockHash: string;
+  createdTs: number;
+  outputKey: string;
+  alph: bigint;
+  tokens: Map<string, bigint>;
+  bytecode: string;
+  codeHash: string;
+  counter: number;
+  token?: TokenMeta;
+  pair?: {
+    token0: string;
+    token1: string;
+    reserve0: bigint;
+    reserve1: bigint;
+    liquidity: bigint;
+    factory: string;
+  };
+}
+
+export interface Undo {
+  spent: OutRec[];
+  created: OutRec[];
+  contracts: Map<string, ContractRec | null>;
+}
+
+export interface BlockRec extends DevnetBlock {
+  undo?: Undo;
+}
+
+export interface OutSpec {
+  type: "AssetOutput" | "ContractOutput";
+  address: string;
+  alph: bigint;
+  tokens: Map<string, bigint>;
+  lockTime?: number;
+  message?: string;
+}
+
+export interface EventSpec {
+  contractAddress: string;
+  eventIndex: number;
+  fields: node.Val[];
+}
+
+export interface TxSpec {
+  inputs: OutRec[];
+  contractInputs: OutRec[];
+  fixed: OutSpec[];
+  generated: OutSpec[];
+  scriptOpt?: string;
+  gasAmount: number;
+  gasPrice: bigint;
+  ok: boolean;
+  events: EventSpec[];
+  /** Token issued by this tx (exempt from the conservation check). */
+  issuedToken?: string;
+  noInputsAllowed?: boolean;
+}
+
+export interface BlockCtx {
+  chainIndex: number;
+  from: number;
+  to: number;
+  height: number;
+  ts: number;
+  hash: string;
+  undo: Undo;
+  txs: node.Transaction[];
+  events: node.ContractEventByBlockHash[];
+}
+
+/** Every block ever made, by hash and by height, and the current main chains. */
+export interface BlockStore {
+  blocks: Map<string, BlockRec>;
+  /** Per chain, per height: the hashes of every block made at that height. */
+  heights: string[][][];
+  /** Per chain: main-chain blocks, index = height (genesis included). */
+  main: BlockRec[][];
+  txIndex: Map<string, { blockHash: string; txIndex: number }>;
+}
