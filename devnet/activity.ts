@@ -4,7 +4,7 @@
  * scripts.
  */
 import { DUST_AMOUNT, ONE_ALPH } from "@alephium/web3";
-import { GROUPS } from "../lib/chain/types.ts";
+import { ADDRESS_GROUPS } from "../lib/chain/types.ts";
 import type { Dex } from "./dex.ts";
 import type { Accounts, Ledger } from "./ledger.ts";
 import type { Rng } from "./random.ts";
@@ -159,7 +159,7 @@ export function createActivity(deps: {
       const g = ctx.from;
       // Tokens: token i is issued on chain (i % 4)→(i % 4) by a user of that group.
       const n = [...ledger.contracts()].filter((c) => c.kind === "token").length;
-      if (n < opts.tokens && n % GROUPS === g) {
+      if (n < opts.tokens && n % ADDRESS_GROUPS === g) {
         const decimals = rng.pick([18, 18, 6, 9, 8, 0]);
         const word = TOKEN_NAMES[n % TOKEN_NAMES.length]!;
         const symbol = `${word.slice(0, 3).toUpperCase()}${n}`;

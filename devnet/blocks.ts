@@ -3,7 +3,7 @@
  * uncle, contract setup, user transactions, coinbase, header fields) into the {@link BlockStore}.
  */
 import type { node } from "@alephium/web3";
-import { CHAINS, GROUPS } from "../lib/chain/types.ts";
+import { ADDRESS_GROUPS, CHAINS } from "../lib/chain/types.ts";
 import type { Activity } from "./activity.ts";
 import type { Dex } from "./dex.ts";
 import type { Accounts, Ledger } from "./ledger.ts";
@@ -54,12 +54,12 @@ export function createBlockProducer(deps: {
 
   const depsFor = (from: number, to: number, parent: string): string[] => {
     const out: string[] = [];
-    for (let g = 0; g < GROUPS; g++) {
+    for (let g = 0; g < ADDRESS_GROUPS; g++) {
       if (g === from) continue;
-      out.push(main[g * GROUPS + g]!.at(-1)!.block.hash);
+      out.push(main[g * ADDRESS_GROUPS + g]!.at(-1)!.block.hash);
     }
-    for (let t = 0; t < GROUPS; t++)
-      out.push(t === to ? parent : main[from * GROUPS + t]!.at(-1)!.block.hash);
+    for (let t = 0; t < ADDRESS_GROUPS; t++)
+      out.push(t === to ? parent : main[from * ADDRESS_GROUPS + t]!.at(-1)!.block.hash);
     return out;
   };
 
@@ -72,7 +72,7 @@ export function createBlockProducer(deps: {
   ): BlockRec => {
     const blockDeps = parent
       ? depsFor(ctx.from, ctx.to, parent)
-      : Array.from({ length: 2 * GROUPS - 1 }, () => "0".repeat(64));
+      : Array.from({ length: 2 * ADDRESS_GROUPS - 1 }, () => "0".repeat(64));
     const block: node.BlockEntry = {
       hash: ctx.hash,
       timestamp: ctx.ts,
@@ -106,8 +106,8 @@ export function createBlockProducer(deps: {
 
   const newCtx = (chainIndex: number, height: number, ts: number): BlockCtx => ({
     chainIndex,
-    from: Math.floor(chainIndex / GROUPS),
-    to: chainIndex % GROUPS,
+    from: Math.floor(chainIndex / ADDRESS_GROUPS),
+    to: chainIndex % ADDRESS_GROUPS,
     height,
     ts,
     hash: blockHash(chainIndex),

@@ -13,7 +13,7 @@
  * - Ayin-like pairs keep reserves and emit Mint/Swap events but issue no LP token.
  */
 import type { node } from "@alephium/web3";
-import { CHAINS, GROUPS } from "../lib/chain/types.ts";
+import { ADDRESS_GROUPS, CHAINS } from "../lib/chain/types.ts";
 import { createActivity } from "./activity.ts";
 import { createBlockProducer } from "./blocks.ts";
 import { createDex } from "./dex.ts";
@@ -119,7 +119,8 @@ function contractStateView(c: ContractRec): node.ContractState {
  */
 export function createDevnetChain(options: DevnetOptions = {}): DevnetChain {
   const opts: ResolvedDevnetOptions = { ...DEVNET_DEFAULTS, ...options };
-  if (opts.groups !== GROUPS) throw new Error(`devnet supports ${GROUPS} groups only (got ${opts.groups})`);
+  if (opts.groups !== ADDRESS_GROUPS)
+    throw new Error(`devnet supports ${ADDRESS_GROUPS} groups only (got ${opts.groups})`);
   if (opts.txPerBlock[0] > opts.txPerBlock[1] || opts.txPerBlock[0] < 0)
     throw new Error("invalid txPerBlock");
   const rng = createRng(opts.seed);

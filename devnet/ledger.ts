@@ -4,7 +4,7 @@
  * a block did can be undone (see {@link Undo}).
  */
 import { addressFromPublicKey, addressToBytes, DUST_AMOUNT, groupOfAddress } from "@alephium/web3";
-import { GROUPS } from "../lib/chain/types.ts";
+import { ADDRESS_GROUPS } from "../lib/chain/types.ts";
 import type { Rng } from "./random.ts";
 import type {
   BlockCtx,
@@ -69,9 +69,9 @@ export function createAccounts(rng: Rng, userCount: number): Accounts {
     return { address, publicKey, group: groupOfAddress(address) };
   };
   const users: DevnetAddress[] = [];
-  const usersByGroup: DevnetAddress[][] = Array.from({ length: GROUPS }, () => []);
-  const perGroup = Math.max(1, Math.ceil(userCount / GROUPS));
-  while (users.length < perGroup * GROUPS) {
+  const usersByGroup: DevnetAddress[][] = Array.from({ length: ADDRESS_GROUPS }, () => []);
+  const perGroup = Math.max(1, Math.ceil(userCount / ADDRESS_GROUPS));
+  while (users.length < perGroup * ADDRESS_GROUPS) {
     const kp = makeKeyPair();
     const bucket = usersByGroup[kp.group]!;
     if (bucket.length < perGroup) {
@@ -80,7 +80,7 @@ export function createAccounts(rng: Rng, userCount: number): Accounts {
     }
   }
   const miners: DevnetAddress[] = [];
-  while (miners.length < GROUPS) {
+  while (miners.length < ADDRESS_GROUPS) {
     const kp = makeKeyPair();
     if (kp.group === miners.length) miners.push(kp);
   }

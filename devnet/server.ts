@@ -5,7 +5,7 @@
  */
 import type { explorer, node } from "@alephium/web3";
 import Fastify, { type FastifyReply, type FastifyRequest } from "fastify";
-import { GROUPS } from "../lib/chain/types.ts";
+import { ADDRESS_GROUPS } from "../lib/chain/types.ts";
 import { type DevnetBlock, type DevnetChain, MAX_BLOCK_RANGE_MS } from "./chain.ts";
 import {
   acceptedTransaction,
@@ -89,10 +89,10 @@ function groupParams(q: Query): { chainIndex: number } {
     ["fromGroup", from],
     ["toGroup", to],
   ] as const) {
-    if (v < 0 || v >= GROUPS)
+    if (v < 0 || v >= ADDRESS_GROUPS)
       throw badRequest(`Invalid value for: query parameter ${n} (Invalid group index: ${v})`);
   }
-  return { chainIndex: from * GROUPS + to };
+  return { chainIndex: from * ADDRESS_GROUPS + to };
 }
 
 /** Explorer pagination: page ≥ 1 (default 1), limit 0..100 (default 20). */
@@ -217,8 +217,8 @@ export async function startDevnetServer(
     async (): Promise<node.ChainParams> => ({
       networkId: chain.options.networkId,
       numZerosAtLeastInHash: 0,
-      groupNumPerBroker: GROUPS,
-      groups: GROUPS,
+      groupNumPerBroker: ADDRESS_GROUPS,
+      groups: ADDRESS_GROUPS,
     }),
   );
   let port = 0;
@@ -301,7 +301,12 @@ export async function startDevnetServer(
     const confirmations = chain.height(loc.chainIndex) - b.block.height + 1;
     // Group confirmations are approximated by the intra-group chains' progress.
     const groupConf = (g: number): number =>
-      Math.max(0, chain.height(g * GROUPS + g) - Math.min(chain.height(g * GROUPS + g), b.block.height) + 1);
+      Math.max(
+        0,
+        chain.height(g * ADDRESS_GROUPS + g) -
+          Math.min(chain.height(g * ADDRESS_GROUPS + g), b.block.height) +
+          1,
+      );
     return {
       type: "Confirmed",
       blockHash: loc.blockHash,

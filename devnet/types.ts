@@ -1,6 +1,6 @@
 /** Types of the simulated network: the public shapes of {@link DevnetChain} and the records its parts share. */
 import type { node } from "@alephium/web3";
-import { GROUPS, type RawBlock } from "../lib/chain/types.ts";
+import { ADDRESS_GROUPS, type RawBlock } from "../lib/chain/types.ts";
 
 /** Timestamp of every genesis block (Bitcoin's genesis time, as on mainnet). */
 export const GENESIS_TIMESTAMP = 1231006505000;
@@ -45,7 +45,7 @@ export type ResolvedDevnetOptions = Required<DevnetOptions>;
 /** Defaults of {@link DevnetOptions}. */
 export const DEVNET_DEFAULTS: ResolvedDevnetOptions = {
   seed: 1,
-  groups: GROUPS,
+  groups: ADDRESS_GROUPS,
   startTimestamp: 1752573600000,
   blockIntervalMs: 8000,
   txPerBlock: [0, 4],

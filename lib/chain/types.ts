@@ -7,15 +7,15 @@ import type { node } from "@alephium/web3";
 import type { Category, EventType, SubKind } from "./taxonomy.ts";
 
 /** Number of address groups on Alephium mainnet; chains are every (fromGroup, toGroup) pair. */
-export const GROUPS = 4;
-export const CHAINS = GROUPS * GROUPS;
+export const ADDRESS_GROUPS = 4;
+export const CHAINS = ADDRESS_GROUPS * ADDRESS_GROUPS;
 
 /** ALPH's token id in token lists and events (64 zeros). */
 export const ALPH_TOKEN_ID = "0".repeat(64);
 
 /** chainIndex = fromGroup * 4 + toGroup (the order of the node's `blocks-with-events` arrays). */
 export function chainIndexOf(fromGroup: number, toGroup: number): number {
-  return fromGroup * GROUPS + toGroup;
+  return fromGroup * ADDRESS_GROUPS + toGroup;
 }
 
 /** A block as published by ingest on `alephium.blocks.v1`: the node's BlockEntry and its contract events. */

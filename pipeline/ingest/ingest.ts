@@ -9,7 +9,7 @@
  * orphaned blocks, rewinds the cursor and fetches the winning branch in the next round.
  */
 import type { node } from "@alephium/web3";
-import { chainIndexOf, GROUPS } from "../../lib/chain/types.ts";
+import { ADDRESS_GROUPS, chainIndexOf } from "../../lib/chain/types.ts";
 import { AppError } from "../../lib/errors.ts";
 import { backoffMs, isRetryable, sleep } from "../../lib/retry.ts";
 import type { PipelineDeps } from "../deps.ts";
@@ -75,7 +75,7 @@ function parentOf(block: node.BlockEntry): string | undefined {
 
 export function createIngestor(deps: PipelineDeps, client: NodeClient, options: IngestOptions): Ingestor {
   const log = deps.log.child({ component: "ingest" });
-  const chains = Array.from({ length: GROUPS * GROUPS }, (_, i) => i);
+  const chains = Array.from({ length: ADDRESS_GROUPS * ADDRESS_GROUPS }, (_, i) => i);
   const cursors = new Map<number, Cursor>();
   const recent = new Map<number, Map<number, { hash: string; ts: number }>>();
   /** Heights published since the last save, per chain. */
@@ -134,7 +134,7 @@ export function createIngestor(deps: PipelineDeps, client: NodeClient, options: 
     loaded = true;
   }
 
-  const groupsOf = (c: number) => [Math.floor(c / GROUPS), c % GROUPS] as const;
+  const groupsOf = (c: number) => [Math.floor(c / ADDRESS_GROUPS), c % ADDRESS_GROUPS] as const;
 
   async function walkBack(c: number, cur: Cursor): Promise<{ fork: Cursor; orphans: number[] }> {
     const [fromGroup, toGroup] = groupsOf(c);

@@ -1,6 +1,6 @@
 /** Chain group: the chains of the registry and the indexer's durable position per Alephium chain. */
 import { Type } from "@sinclair/typebox";
-import { GROUPS } from "../../../lib/chain/types.ts";
+import { ADDRESS_GROUPS } from "../../../lib/chain/types.ts";
 import { databaseDisabled } from "../../../lib/errors.ts";
 import { readProgress } from "../../../lib/repos/progress.ts";
 import type { ApiDeps, App } from "../../types.ts";
@@ -70,8 +70,8 @@ export async function chainRoutes(app: App, deps: ApiDeps): Promise<void> {
         watermark: progress.watermark,
         chains: progress.chains.map((c) => ({
           ...c,
-          from_group: Math.floor(c.chain_index / GROUPS),
-          to_group: c.chain_index % GROUPS,
+          from_group: Math.floor(c.chain_index / ADDRESS_GROUPS),
+          to_group: c.chain_index % ADDRESS_GROUPS,
           lag_ms: Math.max(0, now - c.block_ts),
         })),
       };
