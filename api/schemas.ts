@@ -51,6 +51,18 @@ export const Nullable = <T extends TSchema>(schema: T): TUnsafe<Static<T> | null
   Type.Unsafe<Static<T> | null>({ ...schema, nullable: true });
 
 /**
+ * The body of a body-less action: none, an empty body, or `{}`; anything else is refused. Documented
+ * with `requestBody.required: false` (openapi.ts).
+ */
+export const NoBody = Type.Unsafe<Record<string, never> | null>({
+  type: "object",
+  properties: {},
+  additionalProperties: false,
+  nullable: true,
+  description: "No body needed: send none, an empty body or `{}`.",
+});
+
+/**
  * A string that is one of `values`, as `{ type: "string", enum }`: validation errors then list the
  * allowed values, and client generators see an enum (a union of literals answers "must be equal to
  * constant" once per branch).

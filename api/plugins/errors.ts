@@ -69,8 +69,10 @@ function describeValidation(error: FastifyError): { detail: string; errors: obje
     const path = `${issue.instancePath ?? ""}${missing ? `/${missing}` : ""}${extraProp ? `/${extraProp}` : ""}`;
     const allowed = issue.params?.allowedValues;
     const message = extraProp
-      ? `unknown field ${String(extraProp)}`
-      : `${issue.message ?? "is invalid"}${Array.isArray(allowed) ? `: ${allowed.join(", ")}` : ""}`;
+      ? "is not a known field"
+      : missing
+        ? "is required"
+        : `${issue.message ?? "is invalid"}${Array.isArray(allowed) ? `: ${allowed.join(", ")}` : ""}`;
     return { location, path: path || "/", message };
   });
   const first = errors[0];

@@ -20,12 +20,16 @@ const SCHEMA_LISTS = ["anyOf", "oneOf", "allOf"];
 
 const isObject = (v: unknown): v is Schema => typeof v === "object" && v !== null && !Array.isArray(v);
 
+/** Longest request string when its schema sets no `maxLength` (nor `enum`). */
+export const DEFAULT_MAX_STRING = 2048;
+
 /**
  * A copy of a request schema in which every `integer` without its own bounds gets the safe-integer
- * range and every `number` the finite range. With `strictNumbers` off (app.ts), Ajv then refuses
- * `1e309` (Infinity), `99999999999999999999` and `9007199254740993` (which would round to …992)
- * by naming the field, instead of passing them on to a store. Columns narrower than that (Postgres
- * `integer`) declare their own tighter bounds. Throws on shapes the API does not use in requests:
+ * range, every `number` the finite range and every string `maxLength` DEFAULT_MAX_STRING. With
+ * `strictNumbers` off (app.ts), Ajv then refuses `1e309` (Infinity), `99999999999999999999` and
+ * `9007199254740993` (which would round to …992) by naming the field, instead of passing them on to a
+ * store. Columns narrower than that (Postgres `integer`) declare their own tighter bounds. Throws on
+ * shapes the API does not use in requests:
  * `$ref` (its bounds could not be checked here) and unions of string constants (use `StringEnum`).
  */
 export function boundRequestSchema(schema: unknown, where: string): unknown {
@@ -41,6 +45,7 @@ export function boundRequestSchema(schema: unknown, where: string): unknown {
     out.minimum ??= -Number.MAX_VALUE;
     out.maximum ??= Number.MAX_VALUE;
   }
+  if (types.includes("string") && schema.enum === undefined) out.maxLength ??= DEFAULT_MAX_STRING;
   for (const key of SCHEMA_MAPS) {
     const map = schema[key];
     if (!isObject(map)) continue;

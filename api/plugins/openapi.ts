@@ -119,6 +119,16 @@ export const TAG_DESCRIPTIONS: Record<(typeof SPEC_TAGS)[number], string> = {
   Docs: "This documentation, health, readiness, status and metrics.",
 };
 
+interface OpenApiDoc {
+  paths?: Record<
+    string,
+    Record<
+      string,
+      { requestBody?: { required?: boolean; content?: Record<string, { schema?: { nullable?: boolean } }> } }
+    >
+  >;
+}
+
 export async function registerOpenApi(app: App, stage: string): Promise<void> {
   const operationIds = new Set<string>();
   app.addHook("onRoute", (route) => decorateRoute(route, operationIds));
@@ -152,6 +162,15 @@ export async function registerOpenApi(app: App, stage: string): Promise<void> {
           bearerAuth: { type: "http", scheme: "bearer" },
         },
       },
+    },
+    // A nullable body (NoBody) may be left out; @fastify/swagger marks every body required.
+    transformObject: (documents) => {
+      const doc = (documents as { openapiObject: OpenApiDoc }).openapiObject;
+      for (const operation of Object.values(doc.paths ?? {}).flatMap((path) => Object.values(path))) {
+        const body = operation.requestBody;
+        if (body?.content?.["application/json"]?.schema?.nullable) body.required = false;
+      }
+      return doc;
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });

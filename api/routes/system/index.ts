@@ -2,7 +2,7 @@
 import { Type } from "@sinclair/typebox";
 import { badRequest, forbidden, notFound } from "../../../lib/errors.ts";
 import type { ApiKey, KeyWithPlan } from "../../../lib/repos/keys.ts";
-import { AliasOf, DateTime, INT32_MAX, Nullable, StringEnum } from "../../schemas.ts";
+import { AliasOf, DateTime, INT32_MAX, NoBody, Nullable, StringEnum } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 
 const Plan = Type.Object(
@@ -123,7 +123,7 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
         summary: "List API keys: your own, or a user's (admin)",
         querystring: Type.Object({
           user_id: Type.Optional(
-            Type.String({ minLength: 1, description: "Admins only: list this user's keys." }),
+            Type.String({ minLength: 1, maxLength: 200, description: "Admins only: list this user's keys." }),
           ),
         }),
         response: { 200: Type.Object({ keys: Type.Array(Type.Ref("ApiKey")) }) },
@@ -237,9 +237,8 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
       schema: {
         tags: ["Keys"],
         summary: "Revoke a key (it answers 403 from now on)",
-        description: "Takes no body: none, an empty one, or `{}`.",
         params: KeyIdParams,
-        body: Type.Optional(Type.Object({}, { additionalProperties: false })),
+        body: NoBody,
         response: { 200: KeyResult, 404: Type.Ref("Problem") },
       },
     },

@@ -2,7 +2,7 @@
 import { Type } from "@sinclair/typebox";
 import { badRequest } from "../../../lib/errors.ts";
 import { MAINNET_NETWORK_ID, MAX_CATEGORIES, type TokenUpdate } from "../../../lib/repos/registry.ts";
-import { INT32_MAX, StringEnum } from "../../schemas.ts";
+import { INT32_MAX, NoBody, StringEnum } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 import {
   BridgedRowSchema,
@@ -226,7 +226,7 @@ export async function tokenRoutes(app: App, deps: ApiDeps): Promise<void> {
           "deleting a deleted token is a no-op. Undelete with POST /token/{tokenid}/update `{ deleted: false }`. " +
           "Re-seeding never undeletes.",
         params: TokenParams,
-        body: Type.Optional(Type.Object({}, { additionalProperties: false })),
+        body: NoBody,
         response: {
           200: Type.Object({ ok: Type.Boolean(), id: Type.String(), deleted: Type.Boolean() }),
           404: Type.Ref("Problem"),
