@@ -1,7 +1,7 @@
 /**
  * What every request goes through before a handler sees it, set once for the whole API rather than
- * route by route: numbers bounded in every request schema, NUL bytes refused in every string,
- * JSON bodies without prototype keys, and the spec's camelCase body spellings mapped to snake_case.
+ * route by route: numbers and strings bounded in every request schema, NUL bytes refused in every
+ * string, JSON bodies without prototype keys, and the spec's camelCase body spellings mapped to snake_case.
  */
 import type { FastifyRequest, RouteOptions } from "fastify";
 import { errorCodes } from "fastify";
@@ -29,8 +29,8 @@ export const DEFAULT_MAX_STRING = 2048;
  * `strictNumbers` off (app.ts), Ajv then refuses `1e309` (Infinity), `99999999999999999999` and
  * `9007199254740993` (which would round to …992) by naming the field, instead of passing them on to a
  * store. Columns narrower than that (Postgres `integer`) declare their own tighter bounds. Throws on
- * shapes the API does not use in requests:
- * `$ref` (its bounds could not be checked here) and unions of string constants (use `StringEnum`).
+ * shapes the API does not use in requests: `$ref` (its bounds could not be checked here) and unions
+ * of string constants (use `StringEnum`).
  */
 export function boundRequestSchema(schema: unknown, where: string): unknown {
   if (!isObject(schema)) return schema;
