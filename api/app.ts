@@ -3,8 +3,10 @@ import { randomUUID } from "node:crypto";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify from "fastify";
 import { createRateLimits, type RateLimits, registerAuth } from "./plugins/auth.ts";
-import { registerErrorHandling, sendProblem } from "./plugins/errors.ts";
+import { clientErrorHandler, registerErrorHandling, sendProblem } from "./plugins/errors.ts";
+import { addInputKeywords, registerInputRules } from "./plugins/input.ts";
 import { registerOpenApi } from "./plugins/openapi.ts";
+import { RequestLog } from "./plugins/request-log.ts";
 import { addressLabelRoutes } from "./routes/addresses/labels.ts";
 import { categoryRoutes } from "./routes/categories/index.ts";
 import { chainRoutes } from "./routes/chains/index.ts";
@@ -48,6 +50,8 @@ export async function buildApp(deps: ApiDeps, options: BuildOptions = {}): Promi
   const stagePrefix = `/${deps.config.STAGE}`;
   const app = Fastify({
     loggerInstance: deps.log,
+    logController: new RequestLog(),
+    clientErrorHandler: clientErrorHandler(deps.log),
     trustProxy: deps.config.TRUST_PROXY,
     // Groupless and multisig addresses run past Fastify's default of 100 characters.
     routerOptions: { maxParamLength: 256 },
@@ -70,7 +74,18 @@ export async function buildApp(deps: ApiDeps, options: BuildOptions = {}): Promi
       }
       return url;
     },
-    ajv: { customOptions: { coerceTypes: "array", removeAdditional: false, allErrors: false } },
+    ajv: {
+      // strictNumbers off: with it on, Ajv coerces "1e309" to Infinity and then skips every number
+      // keyword (a non-finite number is not a number to them), so Infinity passed `maximum`. Off, the
+      // bounds that registerInputRules puts on every number refuse it.
+      customOptions: {
+        coerceTypes: "array",
+        removeAdditional: false,
+        allErrors: false,
+        strictNumbers: false,
+      },
+      plugins: [addInputKeywords],
+    },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   // The route table as registered (the access-matrix test walks it, not a hand-written list).
@@ -90,6 +105,7 @@ export async function buildApp(deps: ApiDeps, options: BuildOptions = {}): Promi
   app.decorate("routeTable", routeTable);
   app.addSchema(Problem);
   registerErrorHandling(app);
+  registerInputRules(app);
   await registerOpenApi(app, deps.config.STAGE);
   registerAuth(app, deps, options.rateLimits ?? (await createRateLimits(deps)));
 

@@ -1,5 +1,5 @@
 /** Schemas shared by every route group: the one error body, and small reusable pieces. */
-import { type Static, type TSchema, type TUnsafe, Type } from "@sinclair/typebox";
+import { type Static, type TLiteral, type TSchema, type TUnion, type TUnsafe, Type } from "@sinclair/typebox";
 
 /**
  * The one error body of the service (RFC 9457 problem details, `application/problem+json`):
@@ -49,3 +49,45 @@ export const DateTime = (description?: string) => Type.String({ format: "date-ti
  */
 export const Nullable = <T extends TSchema>(schema: T): TUnsafe<Static<T> | null> =>
   Type.Unsafe<Static<T> | null>({ ...schema, nullable: true });
+
+/**
+ * The body of a body-less action: none, an empty body, or `{}`; anything else is refused. Documented
+ * with `requestBody.required: false` (openapi.ts).
+ */
+export const NoBody = Type.Unsafe<Record<string, never> | null>({
+  type: "object",
+  properties: {},
+  additionalProperties: false,
+  nullable: true,
+  description: "No body needed: send none, an empty body or `{}`.",
+});
+
+/**
+ * A string that is one of `values`, as `{ type: "string", enum }`: validation errors then list the
+ * allowed values, and client generators see an enum (a union of literals answers "must be equal to
+ * constant" once per branch).
+ */
+export const StringEnum = <const T extends readonly string[]>(
+  values: T,
+  options: { default?: T[number]; description?: string } = {},
+): TUnion<Literals<T>> =>
+  // Typed as the union it replaces: Fastify's TypeBox provider resolves `Type.Unsafe` to unknown.
+  Type.Unsafe({ type: "string", enum: [...values], ...options }) as unknown as TUnion<Literals<T>>;
+type Literals<T extends readonly string[]> = { -readonly [K in keyof T]: TLiteral<T[K]> };
+
+/** Bounds of a Postgres `integer` column (and of anything multiplied into an OFFSET). */
+export const INT32_MAX = 2_147_483_647;
+export const INT32_MIN = -2_147_483_648;
+
+/**
+ * A request field spelled differently by SPEC.md (camelCase) than the API's snake_case `canonical`:
+ * both are accepted, a request giving both with different values is refused (api/plugins/input.ts).
+ */
+export const AliasOf = <T extends TSchema>(canonical: string, schema: T) =>
+  Type.Optional(
+    Type.Unsafe<Static<T>>({
+      ...schema,
+      "x-alias-of": canonical,
+      description: `Same as \`${canonical}\` (the spelling SPEC.md uses); give one of the two.`,
+    }),
+  );

@@ -29,11 +29,9 @@ export class AppError extends Error {
 
 export const badRequest = (message: string, details?: Record<string, unknown>) =>
   new AppError("bad_request", message, { status: 400, details });
-export const unauthorized = (message: string) => new AppError("unauthorized", message, { status: 401 });
 export const forbidden = (code: string, message: string) => new AppError(code, message, { status: 403 });
 export const notFound = (message: string, details?: Record<string, unknown>) =>
   new AppError("not_found", message, { status: 404, details });
-export const conflict = (message: string) => new AppError("conflict", message, { status: 409 });
 export const databaseDisabled = () =>
   new AppError("database_not_configured", "The database is not configured on this deployment.", {
     status: 503,
@@ -47,8 +45,4 @@ export class ConfigError extends AppError {
     super("invalid_config", message, { status: 500 });
     this.name = "ConfigError";
   }
-}
-
-export function isAppError(error: unknown): error is AppError {
-  return error instanceof AppError;
 }

@@ -1,8 +1,35 @@
-/** One error handler and one body shape (Problem) for every error the API returns. */
-import { STATUS_CODES } from "node:http";
-import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+/**
+ * One error handler and one body shape (Problem) for every error the API returns, including the
+ * ones raised before a route runs: Node's HTTP parser (431, 408, 400), the router (404, 405, 414)
+ * and the body parser (400, 413, 415).
+ */
+import { randomUUID } from "node:crypto";
+import { maxHeaderSize, STATUS_CODES } from "node:http";
+import type { Duplex } from "node:stream";
+import type { FastifyError, FastifyReply, FastifyRequest, RouteOptions } from "fastify";
+import FindMyWay, { type HTTPMethod } from "find-my-way";
 import { AppError } from "../../lib/errors.ts";
+import type { Logger } from "../../lib/logger.ts";
 import type { App } from "../types.ts";
+
+/** One bad request field: where it is (`params`, `querystring`, `body`, `headers`) and what is wrong. */
+export interface InputIssue {
+  location: string;
+  /** JSON pointer of the field. */
+  path: string;
+  message: string;
+}
+
+/** A refused request field found outside schema validation (NUL bytes, prototype keys, alias clashes). */
+export class InputError extends AppError {
+  readonly issues: InputIssue[];
+
+  constructor(code: string, location: string, path: string, message: string) {
+    super(code, `Invalid ${location}: ${path.slice(1) || location} ${message}`, { status: 400 });
+    this.name = "InputError";
+    this.issues = [{ location, path, message }];
+  }
+}
 
 interface ValidationIssue {
   instancePath?: string;
@@ -42,8 +69,10 @@ function describeValidation(error: FastifyError): { detail: string; errors: obje
     const path = `${issue.instancePath ?? ""}${missing ? `/${missing}` : ""}${extraProp ? `/${extraProp}` : ""}`;
     const allowed = issue.params?.allowedValues;
     const message = extraProp
-      ? `unknown field ${String(extraProp)}`
-      : `${issue.message ?? "is invalid"}${Array.isArray(allowed) ? `: ${allowed.join(", ")}` : ""}`;
+      ? "is not a known field"
+      : missing
+        ? "is required"
+        : `${issue.message ?? "is invalid"}${Array.isArray(allowed) ? `: ${allowed.join(", ")}` : ""}`;
     return { location, path: path || "/", message };
   });
   const first = errors[0];
@@ -53,8 +82,76 @@ function describeValidation(error: FastifyError): { detail: string; errors: obje
   return { detail, errors };
 }
 
+/** The raw HTTP response of a Problem, for errors raised before Fastify has a request (no reply object). */
+function rawProblem(status: number, code: string, detail: string): string {
+  const requestId = randomUUID();
+  const body = JSON.stringify({
+    type: "about:blank",
+    title: STATUS_CODES[status] ?? "Error",
+    status,
+    code,
+    detail,
+    instance: "",
+    request_id: requestId,
+  });
+  return [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Error"}`,
+    "Content-Type: application/problem+json",
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    `x-request-id: ${requestId}`,
+    "Connection: close",
+    "",
+    body,
+  ].join("\r\n");
+}
+
+/**
+ * Fastify's `clientErrorHandler`: errors of Node's HTTP parser, before any request exists (headers
+ * past `maxHeaderSize`, a request that timed out, a malformed request line), as Problem bodies.
+ */
+export function clientErrorHandler(log: Logger) {
+  return (error: NodeJS.ErrnoException, socket: Duplex): void => {
+    if (error.code === "ECONNRESET" || socket.destroyed) return;
+    let response: string;
+    if (error.code === "HPE_HEADER_OVERFLOW") {
+      response = rawProblem(
+        431,
+        "header_too_large",
+        `The request line and headers exceed ${maxHeaderSize} bytes.`,
+      );
+    } else if (error.code === "ERR_HTTP_REQUEST_TIMEOUT") {
+      response = rawProblem(408, "request_timeout", "The request was not received in time.");
+    } else {
+      response = rawProblem(400, "bad_request", "The request is not valid HTTP.");
+    }
+    log.debug({ err: error, code: error.code }, "Client error before a request.");
+    if (socket.writable) socket.end(response);
+    else socket.destroy(error);
+  };
+}
+
+/**
+ * Answers 405 with `Allow` when a path exists under other methods: a router holding every route's
+ * method and URL (the app's own router cannot be asked which methods a path has).
+ */
+function methodsOfPaths(app: App): (path: string) => string[] {
+  const router = FindMyWay({ maxParamLength: 256 });
+  const methods = new Set<HTTPMethod>();
+  app.addHook("onRoute", (route: RouteOptions) => {
+    for (const method of [route.method].flat() as HTTPMethod[]) {
+      methods.add(method);
+      router.on(method, route.url, () => undefined);
+    }
+  });
+  return (path) => [...methods].filter((m) => router.find(m, path) !== null).sort();
+}
+
 export function registerErrorHandling(app: App): void {
+  const allowedMethods = methodsOfPaths(app);
   app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
+    if (error instanceof InputError) {
+      return sendProblem(request, reply, error.status, error.code, error.message, { errors: error.issues });
+    }
     if (error instanceof AppError) {
       if (error.status >= 500) request.log.error({ err: error }, "Request failed.");
       const detail =
@@ -84,13 +181,19 @@ export function registerErrorHandling(app: App): void {
     const code = (fe.code ?? "bad_request").toLowerCase().replace(/^fst_err_/, "");
     return sendProblem(request, reply, status, code, fe.message);
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(
-      request,
-      reply,
-      404,
-      "route_not_found",
-      `No route ${request.method} ${request.url.split("?")[0]}.`,
-    ),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split("?")[0] ?? "/";
+    const allowed = allowedMethods(path);
+    if (allowed.length > 0) {
+      reply.header("allow", allowed.join(", "));
+      return sendProblem(
+        request,
+        reply,
+        405,
+        "method_not_allowed",
+        `${request.method} is not allowed on ${path}; allowed: ${allowed.join(", ")}.`,
+      );
+    }
+    return sendProblem(request, reply, 404, "route_not_found", `No route ${request.method} ${path}.`);
+  });
 }

@@ -21,14 +21,38 @@ const ACCESS_TEXT = {
   admin: "Admin: an admin API key in both `X-API-Key` and `Authorization: Bearer`.",
 };
 
-/** Adds what every operation documents: access level, security, and the Problem body on errors. */
-export function decorateRoute(route: RouteOptions): void {
+/**
+ * Stable operationId from method and path (`GET /token/{tokenid}/details` → `getTokenByTokenidDetails`),
+ * the method names of generated clients. A route may give its own `schema.operationId`.
+ */
+export function operationIdOf(method: string, url: string): string {
+  const words = url
+    .split("/")
+    .filter(Boolean)
+    .flatMap((part) => (part.startsWith(":") ? ["by", part.slice(1)] : [part]))
+    .flatMap((part) => part.split(/[^A-Za-z0-9]+/))
+    .filter(Boolean);
+  const pascal = words.map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("");
+  return `${method.toLowerCase()}${pascal}`;
+}
+
+type RouteSchema = Record<string, unknown> & {
+  tags?: string[];
+  response?: Record<string, unknown>;
+  hide?: boolean;
+  description?: string;
+  summary?: string;
+  operationId?: string;
+};
+
+/**
+ * What every operation documents: access level, security, operationId and the Problem body on errors.
+ * It builds a new schema object: Fastify hands the GET route's schema object to its HEAD twin too, and
+ * changing that object in place documented everything twice ("Access: …" appended once per method).
+ */
+export function decorateRoute(route: RouteOptions, operationIds: Set<string>): void {
   const access = route.config?.access;
-  const schema = (route.schema ?? {}) as Record<string, unknown> & {
-    tags?: string[];
-    response?: Record<string, unknown>;
-    hide?: boolean;
-  };
+  const schema = (route.schema ?? {}) as RouteSchema;
   if (!access) {
     if (schema.hide) return;
     throw new Error(`Route ${route.method} ${route.url} declares no access level (config.access)`);
@@ -45,22 +69,80 @@ export function decorateRoute(route: RouteOptions): void {
   if (route.config?.db === "required") statuses.push(503);
   for (const status of statuses)
     response[status] ??= { description: "Error (problem details).", ...ProblemRef };
-  schema.response = response;
-  schema["x-access-level"] = access;
-  schema.security = access === "public" ? [] : [{ apiKey: [], bearerAuth: [] }];
-  schema.description =
-    `${String(schema.description ?? schema.summary ?? "")}\n\nAccess: ${ACCESS_TEXT[access]}`.trim();
-  route.schema = schema;
+  const method = [route.method].flat().join("_");
+  const operationId = schema.operationId ?? operationIdOf(method, route.url ?? "");
+  // HEAD twins of GET routes are left out of the document (@fastify/swagger's default).
+  if (method !== "HEAD") {
+    if (operationIds.has(operationId)) {
+      throw new Error(`Route ${route.method} ${route.url}: operationId ${operationId} is already used`);
+    }
+    operationIds.add(operationId);
+  }
+  const decorated: RouteSchema = {
+    ...schema,
+    operationId,
+    response,
+    "x-access-level": access,
+    security: access === "public" ? [] : [{ apiKey: [], bearerAuth: [] }],
+    description:
+      `${String(schema.description ?? schema.summary ?? "")}\n\nAccess: ${ACCESS_TEXT[access]}`.trim(),
+  };
+  route.schema = decorated;
+}
+
+/** The description of every spec tag (SPEC.md, "What the service does", point 3). */
+export const TAG_DESCRIPTIONS: Record<(typeof SPEC_TAGS)[number], string> = {
+  Addresses: "Address labels, and the decorated explorer transactions of an address.",
+  Category: "Token and dapp categories: list with counts, add or re-activate, soft delete.",
+  Chain: "Chains known to the registry, and the indexer's position per Alephium chain.",
+  Contracts: "The registry entry of a contract and the dapp it is attributed to.",
+  NFT: "NFT collections discovered on chain and their tokens.",
+  Dapps: "Dapps: list, add, update, soft delete, and their categories (at most 3).",
+  "dapps:furnace": "Furnace dapp data (cursor pagination through `nextKey`).",
+  "dapps:chainreaction": "Chain Reaction dapp data (cursor pagination through `nextKey`).",
+  "dapps:elexium": "Elexium dapp data (cursor pagination through `nextKey`).",
+  "dapps:alphbanx": "AlphBanx dapp data (cursor pagination through `nextKey`; needs a user key).",
+  "dapps:dia-oracle": "DIA oracle dapp data (cursor pagination through `nextKey`).",
+  Events: "Normalized events across all transactions, in list and poll modes.",
+  Series: "Timeseries instances, their scales, charts and (admin) storage inspection.",
+  Token: "The token registry: list with filters, details with bridged rows, admin update and delete.",
+  Price: "Price sources, watched pairs, spot prices and OHLCV candles.",
+  Transaction: "Decorated explorer transactions and the normalized events of a transaction.",
+  Blocks: "Decorated explorer blocks and their transactions.",
+  Keys: "API keys: creation (admin), listing, allowed origins, plan, revocation.",
+  Plans: "Plans: per-minute and per-day allowances, validity and price.",
+  Payment: "Payments that extend a key's validity.",
+  Banned: "Banned users of the bot.",
+  Telegram: "Admins of the messaging bot.",
+  Webhook: "Updates received from the messaging platform.",
+  WireGuard: "WireGuard peers of the deployment.",
+  Docs: "This documentation, health, readiness, status and metrics.",
+};
+
+interface OpenApiDoc {
+  paths?: Record<
+    string,
+    Record<
+      string,
+      { requestBody?: { required?: boolean; content?: Record<string, { schema?: { nullable?: boolean } }> } }
+    >
+  >;
 }
 
 export async function registerOpenApi(app: App, stage: string): Promise<void> {
-  app.addHook("onRoute", decorateRoute);
+  const operationIds = new Set<string>();
+  app.addHook("onRoute", (route) => decorateRoute(route, operationIds));
   await app.register(swagger, {
     openapi: {
       openapi: "3.0.3",
       info: {
         title: "Alephium indexer and normalized-events API",
         version: "1.0.0",
+        // Proprietary, as package.json says; the URL explains the term (Redocly's info-license-strict wants one).
+        license: {
+          name: "UNLICENSED (proprietary: no license is granted)",
+          url: "https://docs.npmjs.com/cli/v11/configuring-npm/package-json#license",
+        },
         description: [
           "Normalized events, tokens, prices, timeseries and decorated explorer objects for Alephium (chain id 8738).",
           "",
@@ -76,13 +158,22 @@ export async function registerOpenApi(app: App, stage: string): Promise<void> {
         ].join("\n"),
       },
       servers: [{ url: "/" }, { url: `/${stage}` }],
-      tags: SPEC_TAGS.map((name) => ({ name })),
+      tags: SPEC_TAGS.map((name) => ({ name, description: TAG_DESCRIPTIONS[name] })),
       components: {
         securitySchemes: {
           apiKey: { type: "apiKey", in: "header", name: "X-API-Key" },
           bearerAuth: { type: "http", scheme: "bearer" },
         },
       },
+    },
+    // A nullable body (NoBody) may be left out; @fastify/swagger marks every body required.
+    transformObject: (documents) => {
+      const doc = (documents as { openapiObject: OpenApiDoc }).openapiObject;
+      for (const operation of Object.values(doc.paths ?? {}).flatMap((path) => Object.values(path))) {
+        const body = operation.requestBody;
+        if (body?.content?.["application/json"]?.schema?.nullable) body.required = false;
+      }
+      return doc;
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });

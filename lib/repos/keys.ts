@@ -49,9 +49,6 @@ export interface CreatedKey {
 const KEY_COLUMNS = `k.key_id, k.key_prefix, k.user_id, k.plan_id, k.level, k.allowed_origins,
   k.valid_until, k.last_payment_at, k.revoked_at, k.created_at, k.updated_at`;
 
-/** Raw key format: `alk_` + 43 base64url characters (32 random bytes). */
-export const KEY_PATTERN = /^alk_[A-Za-z0-9_-]{43}$/;
-
 export function hashKey(raw: string): string {
   return createHash("sha256").update(raw).digest("hex");
 }

@@ -75,6 +75,19 @@ describe("raw API keys stay secret", () => {
       // Not even the secret part after the displayed prefix.
       expect(lines.join("")).not.toContain(secret.slice(12));
     }
-    expect(lines.length).toBeGreaterThan(3);
+    // One debug line per request, with the request id: three requests, three lines.
+    const requests = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === "Request completed.");
+    expect(requests.map((l) => [l.level, l.method, l.route, l.status_code])).toEqual([
+      [20, "POST", "/system/keys", 200],
+      [20, "GET", "/system/keys", 200],
+      [20, "GET", "/system/keys", 401],
+    ]);
+    for (const l of requests) {
+      expect(typeof l.request_id).toBe("string");
+      expect(typeof l.duration_ms).toBe("number");
+    }
+    expect(lines.filter((l) => l.includes("incoming request") || l.includes("request completed"))).toEqual(
+      [],
+    );
   });
 });

@@ -1,9 +1,16 @@
 import SwaggerParser from "@apidevtools/swagger-parser";
+import { Type } from "@sinclair/typebox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SPEC_TAGS } from "../../api/types.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 
 interface Operation {
+  operationId?: string;
+  description?: string;
+  requestBody?: {
+    required?: boolean;
+    content: Record<string, { schema: { properties?: Record<string, Record<string, unknown>> } }>;
+  };
   tags?: string[];
   "x-access-level"?: string;
   security?: unknown;
@@ -11,7 +18,8 @@ interface Operation {
 }
 interface OpenApiDoc {
   openapi: string;
-  info: { version: string };
+  info: { version: string; license?: { name: string; url?: string } };
+  tags: { name: string; description?: string }[];
   paths: Record<string, Record<string, Operation>>;
 }
 
@@ -59,6 +67,50 @@ describe("/openapi.json", () => {
         expect(codes, where).toEqual(expect.arrayContaining(["401", "403", "429"]));
       }
     }
+  });
+
+  it("gives client generators what they read: operationIds, tag descriptions, a license", () => {
+    const ops = Object.entries(doc.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, op]) => ({ where: `${method.toUpperCase()} ${path}`, op })),
+    );
+    expect(ops.length).toBeGreaterThan(10);
+    const ids = ops.map(({ op }) => op.operationId);
+    expect(ids.every((id) => typeof id === "string" && /^[a-z][A-Za-z0-9]+$/.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(doc.paths["/token/{tokenid}/details"]?.get?.operationId).toBe("getTokenByTokenidDetails");
+    // Each operation states its access level once (a HEAD twin once appended it a second time).
+    const accessLines = ops.map(({ where, op }) => [where, op.description?.split("Access:").length]);
+    expect(accessLines.filter(([, n]) => n !== 2)).toEqual([]);
+    expect(doc.tags.map((tag) => tag.name)).toEqual([...SPEC_TAGS]);
+    expect(doc.tags.filter((tag) => !tag.description)).toEqual([]);
+    expect(doc.info.license?.name).toBeTruthy();
+  });
+
+  it("documents both spellings of aliased body fields, and the body-less revocation as optional", () => {
+    const keys = doc.paths["/system/keys"]?.post?.requestBody?.content["application/json"]?.schema;
+    expect(keys?.properties?.userId).toMatchObject({ "x-alias-of": "user_id" });
+    expect(keys?.properties?.planId).toMatchObject({ "x-alias-of": "plan_id" });
+    expect(keys?.properties?.user_id).toBeDefined();
+    expect(doc.paths["/system/key/{keyid}/delete"]?.post?.requestBody?.required).toBe(false);
+    expect(doc.paths["/system/keys"]?.post?.requestBody?.required).toBe(true);
+  });
+
+  it("refuses to start with two operations of the same operationId", async () => {
+    const twin = async (app: TestApp["app"]) => {
+      for (const url of ["/dup/a", "/dup/b"]) {
+        app.get(
+          url,
+          {
+            config: { access: "public" },
+            schema: { tags: ["Docs"], operationId: "sameName", response: { 200: Type.Object({}) } },
+          },
+          async () => ({}),
+        );
+      }
+    };
+    await expect(createTestApp({ databases: false, extraGroups: [twin] })).rejects.toThrow(
+      /operationId sameName is already used/,
+    );
   });
 
   it("serves the interactive reference without external assets", async () => {

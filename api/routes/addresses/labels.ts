@@ -2,6 +2,7 @@
 import { Type } from "@sinclair/typebox";
 import { notFound } from "../../../lib/errors.ts";
 import type { Pg } from "../../../lib/stores/postgres.ts";
+import { INT32_MAX } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 
 const ADDRESS = "^[1-9A-HJ-NP-Za-km-z]{20,60}(:[0-3])?$";
@@ -44,7 +45,7 @@ export async function addressLabelRoutes(app: App, deps: ApiDeps): Promise<void>
           ),
           source: Type.Optional(Type.String({ maxLength: 100 })),
           limit: Type.Integer({ minimum: 1, maximum: 500, default: 100 }),
-          offset: Type.Integer({ minimum: 0, default: 0 }),
+          offset: Type.Integer({ minimum: 0, maximum: INT32_MAX, default: 0 }),
         }),
         response: {
           200: Type.Object({

@@ -1,7 +1,7 @@
 /** Dapps group: list, add (or re-activate), update, soft delete, and category links (at most 3). */
 import { Type } from "@sinclair/typebox";
 import { type DappUpdate, MAX_CATEGORIES } from "../../../lib/repos/registry.ts";
-import { Nullable } from "../../schemas.ts";
+import { NoBody, Nullable } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 import { NullableBody, registryAccessor } from "../tokens/schemas.ts";
 
@@ -103,7 +103,7 @@ export async function dappRoutes(app: App, deps: ApiDeps): Promise<void> {
         tags: ["Dapps"],
         summary: "Soft-delete a dapp (POST /dapps/add with its id re-activates it)",
         params: DappParams,
-        body: Type.Optional(Type.Object({}, { additionalProperties: false })),
+        body: NoBody,
         response: { 200: DappResult, 404: Type.Ref("Problem") },
       },
     },

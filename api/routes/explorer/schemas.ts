@@ -3,7 +3,7 @@
  * the listed fields document the explorer's shape, every other field it sends is passed through as is.
  */
 import { Type } from "@sinclair/typebox";
-import { Nullable } from "../../schemas.ts";
+import { INT32_MAX, Nullable } from "../../schemas.ts";
 
 const HEX64 = "^[0-9a-fA-F]{64}$";
 /**
@@ -39,7 +39,7 @@ export const TokenParams = Type.Object({
 export const PageQuery = Type.Object({
   page: Type.Integer({
     minimum: 1,
-    maximum: 2_147_483_647,
+    maximum: INT32_MAX,
     default: 1,
     description: "Page number (from 1).",
   }),

@@ -1,6 +1,7 @@
 /** Documentation and operations: /openapi.json, /healthz, /readyz, /metrics. */
 import { Type } from "@sinclair/typebox";
 import { readProgress } from "../../../lib/repos/progress.ts";
+import { StringEnum } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 
 /** Per-chain durable height, lag and the poll watermark, as gauges and as the /status body. */
@@ -44,15 +45,15 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
       schema: {
         tags: ["Docs"],
         summary: "Liveness: the process answers",
-        response: { 200: Type.Object({ status: Type.Literal("ok") }) },
+        response: { 200: Type.Object({ status: StringEnum(["ok"]) }) },
       },
     },
     async () => ({ status: "ok" as const }),
   );
 
-  const StoreState = Type.Union([Type.Literal("ok"), Type.Literal("down"), Type.Literal("off")]);
+  const StoreState = StringEnum(["ok", "down", "off"]);
   const Ready = Type.Object({
-    status: Type.Union([Type.Literal("ok"), Type.Literal("degraded")]),
+    status: StringEnum(["ok", "degraded"]),
     postgres: StoreState,
     clickhouse: StoreState,
   });

@@ -1,7 +1,7 @@
 /** NFT group: collections discovered on chain and their NFT tokens. */
 import { Type } from "@sinclair/typebox";
 import { notFound } from "../../../lib/errors.ts";
-import { Nullable } from "../../schemas.ts";
+import { INT32_MAX, Nullable } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 import { registryAccessor } from "../tokens/schemas.ts";
 
@@ -42,7 +42,7 @@ const NftTokenSchema = Type.Object(
 );
 
 const Paging = {
-  page: Type.Integer({ minimum: 1, default: 1 }),
+  page: Type.Integer({ minimum: 1, maximum: INT32_MAX, default: 1 }),
   pageSize: Type.Integer({ minimum: 1, maximum: 500, default: 50 }),
 };
 const AddressParams = Type.Object({

@@ -2,7 +2,7 @@
 import { Type } from "@sinclair/typebox";
 import { badRequest, forbidden, notFound } from "../../../lib/errors.ts";
 import type { ApiKey, KeyWithPlan } from "../../../lib/repos/keys.ts";
-import { DateTime, Nullable } from "../../schemas.ts";
+import { AliasOf, DateTime, INT32_MAX, NoBody, Nullable, StringEnum } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 
 const Plan = Type.Object(
@@ -26,7 +26,7 @@ const Key = Type.Object(
     key_prefix: Type.String({ description: "First characters of the raw key, for display." }),
     user_id: Type.String(),
     plan_id: Type.String(),
-    level: Type.Union([Type.Literal("user"), Type.Literal("admin")]),
+    level: StringEnum(["user", "admin"]),
     allowed_origins: Type.Array(Type.String(), {
       description: "Browser origins allowed; empty allows every origin.",
     }),
@@ -39,6 +39,10 @@ const Key = Type.Object(
   },
   { $id: "ApiKey", title: "ApiKey" },
 );
+
+const PlanId = Type.String({ pattern: "^[a-z0-9_-]{1,64}$", description: "Plan id." });
+const KeyPlanId = StringEnum(["free", "pro", "enterprise"], { description: "Plan of the new key." });
+const UserId = Type.String({ minLength: 1, maxLength: 200, description: "Owner of the new key." });
 
 const KeyIdParams = Type.Object({
   keyid: Type.String({ format: "uuid", description: "Key id (`keyId` at creation)." }),
@@ -90,10 +94,14 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
         summary: "Create or update a plan by id",
         body: Type.Object(
           {
-            plan_id: Type.String({ pattern: "^[a-z0-9_-]{1,64}$" }),
+            plan_id: PlanId,
             name: Type.String({ minLength: 1, maxLength: 200 }),
-            rpm: Type.Integer({ minimum: 1 }),
-            rpd: Type.Integer({ minimum: 1 }),
+            rpm: Type.Integer({
+              minimum: 1,
+              maximum: INT32_MAX,
+              description: "Requests allowed per minute.",
+            }),
+            rpd: Type.Integer({ minimum: 1, maximum: INT32_MAX, description: "Requests allowed per day." }),
             price: Type.String({ pattern: "^\\d+(\\.\\d+)?$" }),
             price_alph: Type.String({ pattern: "^\\d+(\\.\\d+)?$" }),
             validity_days: Type.Integer({ minimum: 1, maximum: 3660 }),
@@ -115,7 +123,7 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
         summary: "List API keys: your own, or a user's (admin)",
         querystring: Type.Object({
           user_id: Type.Optional(
-            Type.String({ minLength: 1, description: "Admins only: list this user's keys." }),
+            Type.String({ minLength: 1, maxLength: 200, description: "Admins only: list this user's keys." }),
           ),
         }),
         response: { 200: Type.Object({ keys: Type.Array(Type.Ref("ApiKey")) }) },
@@ -141,11 +149,11 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
         summary: "Create an API key; the raw key is returned once",
         body: Type.Object(
           {
-            userId: Type.String({ minLength: 1, maxLength: 200 }),
-            planId: Type.Union([Type.Literal("free"), Type.Literal("pro"), Type.Literal("enterprise")]),
-            level: Type.Optional(
-              Type.Union([Type.Literal("user"), Type.Literal("admin")], { default: "user" }),
-            ),
+            user_id: UserId,
+            plan_id: KeyPlanId,
+            userId: AliasOf("user_id", UserId),
+            planId: AliasOf("plan_id", KeyPlanId),
+            level: Type.Optional(StringEnum(["user", "admin"], { default: "user" })),
           },
           { additionalProperties: false },
         ),
@@ -160,8 +168,8 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
     async (request) =>
       keys().createKey({
-        userId: request.body.userId,
-        planId: request.body.planId,
+        userId: request.body.user_id,
+        planId: request.body.plan_id,
         level: request.body.level ?? "user",
       }),
   );
@@ -210,7 +218,7 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
         summary: "Move a key to another plan (no payment needed)",
         params: KeyIdParams,
         body: Type.Object(
-          { planId: Type.String({ minLength: 1, maxLength: 64 }) },
+          { plan_id: PlanId, planId: AliasOf("plan_id", PlanId) },
           { additionalProperties: false },
         ),
         response: { 200: KeyResult, 404: Type.Ref("Problem") },
@@ -218,7 +226,7 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
     async (request) => ({
       ok: true,
-      key: present(await keys().setPlan(request.params.keyid, request.body.planId)),
+      key: present(await keys().setPlan(request.params.keyid, request.body.plan_id)),
     }),
   );
 
@@ -230,7 +238,7 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
         tags: ["Keys"],
         summary: "Revoke a key (it answers 403 from now on)",
         params: KeyIdParams,
-        body: Type.Object({}, { additionalProperties: false }),
+        body: NoBody,
         response: { 200: KeyResult, 404: Type.Ref("Problem") },
       },
     },

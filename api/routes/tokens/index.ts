@@ -2,6 +2,7 @@
 import { Type } from "@sinclair/typebox";
 import { badRequest } from "../../../lib/errors.ts";
 import { MAINNET_NETWORK_ID, MAX_CATEGORIES, type TokenUpdate } from "../../../lib/repos/registry.ts";
+import { INT32_MAX, NoBody, StringEnum } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 import {
   BridgedRowSchema,
@@ -13,16 +14,18 @@ import {
 } from "./schemas.ts";
 
 const TokenListQuery = Type.Object({
-  page: Type.Integer({ minimum: 1, default: 1, description: "1-based page." }),
+  page: Type.Integer({ minimum: 1, maximum: INT32_MAX, default: 1, description: "1-based page." }),
   pageSize: Type.Integer({
     minimum: -1,
     maximum: 999,
     default: 20,
     description: "Tokens per page, 1-999; -1 returns every matching token (page is then ignored).",
   }),
-  chain: Type.Optional(Type.Integer({ description: "Chain id (8738 = Alephium)." })),
+  chain: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: INT32_MAX, description: "Chain id (8738 = Alephium)." }),
+  ),
   registered: Type.Optional(Type.Boolean()),
-  moderation: Type.Optional(Type.Union([Type.Literal("show"), Type.Literal("hide")])),
+  moderation: Type.Optional(StringEnum(["show", "hide"])),
   market_display: Type.Optional(Type.Boolean()),
   dapps: Type.Optional(Type.String({ maxLength: 2000, description: "Comma-separated dapp ids (any of)." })),
   category: Type.Optional(Type.String({ maxLength: 64, description: "Category id the token must have." })),
@@ -32,11 +35,11 @@ const TokenListQuery = Type.Object({
       description: "Case-insensitive substring of id, contract address, symbol, on-chain symbol or name.",
     }),
   ),
-  sort: Type.Union(
-    [Type.Literal("symbol"), Type.Literal("circulating_supply_usd"), Type.Literal("mint_time")],
-    { default: "symbol", description: "Sort key; tokens without a value come last; ties by id." },
-  ),
-  order: Type.Union([Type.Literal("asc"), Type.Literal("desc")], { default: "asc" }),
+  sort: StringEnum(["symbol", "circulating_supply_usd", "mint_time"], {
+    default: "symbol",
+    description: "Sort key; tokens without a value come last; ties by id.",
+  }),
+  order: StringEnum(["asc", "desc"], { default: "asc" }),
 });
 
 const TokenUpdateBody = Type.Object(
@@ -223,7 +226,7 @@ export async function tokenRoutes(app: App, deps: ApiDeps): Promise<void> {
           "deleting a deleted token is a no-op. Undelete with POST /token/{tokenid}/update `{ deleted: false }`. " +
           "Re-seeding never undeletes.",
         params: TokenParams,
-        body: Type.Optional(Type.Object({}, { additionalProperties: false })),
+        body: NoBody,
         response: {
           200: Type.Object({ ok: Type.Boolean(), id: Type.String(), deleted: Type.Boolean() }),
           404: Type.Ref("Problem"),

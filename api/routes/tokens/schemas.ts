@@ -2,7 +2,7 @@
 import { Type } from "@sinclair/typebox";
 import { databaseDisabled } from "../../../lib/errors.ts";
 import { createRegistryRepo, type RegistryRepo } from "../../../lib/repos/registry.ts";
-import { Nullable } from "../../schemas.ts";
+import { Nullable, StringEnum } from "../../schemas.ts";
 import type { ApiDeps } from "../../types.ts";
 
 /** The registry repository of the API's Postgres (a 503 when the databases are off). */
@@ -63,7 +63,7 @@ export const TokenSchema = Type.Object(
       description: "`token-list` (official list) or `chain` (discovered by the indexer).",
     }),
     chainId: Type.Integer({ description: "8738 for the indexed Alephium chain." }),
-    moderation: Type.Union([Type.Literal("show"), Type.Literal("hide")]),
+    moderation: StringEnum(["show", "hide"]),
     marketDisplay: Type.Boolean({ description: "Show in market lists." }),
     circulatingSupplyUsd: Nullable(Type.Number()),
     website: S("metadata.website."),
@@ -87,7 +87,7 @@ export const TokenListEntrySchema = Type.Object(
     registered: Type.Boolean(),
     source: Type.String(),
     chainId: Type.Integer(),
-    moderation: Type.Union([Type.Literal("show"), Type.Literal("hide")]),
+    moderation: StringEnum(["show", "hide"]),
     marketDisplay: Type.Boolean(),
     circulatingSupplyUsd: Nullable(Type.Number()),
     mintTime: Nullable(Type.Number({ description: "On-chain mint time, Unix ms." })),
@@ -107,7 +107,7 @@ export const BridgedRowSchema = Type.Object(
     native_token_id: Type.String({ description: "Alephium token id." }),
     chain_id: Type.Integer({ description: "Chain of contract_address (1 Ethereum, 56 BSC, 8738 Alephium)." }),
     contract_address: Type.String({ description: "Token contract on that chain." }),
-    mapping_kind: Type.Union([Type.Literal("legacy_ticker_bridge"), Type.Literal("wormhole_remote_pool")]),
+    mapping_kind: StringEnum(["legacy_ticker_bridge", "wormhole_remote_pool"]),
     origin_wormhole_chain_id: Nullable(
       Type.Integer({ description: "Wormhole chain id (2 Ethereum, 4 BSC)." }),
     ),

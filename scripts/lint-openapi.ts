@@ -1,0 +1,62 @@
+/**
+ * Lints the OpenAPI document that client generators read: builds the app without databases, writes
+ * its document to a temp file and runs `redocly lint --extends recommended`. Any error or warning
+ * fails (exit 1); each is printed with its rule and location.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { buildApp } from "../api/app.ts";
+import { loadConfig } from "../lib/config.ts";
+import { createExplorerClient } from "../lib/explorer-client.ts";
+import { createLogger } from "../lib/logger.ts";
+import { createMetrics } from "../lib/metrics.ts";
+
+interface LintReport {
+  totals: { errors: number; warnings: number };
+  problems: { ruleId: string; severity: string; message: string; location: { pointer: string }[] }[];
+}
+
+const config = loadConfig({ DATABASES: "off", LOG_LEVEL: "silent" });
+const log = createLogger({ level: "silent" });
+const app = await buildApp({
+  config,
+  log,
+  metrics: createMetrics(),
+  pg: null,
+  ch: null,
+  keys: null,
+  events: null,
+  explorer: createExplorerClient({ baseUrl: config.EXPLORER_URL, timeoutMs: 1000, log }),
+});
+const dir = mkdtempSync(join(tmpdir(), "openapi-lint-"));
+const file = join(dir, "openapi.json");
+writeFileSync(file, JSON.stringify(app.swagger(), null, 2));
+await app.close();
+
+const cli = join(dirname(createRequire(import.meta.url).resolve("@redocly/cli/package.json")), "bin/cli.js");
+let output: string;
+try {
+  output = execFileSync(
+    process.execPath,
+    [cli, "lint", "--extends", "recommended", "--format", "json", file],
+    {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
+} catch (error) {
+  // Exit code 1 with problems on stdout: errors were found, reported below like warnings.
+  output = String((error as { stdout?: string }).stdout ?? "");
+  if (!output) throw error;
+}
+rmSync(dir, { recursive: true, force: true });
+const report = JSON.parse(output) as LintReport;
+for (const p of report.problems) {
+  process.stdout.write(`${p.severity} ${p.ruleId} ${p.location[0]?.pointer ?? ""}: ${p.message}\n`);
+}
+const { errors, warnings } = report.totals;
+process.stdout.write(`OpenAPI lint (redocly recommended): ${errors} errors, ${warnings} warnings.\n`);
+process.exitCode = errors + warnings > 0 ? 1 : 0;
