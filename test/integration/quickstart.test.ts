@@ -9,7 +9,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -77,10 +77,13 @@ if (serverPass)
   );
 
 describe.skipIf(serverPass)("README quick start", () => {
-  const dir = mkdtempSync(join(tmpdir(), "quickstart-"));
-  for (const entry of readdirSync(ROOT)) {
-    if (entry !== "data" && entry !== ".git") symlinkSync(join(ROOT, entry), join(dir, entry));
-  }
+  let dir = "";
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), "quickstart-"));
+    for (const entry of readdirSync(ROOT)) {
+      if (entry !== "data" && entry !== ".git") symlinkSync(join(ROOT, entry), join(dir, entry));
+    }
+  });
   let demo: ChildProcess | null = null;
   let log = "";
   afterAll(async () => {
