@@ -196,4 +196,19 @@ describe.skipIf(serverPass)("README quick start", () => {
     ]);
     expect(log).not.toContain("created one for user");
   }, 600_000);
+
+  it("prints a data command's result alone on stdout, so it pipes to jq", () => {
+    const run = spawnSync("npm", ["run", "-s", "keys:create", "--", "--user", "bob", "--plan", "free"], {
+      cwd: dir,
+      env: { ...env(0), DATA_DIR: join(dir, "data-cli") },
+      encoding: "utf8",
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      key: expect.stringMatching(/^alk_/),
+      user_id: "bob",
+      plan_id: "free",
+    });
+    expect(run.stderr).toContain("Migration applied.");
+  }, 120_000);
 });
