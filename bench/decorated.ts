@@ -10,13 +10,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../lib/config.ts";
+import { writeEventsBatch } from "../lib/events/writer.ts";
 import { createLogger } from "../lib/logger.ts";
 import { createMetrics } from "../lib/metrics.ts";
 import { openStores } from "../lib/stores/index.ts";
 import { createDevnetChain, type DevnetBlock } from "../pipeline/devnet/chain.ts";
 import { startDevnetServer } from "../pipeline/devnet/server.ts";
 import { createStaticDappRegistry } from "../pipeline/normalize/index.ts";
-import { writeEventsBatch } from "../pipeline/processors/events-sink.ts";
 import { toEventsMessage } from "../pipeline/processors/normalize.ts";
 import { type LoadResult, load, startBenchApp } from "./lib.ts";
 

@@ -1,17 +1,15 @@
 /** Subcommands of the CLI; each loads the validated config, builds its deps and runs. */
 import { Argument, Command, InvalidArgumentError, Option } from "commander";
-import { createEventsRepo } from "../api/routes/events/repo.ts";
+import { createApiDeps } from "../api/deps.ts";
 import { startServer } from "../api/server.ts";
-import type { ApiDeps } from "../api/types.ts";
 import { type Config, describeConfig, loadConfig } from "../lib/config.ts";
 import { ConfigError } from "../lib/errors.ts";
-import { createExplorerClient } from "../lib/explorer-client.ts";
 import { createLogger, type Logger } from "../lib/logger.ts";
 import { createMetrics, type Metrics } from "../lib/metrics.ts";
 import { seedRegistry } from "../lib/registry/seed.ts";
 import { createKeysRepo } from "../lib/repos/keys.ts";
 import { runProcess } from "../lib/run-process.ts";
-import { openStores, type Stores } from "../lib/stores/index.ts";
+import { openStores } from "../lib/stores/index.ts";
 import { DEVNET_RUN_DEFAULTS, type RunningDevnet, runDevnet } from "../pipeline/devnet/main.ts";
 import { registerDevnetDapps } from "../pipeline/devnet/register.ts";
 import { createProgressReporter } from "../pipeline/ingest/progress.ts";
@@ -39,32 +37,6 @@ export function context(env: NodeJS.ProcessEnv = process.env): ProcessContext {
     throw error;
   }
   return { config, log: createLogger({ level: config.LOG_LEVEL }), metrics: createMetrics() };
-}
-
-export function apiDeps(ctx: ProcessContext, stores: Stores): ApiDeps {
-  return {
-    config: ctx.config,
-    log: ctx.log,
-    metrics: ctx.metrics,
-    pg: stores.pg,
-    ch: stores.ch,
-    keys: stores.pg ? createKeysRepo(stores.pg) : null,
-    events:
-      stores.pg && stores.ch
-        ? createEventsRepo({
-            ch: stores.ch,
-            pg: stores.pg,
-            hydration: ctx.config.PAYLOAD_HYDRATION,
-            pageCacheMs: ctx.config.EVENTS_PAGE_CACHE_MS,
-            tailCapacity: ctx.config.EVENTS_TAIL_CACHE,
-          })
-        : null,
-    explorer: createExplorerClient({
-      baseUrl: ctx.config.EXPLORER_URL,
-      timeoutMs: ctx.config.EXPLORER_TIMEOUT_MS,
-      log: ctx.log,
-    }),
-  };
 }
 
 /** Normalized events the events sink of this process wrote (read from its metrics; a step behind). */
@@ -100,7 +72,7 @@ export function buildCli(): Command {
       const ctx = context();
       await runProcess("api", ctx.log, async () => {
         const stores = await openStores(ctx.config, ctx.log, { migrate: true });
-        const server = await startServer(apiDeps(ctx, stores));
+        const server = await startServer(createApiDeps(ctx.config, stores, ctx.log, ctx.metrics));
         return async () => {
           await server.close();
           await stores.close();
@@ -231,7 +203,7 @@ function installPipelineCommands(program: Command): void {
                 onProgress: (p) => reporter.update(p),
               })
             : null;
-          const server = await startServer(apiDeps(ctx, stores));
+          const server = await startServer(createApiDeps(ctx.config, stores, ctx.log, ctx.metrics));
           return async () => {
             reporter.stop();
             await server.close();

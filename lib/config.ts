@@ -110,6 +110,12 @@ export const CONFIG_SPEC = {
   ),
   INGEST_POLL_MS: int(2_000, 50, 600_000, "Live-tail polling interval."),
   CONFIRMATIONS: int(2, 0, 210, "Blocks on top of a block before its events are served (reorg safety)."),
+  EVENTS_WATERMARK_CACHE_MS: int(
+    200,
+    0,
+    10_000,
+    "How long each API process reuses the poll watermark, and how often its events tail checks for rewrites of served history (0 = on every request).",
+  ),
   EVENTS_PAGE_CACHE_MS: int(
     1_000,
     0,

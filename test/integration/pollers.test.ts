@@ -6,7 +6,7 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { idCeiling } from "../../lib/chain/types.ts";
-import { readProgress } from "../../lib/repos/progress.ts";
+import { readProgress } from "../../lib/events/reader.ts";
 import { startLive } from "../../pipeline/devnet/server.ts";
 import { KAFKA_BROKERS, startTestPipeline, type TestPipeline, waitFor } from "../helpers/pipeline.ts";
 

@@ -1,9 +1,8 @@
 /** Events group: `/events/all` (list and poll) and `/transaction/{txid}/events`. */
-import { type Static, Type } from "@sinclair/typebox";
+import { Type } from "@sinclair/typebox";
 import { badRequest } from "../../../lib/errors.ts";
 import { Nullable } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
-import type { EventsRepo } from "./repo.ts";
 
 export const LabelRowSchema = Type.Object(
   {
@@ -72,11 +71,6 @@ const csv = (v: string | undefined) =>
 
 export const TX_HASH = "^[0-9a-fA-F]{64}$";
 
-export function eventsOf(deps: ApiDeps): EventsRepo {
-  if (!deps.events) throw new Error("events repository missing while the databases are configured");
-  return deps.events;
-}
-
 export async function eventsRoutes(app: App, deps: ApiDeps): Promise<void> {
   app.addSchema(LabelRowSchema);
   app.addSchema(NormalizedEventSchema);
@@ -106,7 +100,7 @@ export async function eventsRoutes(app: App, deps: ApiDeps): Promise<void> {
     async (request) => {
       const q = request.query;
       const poll = q.poll === "1";
-      const events = await eventsOf(deps).list(
+      const events = await deps.events!.list(
         {
           dapp_id: q.dapp_id,
           address: q.address,
@@ -148,7 +142,7 @@ export async function eventsRoutes(app: App, deps: ApiDeps): Promise<void> {
       const txid = request.params.txid;
       if (!new RegExp(TX_HASH).test(txid))
         throw badRequest(`Invalid txid ${JSON.stringify(txid)}: expected 64 hex characters.`);
-      const repo = eventsOf(deps);
+      const repo = deps.events!;
       const events = await repo.byTransaction(txid.toLowerCase());
       return {
         transaction_id: txid.toLowerCase(),
@@ -158,5 +152,3 @@ export async function eventsRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
   );
 }
-
-export type NormalizedEventBody = Static<typeof NormalizedEventSchema>;

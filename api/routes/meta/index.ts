@@ -1,6 +1,6 @@
 /** Documentation and operations: /openapi.json, /healthz, /readyz, /metrics. */
 import { Type } from "@sinclair/typebox";
-import { readProgress } from "../../../lib/repos/progress.ts";
+import { readProgress } from "../../../lib/events/reader.ts";
 import type { ApiDeps, App } from "../../types.ts";
 
 /** Per-chain durable height, lag and the poll watermark, as gauges and as the /status body. */

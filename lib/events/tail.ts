@@ -9,13 +9,12 @@
  * sink announces each in `event_rewrites` after writing it, and the tail reloads when one reaches
  * its range. A page the tail cannot answer in full (older than `low`) is read from the store.
  */
-import type { NormalizedEvent } from "../../../lib/chain/types.ts";
-import type { Ch } from "../../../lib/stores/clickhouse.ts";
-import type { EventFilters } from "./repo.ts";
-import { COLUMNS, mainEvents, type Row } from "./rows.ts";
+import type { NormalizedEvent } from "../chain/types.ts";
+import type { EventFilters, EventsReader, PageRequest, StoredRow } from "./reader.ts";
+import { mainRows } from "./reader.ts";
 
 export interface TailOptions {
-  ch: Ch;
+  reader: EventsReader;
   /** Most events kept. */
   capacity: number;
   /** How often `event_rewrites` is checked (ms); 0 = on every read. */
@@ -26,11 +25,7 @@ export interface EventsTail {
   /** Brings the tail up to `ceiling` (exclusive), reloading it after a rewrite that reaches it. */
   sync(ceiling: string): Promise<void>;
   /** The page from memory, or null when the tail does not hold all of it. */
-  read(
-    filters: EventFilters,
-    page: { limit: number; afterId?: string; poll: boolean },
-    ceiling: string,
-  ): NormalizedEvent[] | null;
+  read(filters: EventFilters, page: PageRequest, ceiling: string): NormalizedEvent[] | null;
   /**
    * Events of the transactions the tail holds in full (a transaction's events are all held or none,
    * unless `low` falls inside it); `missing` lists the others, for the store to answer.
@@ -68,8 +63,10 @@ function firstAfter(events: readonly NormalizedEvent[], id: string): number {
   return lo;
 }
 
+const parsed = (rows: StoredRow[]) => rows.map((r) => JSON.parse(r.doc) as NormalizedEvent);
+
 export function createEventsTail(options: TailOptions): EventsTail {
-  const { ch, capacity } = options;
+  const { reader, capacity } = options;
   let events: NormalizedEvent[] = [];
   /** Held events by transaction, in id order. */
   let byTx = new Map<string, NormalizedEvent[]>();
@@ -106,15 +103,11 @@ export function createEventsTail(options: TailOptions): EventsTail {
 
   async function load(ceiling: string) {
     const window = capacity + 64;
-    const rows = await ch.query<Row>(
-      "events_tail_load",
-      `SELECT ${COLUMNS} FROM events WHERE id < {ceiling:String} ORDER BY id DESC LIMIT {n:UInt32}`,
-      { ceiling, n: window },
-    );
+    const rows = await reader.newest(ceiling, window);
     const complete = rows.length < window;
     const oldest = rows[rows.length - 1]?.id ?? "";
     // The oldest id's rows may continue past the window: keep only ids above it.
-    events = mainEvents(complete ? rows : rows.filter((r) => r.id > oldest));
+    events = parsed(mainRows(complete ? rows : rows.filter((r) => r.id > oldest)));
     byTx = new Map();
     index(events);
     low = complete ? "" : oldest;
@@ -125,25 +118,14 @@ export function createEventsTail(options: TailOptions): EventsTail {
 
   /** True when a rewrite announced since the last check reaches the held range. */
   async function rewritten(): Promise<boolean> {
-    const [now] = await ch.query<{ n: string; last: string }>(
-      "event_rewrites_count",
-      "SELECT count() AS n, toUnixTimestamp64Milli(max(written_at)) AS last FROM event_rewrites",
-    );
-    const count = Number(now?.n ?? 0);
-    const last = Number(now?.last ?? 0);
+    const { count, last } = await reader.rewrites();
     if (count === seenRewrites.count) return false;
     const first = seenRewrites.count < 0;
     // A minute of slack: sinks writing at once may commit a marker stamped before the newest seen.
     const since = seenRewrites.last - 60_000;
     seenRewrites = { count, last };
     if (first || low === null) return false;
-    const [touching] = await ch.query<{ n: string }>(
-      "event_rewrites_touching",
-      `SELECT count() AS n FROM event_rewrites
-       WHERE written_at >= fromUnixTimestamp64Milli({since:Int64}) AND to_id > {low:String}`,
-      { since, low },
-    );
-    return Number(touching?.n ?? 0) > 0;
+    return reader.rewriteReaches(since, low);
   }
 
   async function step(ceiling: string) {
@@ -153,15 +135,10 @@ export function createEventsTail(options: TailOptions): EventsTail {
     }
     if (ceiling <= top) return;
     const window = capacity + 64;
-    const rows = await ch.query<Row>(
-      "events_tail_append",
-      `SELECT ${COLUMNS} FROM events WHERE id >= {top:String} AND id < {ceiling:String}
-       ORDER BY id ASC LIMIT {n:UInt32}`,
-      { top, ceiling, n: window },
-    );
+    const rows = await reader.range(top, ceiling, window);
     // Far behind (more new events than the tail holds): start over from the newest.
     if (rows.length >= window) return load(ceiling);
-    const added = mainEvents(rows);
+    const added = parsed(mainRows(rows));
     events = events.concat(added);
     index(added);
     top = ceiling;
