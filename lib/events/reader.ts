@@ -5,7 +5,7 @@
  * as FINAL would (the newest version of an (id, block_hash) wins, main chain only), which on small
  * pages is several times faster than FINAL.
  */
-import { CHAINS } from "../chain/types.ts";
+import { CHAINS, type NormalizedEvent } from "../chain/types.ts";
 import type { Ch } from "../stores/clickhouse.ts";
 
 export interface EventFilters {
@@ -31,6 +31,43 @@ export interface StoredRow {
   version: string;
   payload_ref: string | null;
   doc: string;
+}
+
+/**
+ * An event as readers keep it: the served document, and the fields filters and labels need (read
+ * from the document once).
+ */
+export type HeldEvent = Pick<
+  NormalizedEvent,
+  | "id"
+  | "tx_id"
+  | "dapp_id"
+  | "category"
+  | "sub_kind"
+  | "from"
+  | "to"
+  | "with"
+  | "token_address"
+  | "payload_ref"
+> & { doc: string };
+
+export function heldEvents(rows: readonly StoredRow[]): HeldEvent[] {
+  return rows.map((r) => {
+    const e = JSON.parse(r.doc) as NormalizedEvent;
+    return {
+      id: e.id,
+      tx_id: e.tx_id,
+      dapp_id: e.dapp_id,
+      category: e.category,
+      sub_kind: e.sub_kind,
+      from: e.from,
+      to: e.to,
+      with: e.with,
+      token_address: e.token_address,
+      payload_ref: e.payload_ref,
+      doc: r.doc,
+    };
+  });
 }
 
 const COLUMNS = "id, block_hash, main_chain, version, payload_ref, doc";

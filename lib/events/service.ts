@@ -2,12 +2,21 @@
  * Events as the API serves them, composed of the parts: the watermark (cached for a fraction of a
  * second), the in-memory tail, the page cache, the store reader, offloaded payloads merged back
  * (hydration) and the label cache. Each part lives in its own module; this one only orders them.
+ *
+ * A list page is served as JSON text made of the stored documents (built once by the writer) with
+ * each event's `address_labels` appended: no parse and re-serialisation of the events per request.
  */
 import { idCeiling, type NormalizedEvent } from "../chain/types.ts";
 import type { AddressLabel } from "../repos/address-labels.ts";
 import type { LabelCache } from "./label-cache.ts";
 import { createPageCache } from "./page-cache.ts";
-import type { EventFilters, EventsReader, PageRequest, StoredRow } from "./reader.ts";
+import {
+  type EventFilters,
+  type EventsReader,
+  type HeldEvent,
+  heldEvents,
+  type PageRequest,
+} from "./reader.ts";
 import type { EventsTail } from "./tail.ts";
 
 /** A normalized event as the API serves it: the stored event plus labels of its addresses. */
@@ -16,7 +25,8 @@ export type ApiEvent = NormalizedEvent & { address_labels: Record<string, Addres
 export interface EventsService {
   /** Low watermark (ms) up to which events are served. */
   watermark(): Promise<number>;
-  list(filters: EventFilters, page: PageRequest): Promise<ApiEvent[]>;
+  /** One page of served events, as the JSON text of an array of `ApiEvent`. */
+  page(filters: EventFilters, page: PageRequest): Promise<string>;
   byTransaction(txId: string): Promise<ApiEvent[]>;
   /** Events of many transactions in one store query at most (decorated explorer lists). */
   byTransactions(txIds: string[]): Promise<Map<string, ApiEvent[]>>;
@@ -39,15 +49,16 @@ export interface EventsServiceOptions {
   pageCacheMs: number;
 }
 
-const parse = (rows: readonly StoredRow[]) => rows.map((r) => JSON.parse(r.doc) as NormalizedEvent);
+/** An offloaded event's document holds `"payload":{}` right before its `payload_ref` (see fields.ts). */
+const OFFLOADED = ',"payload":{},"payload_ref":';
 
 export function createEventsService(o: EventsServiceOptions): EventsService {
   const { reader, tail } = o;
-  const pages = createPageCache<ApiEvent[]>(o.pageCacheMs);
+  const pages = createPageCache<string>(o.pageCacheMs);
   let cached = { at: 0, value: 0 };
 
-  /** Offloaded payloads merged back, and each event's labels. */
-  async function finish(events: NormalizedEvent[]): Promise<ApiEvent[]> {
+  /** Each event's document with its offloaded payload merged back, and the labels of its addresses. */
+  async function finish(events: readonly HeldEvent[]): Promise<{ doc: string; labels: string }[]> {
     const refs = o.hydration ? events.flatMap((e) => (e.payload_ref ? [e.payload_ref] : [])) : [];
     const [payloads, labels] = await Promise.all([
       reader.payloads(refs),
@@ -60,12 +71,18 @@ export function createEventsService(o: EventsServiceOptions): EventsService {
         if (l) own[a] = l;
       }
       const hydrated = e.payload_ref ? payloads.get(e.payload_ref) : undefined;
-      return {
-        ...e,
-        ...(hydrated ? { payload: JSON.parse(hydrated) as Record<string, unknown> } : {}),
-        address_labels: own,
-      };
+      const doc = hydrated ? e.doc.replace(OFFLOADED, () => `,"payload":${hydrated},"payload_ref":`) : e.doc;
+      return { doc, labels: JSON.stringify(own) };
     });
+  }
+
+  const json = async (events: readonly HeldEvent[]) =>
+    `[${(await finish(events)).map((e) => `${e.doc.slice(0, -1)},"address_labels":${e.labels}}`).join(",")}]`;
+
+  async function ceiling(): Promise<string> {
+    const at = idCeiling(await service.watermark());
+    await tail?.sync(at);
+    return at;
   }
 
   const service: EventsService = {
@@ -76,15 +93,12 @@ export function createEventsService(o: EventsServiceOptions): EventsService {
         cached = { at: Date.now(), value: (await reader.progress()).watermark };
       return cached.value;
     },
-    async list(filters, page) {
-      const ceiling = idCeiling(await service.watermark());
-      if (tail) {
-        await tail.sync(ceiling);
-        const held = tail.read(filters, page, ceiling);
-        if (held) return finish(held);
-      }
-      return pages.get(JSON.stringify([filters, page, ceiling]), async () =>
-        finish(parse(await reader.page(filters, page, ceiling))),
+    async page(filters, page) {
+      const below = await ceiling();
+      const held = tail?.read(filters, page, below);
+      if (held) return json(held);
+      return pages.get(JSON.stringify([filters, page, below]), async () =>
+        json(heldEvents(await reader.page(filters, page, below))),
       );
     },
     async byTransaction(txId) {
@@ -95,18 +109,15 @@ export function createEventsService(o: EventsServiceOptions): EventsService {
       if (txIds.length === 0) return out;
       // Transactions the tail holds need no store query; the others (older, or not yet under the
       // watermark) are read from `event_lookup`.
-      let held = new Map<string, NormalizedEvent[]>();
+      let held = new Map<string, HeldEvent[]>();
       let missing = [...txIds];
-      if (tail) {
-        const ceiling = idCeiling(await service.watermark());
-        await tail.sync(ceiling);
-        ({ found: held, missing } = tail.transactions(txIds, ceiling));
-      }
-      const stored = parse(await reader.byTransactions(missing));
+      if (tail) ({ found: held, missing } = tail.transactions(txIds, await ceiling()));
+      const stored = heldEvents(await reader.byTransactions(missing));
       for (const e of await finish([...[...held.values()].flat(), ...stored])) {
-        const list = out.get(e.tx_id) ?? [];
-        list.push(e);
-        out.set(e.tx_id, list);
+        const event = { ...(JSON.parse(e.doc) as NormalizedEvent), address_labels: JSON.parse(e.labels) };
+        const list = out.get(event.tx_id) ?? [];
+        list.push(event);
+        out.set(event.tx_id, list);
       }
       return out;
     },
