@@ -120,13 +120,13 @@ export const CONFIG_SPEC = {
     1_000,
     0,
     60_000,
-    "How long an identical /events/all page is reused per API process (0 = off); keyed by the watermark.",
+    "How long an identical /events/all page is reused per API process, and how often its kept address labels are checked against label_generation (0 = neither); pages are keyed by the watermark.",
   ),
   EVENTS_TAIL_CACHE: int(
     20_000,
     0,
     1_000_000,
-    "Newest events each API process keeps in memory to answer /events/all pages near the tip (0 = off; ~0.7 KB of heap per bench event, more with big payloads).",
+    "Newest events each API process keeps in memory to answer /events/all pages near the tip (0 = off; ~0.9 KB of heap per bench event: its served JSON and the fields filters read; more with big payloads).",
   ),
   PAYLOAD_HYDRATION: bool(true, "Merge offloaded payloads back into events on read."),
   PAYLOAD_MAX_BYTES: int(
