@@ -7,13 +7,15 @@ import type {
   RawServerDefault,
 } from "fastify";
 import type { Config } from "../lib/config.ts";
+import type { EventsService } from "../lib/events/service.ts";
 import type { ExplorerClient } from "../lib/explorer-client.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { Metrics } from "../lib/metrics.ts";
+import type { AddressLabelsRepo } from "../lib/repos/address-labels.ts";
 import type { KeysRepo, KeyWithPlan } from "../lib/repos/keys.ts";
+import type { RegistryRepo } from "../lib/repos/registry.ts";
 import type { Ch } from "../lib/stores/clickhouse.ts";
 import type { Pg } from "../lib/stores/postgres.ts";
-import type { EventsRepo } from "./routes/events/repo.ts";
 
 /** Who may call a route: anyone, any valid key, or an admin key. */
 export type AccessLevel = "public" | "user" | "admin";
@@ -71,7 +73,11 @@ export interface RouteEntry {
   db: DbNeed;
 }
 
-/** The dependency bag of the API, built by the caller (CLI or test) and passed to `buildApp`. */
+/**
+ * The dependency bag of the API, built by `createApiDeps` (api/deps.ts) and passed to `buildApp`.
+ * Stores and repositories are null without databases; routes declared `db: "required"` are answered
+ * 503 by the auth hook before their handler runs, so their handlers may assume them.
+ */
 export interface ApiDeps {
   config: Config;
   log: Logger;
@@ -79,8 +85,10 @@ export interface ApiDeps {
   pg: Pg | null;
   ch: Ch | null;
   keys: KeysRepo | null;
-  /** Normalized events reader; null without databases. */
-  events: EventsRepo | null;
+  registry: RegistryRepo | null;
+  labels: AddressLabelsRepo | null;
+  /** Normalized events as served (lib/events). */
+  events: EventsService | null;
   /** Explorer backend behind the decorated transaction and block routes; closed with the app. */
   explorer: ExplorerClient;
 }

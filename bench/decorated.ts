@@ -12,11 +12,11 @@ import { join } from "node:path";
 import { createDevnetChain, type DevnetBlock } from "../devnet/chain.ts";
 import { startDevnetServer } from "../devnet/server.ts";
 import { loadConfig } from "../lib/config.ts";
+import { writeEventsBatch } from "../lib/events/writer.ts";
 import { createLogger } from "../lib/logger.ts";
 import { createMetrics } from "../lib/metrics.ts";
 import { openStores } from "../lib/stores/index.ts";
 import { createStaticDappRegistry } from "../pipeline/normalize/index.ts";
-import { writeEventsBatch } from "../pipeline/processors/events-sink.ts";
 import { toEventsMessage } from "../pipeline/processors/normalize.ts";
 import { type LoadResult, load, startBenchApp } from "./lib.ts";
 

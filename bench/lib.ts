@@ -5,12 +5,11 @@
 import autocannon from "autocannon";
 import Fastify from "fastify";
 import { buildApp } from "../api/app.ts";
-import { createEventsRepo } from "../api/routes/events/repo.ts";
+import { createApiDeps } from "../api/deps.ts";
 import type { App } from "../api/types.ts";
 import type { Config } from "../lib/config.ts";
-import { createExplorerClient } from "../lib/explorer-client.ts";
 import type { Logger } from "../lib/logger.ts";
-import { createMetrics, type Metrics } from "../lib/metrics.ts";
+import type { Metrics } from "../lib/metrics.ts";
 import { createKeysRepo } from "../lib/repos/keys.ts";
 import type { Ch } from "../lib/stores/clickhouse.ts";
 import type { Pg } from "../lib/stores/postgres.ts";
@@ -99,26 +98,7 @@ export async function startBenchApp(deps: {
   });
   const created = await keys.createKey({ userId: "bench", planId: "free", level: "user" });
   await keys.setPlan(created.keyId, "bench");
-  const app = await buildApp({
-    config,
-    log,
-    metrics: deps.metrics ?? createMetrics(),
-    pg,
-    ch,
-    keys,
-    events: createEventsRepo({
-      ch,
-      pg,
-      hydration: config.PAYLOAD_HYDRATION,
-      pageCacheMs: config.EVENTS_PAGE_CACHE_MS,
-      tailCapacity: config.EVENTS_TAIL_CACHE,
-    }),
-    explorer: createExplorerClient({
-      baseUrl: config.EXPLORER_URL,
-      timeoutMs: config.EXPLORER_TIMEOUT_MS,
-      log,
-    }),
-  });
+  const app = await buildApp(createApiDeps(config, { pg, ch }, log, deps.metrics));
   const base = await app.listen({ host: "127.0.0.1", port: 0 });
   return { app, base, headers: { "x-api-key": created.key, authorization: `Bearer ${created.key}` } };
 }

@@ -1,21 +1,19 @@
 /** Subcommands of the CLI; each loads the validated config, builds its deps and runs. */
 import { join } from "node:path";
 import { Argument, Command, InvalidArgumentError, Option } from "commander";
-import { createEventsRepo } from "../api/routes/events/repo.ts";
+import { createApiDeps } from "../api/deps.ts";
 import { startServer } from "../api/server.ts";
-import type { ApiDeps } from "../api/types.ts";
 import { DEVNET_RUN_DEFAULTS, type RunningDevnet, runDevnet } from "../devnet/main.ts";
 import { registerDevnetDapps } from "../devnet/register.ts";
 import { ensureAdminKey } from "../lib/admin-key.ts";
 import { type Config, describeConfig, loadConfig } from "../lib/config.ts";
 import { ConfigError } from "../lib/errors.ts";
-import { createExplorerClient } from "../lib/explorer-client.ts";
 import { createLogger, type Logger } from "../lib/logger.ts";
 import { createMetrics, type Metrics } from "../lib/metrics.ts";
 import { seedRegistry } from "../lib/registry/seed.ts";
 import { createKeysRepo } from "../lib/repos/keys.ts";
 import { runProcess } from "../lib/run-process.ts";
-import { openStores, type Stores } from "../lib/stores/index.ts";
+import { openStores } from "../lib/stores/index.ts";
 import { createProgressReporter } from "../pipeline/ingest/progress.ts";
 import { reprocessRange } from "../pipeline/reprocess.ts";
 import { createPipelineDeps, PROCESSORS, type ProcessorName, startPipeline } from "../pipeline/runtime.ts";
@@ -41,32 +39,6 @@ export function context(env: NodeJS.ProcessEnv = process.env): ProcessContext {
     throw error;
   }
   return { config, log: createLogger({ level: config.LOG_LEVEL }), metrics: createMetrics() };
-}
-
-export function apiDeps(ctx: ProcessContext, stores: Stores): ApiDeps {
-  return {
-    config: ctx.config,
-    log: ctx.log,
-    metrics: ctx.metrics,
-    pg: stores.pg,
-    ch: stores.ch,
-    keys: stores.pg ? createKeysRepo(stores.pg) : null,
-    events:
-      stores.pg && stores.ch
-        ? createEventsRepo({
-            ch: stores.ch,
-            pg: stores.pg,
-            hydration: ctx.config.PAYLOAD_HYDRATION,
-            pageCacheMs: ctx.config.EVENTS_PAGE_CACHE_MS,
-            tailCapacity: ctx.config.EVENTS_TAIL_CACHE,
-          })
-        : null,
-    explorer: createExplorerClient({
-      baseUrl: ctx.config.EXPLORER_URL,
-      timeoutMs: ctx.config.EXPLORER_TIMEOUT_MS,
-      log: ctx.log,
-    }),
-  };
 }
 
 /** Normalized events the events sink of this process wrote (read from its metrics; a step behind). */
@@ -103,7 +75,7 @@ export function buildCli(): Command {
       await runProcess("api", ctx.log, async () => {
         const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "api" });
         if (stores.pg) await ensureAdminKey(stores.pg, ctx.config, ctx.log);
-        const server = await startServer(apiDeps(ctx, stores));
+        const server = await startServer(createApiDeps(ctx.config, stores, ctx.log, ctx.metrics));
         return async () => {
           await server.close();
           await stores.close();
@@ -241,7 +213,7 @@ function installPipelineCommands(program: Command): void {
                 onProgress: (p) => reporter.update(p),
               })
             : null;
-          const server = await startServer(apiDeps(ctx, stores));
+          const server = await startServer(createApiDeps(ctx.config, stores, ctx.log, ctx.metrics));
           return async () => {
             reporter.stop();
             await server.close();

@@ -110,17 +110,23 @@ export const CONFIG_SPEC = {
   ),
   INGEST_POLL_MS: int(2_000, 50, 600_000, "Live-tail polling interval."),
   CONFIRMATIONS: int(2, 0, 210, "Blocks on top of a block before its events are served (reorg safety)."),
+  EVENTS_WATERMARK_CACHE_MS: int(
+    200,
+    0,
+    10_000,
+    "How long each API process reuses the poll watermark, and how often its events tail checks for rewrites of served history (0 = on every request).",
+  ),
   EVENTS_PAGE_CACHE_MS: int(
     1_000,
     0,
     60_000,
-    "How long an identical /events/all page is reused per API process (0 = off); keyed by the watermark.",
+    "How long an identical /events/all page is reused per API process, and how often its kept address labels are checked against label_generation (0 = neither); pages are keyed by the watermark.",
   ),
   EVENTS_TAIL_CACHE: int(
     20_000,
     0,
     1_000_000,
-    "Newest events each API process keeps in memory to answer /events/all pages near the tip (0 = off; ~0.7 KB of heap per bench event, more with big payloads).",
+    "Newest events each API process keeps in memory to answer /events/all pages near the tip (0 = off; ~0.9 KB of heap per bench event: its served JSON and the fields filters read; more with big payloads).",
   ),
   PAYLOAD_HYDRATION: bool(true, "Merge offloaded payloads back into events on read."),
   PAYLOAD_MAX_BYTES: int(

@@ -5,8 +5,8 @@
  * another shape: a field change is a new topic (`…v3`), never an edit in place.
  */
 
-import type { NormalizedEvent } from "../lib/chain/types.ts";
 import type { Config } from "../lib/config.ts";
+import type { EventsMessage, EventsRetractionMessage } from "../lib/events/wire.ts";
 import { type Codec, createCodec } from "../lib/stores/avro.ts";
 
 export const TOPICS = {
@@ -52,34 +52,13 @@ export interface BlockRetractionMessage extends BlockPosition {
 
 export type BlockMessage = RawBlockMessage | BlockRetractionMessage;
 
-/** A normalized event on the wire: its block's fields travel once, on the message. */
-export type WireEvent = Omit<
-  NormalizedEvent,
-  "chain_index" | "block_hash" | "block_height" | "timestamp" | "payload"
-> & { payload_json: string };
-
-interface EventsPosition {
-  chain_index: number;
-  block_hash: string;
-  block_height: number;
-  block_timestamp: number;
-  /** Sequence of the block message these events came from. */
-  seq: number;
-}
-
-/** Every normalized event of one main-chain block (all or nothing). */
-export interface BlockEventsMessage extends EventsPosition {
-  kind: "block";
-  events: WireEvent[];
-  offloaded: { ref: string; payload_json: string }[];
-}
-
-/** Every event of this block is withdrawn. */
-export interface EventsRetractionMessage extends EventsPosition {
-  kind: "retraction";
-}
-
-export type EventsMessage = BlockEventsMessage | EventsRetractionMessage;
+export type {
+  BlockEventsMessage,
+  EventsMessage,
+  EventsRetractionMessage,
+  WireEvent,
+} from "../lib/events/wire.ts";
+export { toWireEvent } from "../lib/events/wire.ts";
 
 export interface Codecs {
   blocks: Codec<BlockMessage>;
@@ -112,9 +91,4 @@ export function eventsRetractionOf(m: BlockRetractionMessage): EventsRetractionM
     block_timestamp: m.timestamp,
     seq: m.seq,
   };
-}
-
-export function toWireEvent(e: NormalizedEvent): WireEvent {
-  const { chain_index: _c, block_hash: _b, block_height: _h, timestamp: _t, payload, ...rest } = e;
-  return { ...rest, payload_json: JSON.stringify(payload) };
 }

@@ -9,10 +9,9 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { buildApp } from "../api/app.ts";
+import { createApiDeps } from "../api/deps.ts";
 import { loadConfig } from "../lib/config.ts";
-import { createExplorerClient } from "../lib/explorer-client.ts";
 import { createLogger } from "../lib/logger.ts";
-import { createMetrics } from "../lib/metrics.ts";
 
 interface LintReport {
   totals: { errors: number; warnings: number };
@@ -21,16 +20,7 @@ interface LintReport {
 
 const config = loadConfig({ DATABASES: "off", LOG_LEVEL: "silent" });
 const log = createLogger({ level: "silent" });
-const app = await buildApp({
-  config,
-  log,
-  metrics: createMetrics(),
-  pg: null,
-  ch: null,
-  keys: null,
-  events: null,
-  explorer: createExplorerClient({ baseUrl: config.EXPLORER_URL, timeoutMs: 1000, log }),
-});
+const app = await buildApp(createApiDeps(config, { pg: null, ch: null }, log));
 const dir = mkdtempSync(join(tmpdir(), "openapi-lint-"));
 const file = join(dir, "openapi.json");
 writeFileSync(file, JSON.stringify(app.swagger(), null, 2));

@@ -1,12 +1,9 @@
 /** Builds the real app on real stores for HTTP tests (`app.inject()`), with an admin and a user key. */
 import { type BuildOptions, buildApp } from "../../api/app.ts";
-import { createEventsRepo } from "../../api/routes/events/repo.ts";
+import { createApiDeps } from "../../api/deps.ts";
 import type { ApiDeps, App } from "../../api/types.ts";
 import { type Config, loadConfig } from "../../lib/config.ts";
-import { createExplorerClient } from "../../lib/explorer-client.ts";
-import { createMetrics } from "../../lib/metrics.ts";
 import { seedRegistryIfEmpty } from "../../lib/registry/seed.ts";
-import { createKeysRepo } from "../../lib/repos/keys.ts";
 import { openTestCh, openTestPg, quietLog, type TestCh, type TestPg } from "./stores.ts";
 
 export interface TestApp {
@@ -37,38 +34,16 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     EXPLORER_URL: options.explorerUrl ?? "http://127.0.0.1:9",
     // Page caching is off unless a test turns it on: most tests read right after they write.
     EVENTS_PAGE_CACHE_MS: "0",
+    EVENTS_WATERMARK_CACHE_MS: "0",
     ...options.env,
     DATABASES: withDb ? "on" : "off",
   });
   const pgStore = withDb ? (options.stores?.pg ?? (await openTestPg())) : null;
   const chStore = withDb ? (options.stores?.ch ?? (await openTestCh())) : null;
-  const keys = pgStore ? createKeysRepo(pgStore.pg) : null;
   // As at a real first start (openStores): the registry is seeded from the official token list.
   if (pgStore) await seedRegistryIfEmpty({ pg: pgStore.pg, log: quietLog });
-  const deps: ApiDeps = {
-    config,
-    log: quietLog,
-    metrics: createMetrics(),
-    pg: pgStore?.pg ?? null,
-    ch: chStore?.ch ?? null,
-    keys,
-    events:
-      pgStore && chStore
-        ? createEventsRepo({
-            ch: chStore.ch,
-            pg: pgStore.pg,
-            hydration: config.PAYLOAD_HYDRATION,
-            watermarkCacheMs: 0,
-            pageCacheMs: config.EVENTS_PAGE_CACHE_MS,
-            tailCapacity: config.EVENTS_TAIL_CACHE,
-          })
-        : null,
-    explorer: createExplorerClient({
-      baseUrl: config.EXPLORER_URL,
-      timeoutMs: config.EXPLORER_TIMEOUT_MS,
-      log: quietLog,
-    }),
-  };
+  const deps = createApiDeps(config, { pg: pgStore?.pg ?? null, ch: chStore?.ch ?? null }, quietLog);
+  const keys = deps.keys;
   const app = await buildApp(deps, options);
   const admin = keys
     ? await keys.createKey({ userId: "admin-user", planId: "enterprise", level: "admin" })

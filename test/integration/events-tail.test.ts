@@ -5,8 +5,8 @@
  * retraction of a visible block, as a reorg deeper than CONFIRMATIONS would write) reaches it.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { writeEventsBatch } from "../../lib/events/writer.ts";
 import type { EventsMessage } from "../../pipeline/messages.ts";
-import { writeEventsBatch } from "../../pipeline/processors/events-sink.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { startTestPipeline, type TestPipeline } from "../helpers/pipeline.ts";
 

@@ -4,12 +4,12 @@
  * query plus one labels query per response.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ApiEvent, EventsRepo } from "../../api/routes/events/repo.ts";
 import type { DevnetBlock, DevnetChain } from "../../devnet/chain.ts";
 import { createDevnetChain } from "../../devnet/chain.ts";
 import { type DevnetServer, startDevnetServer } from "../../devnet/server.ts";
+import type { ApiEvent, EventsService } from "../../lib/events/service.ts";
+import { writeEventsBatch } from "../../lib/events/writer.ts";
 import { createStaticDappRegistry } from "../../pipeline/normalize/index.ts";
-import { writeEventsBatch } from "../../pipeline/processors/events-sink.ts";
 import { toEventsMessage } from "../../pipeline/processors/normalize.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 
@@ -45,7 +45,7 @@ async function writeEvents(t: TestApp, chain: DevnetChain, blocks: DevnetBlock[]
 function countCalls(t: TestApp) {
   const inner = t.deps.events!;
   const calls = { byTransactions: 0, labels: 0 };
-  const counted: EventsRepo = {
+  const counted: EventsService = {
     ...inner,
     hydration: inner.hydration,
     byTransactions: (ids) => {

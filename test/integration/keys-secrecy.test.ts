@@ -1,11 +1,10 @@
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../../api/app.ts";
+import { createApiDeps } from "../../api/deps.ts";
 import { loadConfig } from "../../lib/config.ts";
-import { createExplorerClient } from "../../lib/explorer-client.ts";
 import { createLogger } from "../../lib/logger.ts";
-import { createMetrics } from "../../lib/metrics.ts";
-import { createKeysRepo, hashKey } from "../../lib/repos/keys.ts";
+import { hashKey } from "../../lib/repos/keys.ts";
 import { openTestCh, openTestPg, type TestCh, type TestPg } from "../helpers/stores.ts";
 
 describe("raw API keys stay secret", () => {
@@ -29,18 +28,13 @@ describe("raw API keys stay secret", () => {
       },
     });
     const log = createLogger({ level: "trace", stream });
-    const keys = createKeysRepo(pg.pg);
-    const deps = {
-      config: loadConfig({}),
+    // The explorer is never called here; a closed local port keeps the test off the network.
+    const deps = createApiDeps(
+      loadConfig({ EXPLORER_URL: "http://127.0.0.1:9" }),
+      { pg: pg.pg, ch: ch.ch },
       log,
-      metrics: createMetrics(),
-      pg: pg.pg,
-      ch: ch.ch,
-      keys,
-      events: null,
-      // Never called here; a closed local port keeps the test off the network.
-      explorer: createExplorerClient({ baseUrl: "http://127.0.0.1:9", timeoutMs: 1000, log }),
-    };
+    );
+    const keys = deps.keys!;
     const app = await buildApp(deps);
     const admin = await keys.createKey({ userId: "root", planId: "enterprise", level: "admin" });
     const headers = { "x-api-key": admin.key, authorization: `Bearer ${admin.key}` };

@@ -1,31 +1,34 @@
 /**
- * Address labels kept in memory by the events repository: reused while `label_generation` stays, and
+ * Address labels kept in memory by the events' label cache: reused while `label_generation` stays, and
  * dropped when a statement that can change a label (address_labels, a registered token's symbol) bumps it.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createEventsRepo, type EventsRepo } from "../../api/routes/events/repo.ts";
-import { openTestCh, openTestPg, type TestCh, type TestPg } from "../helpers/stores.ts";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { createLabelCache, type LabelCache } from "../../lib/events/label-cache.ts";
+import { createAddressLabelsRepo } from "../../lib/repos/address-labels.ts";
+import { openTestPg, type TestPg } from "../helpers/stores.ts";
 
 describe("address labels cache", () => {
   let pg: TestPg;
-  let ch: TestCh;
-  let repo: EventsRepo;
+  let cache: LabelCache;
   let labelReads = 0;
   const CHECK_MS = 40;
-  const pause = () => new Promise((r) => setTimeout(r, CHECK_MS + 10));
+  /** Asks until the cache answers `expected` (it checks the generation at most every CHECK_MS). */
+  const eventually = (addresses: string[], expected: Record<string, unknown>) =>
+    vi.waitFor(async () => expect(await cache.labels(addresses)).toEqual(expected), {
+      timeout: 5_000,
+      interval: 10,
+    });
 
   beforeAll(async () => {
     pg = await openTestPg();
-    ch = await openTestCh();
     const real = pg.pg.query.bind(pg.pg);
     pg.pg.query = (async (label: string, sql: string, params?: Parameters<typeof real>[2]) => {
       if (label === "labels_for_addresses") labelReads++;
       return real(label, sql, params);
     }) as typeof pg.pg.query;
-    repo = createEventsRepo({ ch: ch.ch, pg: pg.pg, hydration: true, pageCacheMs: CHECK_MS });
+    cache = createLabelCache(createAddressLabelsRepo(pg.pg), { checkMs: CHECK_MS });
   });
   afterAll(async () => {
-    await ch?.close();
     await pg?.close();
   });
 
@@ -33,9 +36,9 @@ describe("address labels cache", () => {
     (await pg.pg.query<{ g: string }>("t", "SELECT generation::text AS g FROM label_generation"))[0]?.g;
 
   it("reuses labels and misses until a label statement bumps the generation", async () => {
-    expect(await repo.labels(["1Alice", "1Bob"])).toEqual({});
+    expect(await cache.labels(["1Alice", "1Bob"])).toEqual({});
     const reads = labelReads;
-    expect(await repo.labels(["1Bob", "1Alice"])).toEqual({});
+    expect(await cache.labels(["1Bob", "1Alice"])).toEqual({});
     expect(labelReads).toBe(reads);
 
     const before = await generation();
@@ -44,15 +47,16 @@ describe("address labels cache", () => {
       "INSERT INTO address_labels (address, source, label, mapped_label) VALUES ('1Alice', 'test', 'Alice', 'Alice')",
     );
     expect(await generation()).not.toBe(before);
-    await pause();
-    expect(await repo.labels(["1Alice", "1Bob"])).toEqual({
+    await eventually(["1Alice", "1Bob"], {
       "1Alice": { label: "Alice", mapped_label: "Alice", source: "test" },
     });
+    // One store read when the generation moved; the answer is kept again afterwards.
+    expect(labelReads).toBe(reads + 1);
+    await cache.labels(["1Alice", "1Bob"]);
     expect(labelReads).toBe(reads + 1);
 
     await pg.pg.query("t", "DELETE FROM address_labels WHERE address = '1Alice'");
-    await pause();
-    expect(await repo.labels(["1Alice"])).toEqual({});
+    await eventually(["1Alice"], {});
   });
 
   it("bumps the generation when a token's label fields change, not for other columns", async () => {

@@ -7,7 +7,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { startLive } from "../../devnet/live.ts";
 import { idCeiling } from "../../lib/chain/types.ts";
-import { readProgress } from "../../lib/repos/progress.ts";
+import { readProgress } from "../../lib/events/reader.ts";
 import { KAFKA_BROKERS, startTestPipeline, type TestPipeline, waitFor } from "../helpers/pipeline.ts";
 
 const modes = [

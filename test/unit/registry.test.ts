@@ -2,38 +2,8 @@ import { describe, expect, it } from "vitest";
 import { WORMHOLE_MAINNET_IMPORTS, wormholeMainnetRows, wormholeRow } from "../../lib/registry/bridge.ts";
 import { listedTokens, seedTokenCategoryLinks } from "../../lib/registry/seed.ts";
 import { contractAddressOf, groupOfContractId } from "../../lib/repos/registry-shared.ts";
-import { tokenListWhere } from "../../lib/repos/registry-tokens.ts";
 
 const AYIN = "1a281053ba8601a658368594da034c2e99a0fb951b86498d05e76aedfe666800";
-
-describe("token list WHERE builder", () => {
-  it("always excludes deleted tokens and binds nothing without filters", () => {
-    expect(tokenListWhere({})).toEqual({ where: "NOT t.deleted", params: [] });
-  });
-
-  it("binds every filter as a parameter, in order", () => {
-    const { where, params } = tokenListWhere({
-      chain: 8738,
-      registered: true,
-      moderation: "hide",
-      marketDisplay: false,
-      dapps: ["ayin", "elexium"],
-      category: "defi",
-      search: "AyIn",
-    });
-    expect(params).toEqual([8738, true, "hide", false, ["ayin", "elexium"], "defi", "ayin"]);
-    expect(where).toContain("t.chain_id = $1");
-    expect(where).toContain("t.dapp = ANY($5::text[])");
-    expect(where).toContain("tc.category_id = $6");
-    // The search text is lowered once and compared by position(): no LIKE wildcards to escape.
-    expect(where).toContain("position($7 in lower(coalesce(t.symbol_onchain, ''))) > 0");
-    expect(where).not.toContain("LIKE");
-  });
-
-  it("ignores an empty search and an empty dapp list", () => {
-    expect(tokenListWhere({ search: "", dapps: [] }).params).toEqual([]);
-  });
-});
 
 describe("Wormhole mapping", () => {
   it("maps USDT (Ethereum) to a wormhole_remote_pool row", () => {

@@ -1,7 +1,6 @@
 /** Addresses group, labels: list, add (admin), delete (admin). Labels decorate `address_labels` on events. */
 import { Type } from "@sinclair/typebox";
 import { notFound } from "../../../lib/errors.ts";
-import type { Pg } from "../../../lib/stores/postgres.ts";
 import { INT32_MAX } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 
@@ -19,14 +18,6 @@ const LabelRecord = Type.Object(
   },
   { $id: "AddressLabelRecord", title: "AddressLabelRecord" },
 );
-
-const SELECT = `SELECT address, label, icon, mapped_label, source, priority,
-  to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at FROM address_labels`;
-
-function pgOf(deps: ApiDeps): Pg {
-  if (!deps.pg) throw new Error("postgres missing while the databases are configured");
-  return deps.pg;
-}
 
 export async function addressLabelRoutes(app: App, deps: ApiDeps): Promise<void> {
   app.addSchema(LabelRecord);
@@ -58,28 +49,14 @@ export async function addressLabelRoutes(app: App, deps: ApiDeps): Promise<void>
     },
     async (request) => {
       const q = request.query;
-      const where: string[] = [];
-      const params: (string | number | string[])[] = [];
-      if (q.address) {
-        params.push(q.address.split(",").map((a) => a.trim()));
-        where.push(`address = ANY($${params.length}::text[])`);
-      }
-      if (q.search) {
-        params.push(`%${q.search.toLowerCase().replace(/[%_\\]/g, "\\$&")}%`);
-        where.push(`lower(label) LIKE $${params.length}`);
-      }
-      if (q.source) {
-        params.push(q.source);
-        where.push(`source = $${params.length}`);
-      }
-      params.push(q.limit, q.offset);
-      const rows = await pgOf(deps).query(
-        "labels_list",
-        `${SELECT} ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY address, priority, source
-         LIMIT $${params.length - 1} OFFSET $${params.length}`,
-        params,
-      );
-      return { labels: rows as never[], limit: q.limit, offset: q.offset };
+      const labels = await deps.labels!.list({
+        addresses: q.address?.split(",").map((a) => a.trim()),
+        search: q.search,
+        source: q.source,
+        limit: q.limit,
+        offset: q.offset,
+      });
+      return { labels, limit: q.limit, offset: q.offset };
     },
   );
 
@@ -108,16 +85,15 @@ export async function addressLabelRoutes(app: App, deps: ApiDeps): Promise<void>
     },
     async (request) => {
       const b = request.body;
-      const rows = await pgOf(deps).query(
-        "labels_upsert",
-        `INSERT INTO address_labels (address, source, label, icon, mapped_label, priority) VALUES ($1, $2, $3, $4, $5, $6)
-         ON CONFLICT (address, source) DO UPDATE SET label = EXCLUDED.label, icon = EXCLUDED.icon,
-           mapped_label = EXCLUDED.mapped_label, priority = EXCLUDED.priority, updated_at = now()
-         RETURNING address, label, icon, mapped_label, source, priority,
-           to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at`,
-        [b.address, b.source, b.label, b.icon ?? null, b.mapped_label ?? b.label, b.priority],
-      );
-      return { ok: true, label: rows[0] as never };
+      const label = await deps.labels!.upsert({
+        address: b.address,
+        source: b.source,
+        label: b.label,
+        icon: b.icon ?? null,
+        mapped_label: b.mapped_label ?? b.label,
+        priority: b.priority,
+      });
+      return { ok: true, label };
     },
   );
 
@@ -143,14 +119,10 @@ export async function addressLabelRoutes(app: App, deps: ApiDeps): Promise<void>
     },
     async (request) => {
       const { address, source } = request.body;
-      const rows = await pgOf(deps).query(
-        "labels_delete",
-        `DELETE FROM address_labels WHERE address = $1 AND ($2::text IS NULL OR source = $2) RETURNING address`,
-        [address, source ?? null],
-      );
-      if (rows.length === 0)
+      const deleted = await deps.labels!.remove(address, source ?? null);
+      if (deleted === 0)
         throw notFound(`No label for ${address}${source ? ` from ${source}` : ""}`, { address });
-      return { ok: true, deleted: rows.length };
+      return { ok: true, deleted };
     },
   );
 }

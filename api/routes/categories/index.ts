@@ -1,7 +1,6 @@
 /** Category group: list (with counts), add or re-activate, soft delete. */
 import { Type } from "@sinclair/typebox";
 import type { ApiDeps, App } from "../../types.ts";
-import { registryAccessor } from "../tokens/schemas.ts";
 
 const CategorySchema = Type.Object(
   {
@@ -21,7 +20,6 @@ const CategoryResult = Type.Object({ ok: Type.Boolean(), category: Type.Ref("Cat
 
 export async function categoryRoutes(app: App, deps: ApiDeps): Promise<void> {
   app.addSchema(CategorySchema);
-  const registry = registryAccessor(deps);
 
   app.get(
     "/category/all",
@@ -39,7 +37,7 @@ export async function categoryRoutes(app: App, deps: ApiDeps): Promise<void> {
         response: { 200: Type.Object({ categories: Type.Array(Type.Ref("Category")) }) },
       },
     },
-    async (request) => ({ categories: await registry().listCategories(request.query.include_deleted) }),
+    async (request) => ({ categories: await deps.registry!.listCategories(request.query.include_deleted) }),
   );
 
   app.post(
@@ -62,7 +60,7 @@ export async function categoryRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
     async (request) => ({
       ok: true,
-      category: await registry().addCategory(request.body.id, request.body.sort_order),
+      category: await deps.registry!.addCategory(request.body.id, request.body.sort_order),
     }),
   );
 
@@ -79,6 +77,6 @@ export async function categoryRoutes(app: App, deps: ApiDeps): Promise<void> {
         response: { 200: CategoryResult, 404: Type.Ref("Problem") },
       },
     },
-    async (request) => ({ ok: true, category: await registry().deleteCategory(request.body.id) }),
+    async (request) => ({ ok: true, category: await deps.registry!.deleteCategory(request.body.id) }),
   );
 }

@@ -1,10 +1,8 @@
 /** Chain group: the chains of the registry and the indexer's durable position per Alephium chain. */
 import { Type } from "@sinclair/typebox";
 import { ADDRESS_GROUPS } from "../../../lib/chain/types.ts";
-import { databaseDisabled } from "../../../lib/errors.ts";
-import { readProgress } from "../../../lib/repos/progress.ts";
+import { readProgress } from "../../../lib/events/reader.ts";
 import type { ApiDeps, App } from "../../types.ts";
-import { registryAccessor } from "../tokens/schemas.ts";
 
 const ChainSchema = Type.Object(
   {
@@ -28,7 +26,6 @@ const ChainStatusSchema = Type.Object({
 
 export async function chainRoutes(app: App, deps: ApiDeps): Promise<void> {
   app.addSchema(ChainSchema);
-  const registry = registryAccessor(deps);
 
   app.get(
     "/chain/all",
@@ -41,7 +38,7 @@ export async function chainRoutes(app: App, deps: ApiDeps): Promise<void> {
         response: { 200: Type.Object({ chains: Type.Array(Type.Ref("Chain")) }) },
       },
     },
-    async () => ({ chains: await registry().listChains() }),
+    async () => ({ chains: await deps.registry!.listChains() }),
   );
 
   app.get(
@@ -63,8 +60,7 @@ export async function chainRoutes(app: App, deps: ApiDeps): Promise<void> {
       },
     },
     async () => {
-      if (!deps.ch) throw databaseDisabled();
-      const progress = await readProgress(deps.ch);
+      const progress = await readProgress(deps.ch!);
       const now = Date.now();
       return {
         watermark: progress.watermark,

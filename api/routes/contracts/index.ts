@@ -3,7 +3,6 @@ import { Type } from "@sinclair/typebox";
 import { notFound } from "../../../lib/errors.ts";
 import { Nullable } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
-import { registryAccessor } from "../tokens/schemas.ts";
 
 const ContractSchema = Type.Object(
   {
@@ -26,7 +25,6 @@ const ContractSchema = Type.Object(
 
 export async function contractRoutes(app: App, deps: ApiDeps): Promise<void> {
   app.addSchema(ContractSchema);
-  const registry = registryAccessor(deps);
 
   app.get(
     "/contracts/:address",
@@ -47,9 +45,9 @@ export async function contractRoutes(app: App, deps: ApiDeps): Promise<void> {
       },
     },
     async (request) => {
-      const contract = await registry().getContract(request.params.address);
+      const contract = await deps.registry!.getContract(request.params.address);
       if (!contract) throw notFound(`Contract ${request.params.address} not found`);
-      const dapp = contract.dapp_id ? await registry().getDapp(contract.dapp_id) : null;
+      const dapp = contract.dapp_id ? await deps.registry!.getDapp(contract.dapp_id) : null;
       return { contract, dapp };
     },
   );

@@ -3,7 +3,7 @@ import { Type } from "@sinclair/typebox";
 import { type DappUpdate, MAX_CATEGORIES } from "../../../lib/repos/registry.ts";
 import { NoBody, Nullable } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
-import { NullableBody, registryAccessor } from "../tokens/schemas.ts";
+import { NullableBody } from "../tokens/schemas.ts";
 
 export const DappSchema = Type.Object(
   {
@@ -27,7 +27,6 @@ const DappParams = Type.Object({ dappid: DappId });
 
 export async function dappRoutes(app: App, deps: ApiDeps): Promise<void> {
   app.addSchema(DappSchema);
-  const registry = registryAccessor(deps);
 
   app.get(
     "/dapps/all",
@@ -42,7 +41,7 @@ export async function dappRoutes(app: App, deps: ApiDeps): Promise<void> {
         response: { 200: Type.Object({ dapps: Type.Array(Type.Ref("Dapp")) }) },
       },
     },
-    async (request) => ({ dapps: await registry().listDapps(request.query.include_deleted) }),
+    async (request) => ({ dapps: await deps.registry!.listDapps(request.query.include_deleted) }),
   );
 
   app.post(
@@ -66,7 +65,7 @@ export async function dappRoutes(app: App, deps: ApiDeps): Promise<void> {
         response: { 200: DappResult },
       },
     },
-    async (request) => ({ ok: true, dapp: await registry().addDapp(request.body) }),
+    async (request) => ({ ok: true, dapp: await deps.registry!.addDapp(request.body) }),
   );
 
   app.post(
@@ -91,7 +90,7 @@ export async function dappRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
     async (request) => ({
       ok: true,
-      dapp: await registry().updateDapp(request.params.dappid, request.body as DappUpdate),
+      dapp: await deps.registry!.updateDapp(request.params.dappid, request.body as DappUpdate),
     }),
   );
 
@@ -107,7 +106,7 @@ export async function dappRoutes(app: App, deps: ApiDeps): Promise<void> {
         response: { 200: DappResult, 404: Type.Ref("Problem") },
       },
     },
-    async (request) => ({ ok: true, dapp: await registry().deleteDapp(request.params.dappid) }),
+    async (request) => ({ ok: true, dapp: await deps.registry!.deleteDapp(request.params.dappid) }),
   );
 
   app.post(
@@ -128,7 +127,7 @@ export async function dappRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
     async (request) => ({
       ok: true,
-      dapp: await registry().setDappCategories(request.params.dappid, request.body.category_ids),
+      dapp: await deps.registry!.setDappCategories(request.params.dappid, request.body.category_ids),
     }),
   );
 }

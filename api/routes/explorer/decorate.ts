@@ -2,8 +2,10 @@
  * The `ext` decoration of explorer objects. Every function makes at most one events query
  * (`byTransactions`) and one labels query per response, whatever the number of transactions.
  */
+
+import type { ApiEvent, EventsService } from "../../../lib/events/service.ts";
 import type { ExplorerObject } from "../../../lib/explorer-client.ts";
-import type { ApiEvent, EventsRepo, LabelRow } from "../events/repo.ts";
+import type { AddressLabel } from "../../../lib/repos/address-labels.ts";
 
 /** `ext` of a decorated transaction list item (SPEC "Events" point 4). */
 export interface ListItemExt {
@@ -12,7 +14,7 @@ export interface ListItemExt {
   category?: string;
   sub_kind?: string;
   type?: string;
-  address_labels?: Record<string, LabelRow>;
+  address_labels?: Record<string, AddressLabel>;
 }
 
 const txHash = (tx: ExplorerObject): string => (typeof tx.hash === "string" ? tx.hash.toLowerCase() : "");
@@ -38,10 +40,10 @@ export function mainEvent(events: readonly ApiEvent[] | undefined): ApiEvent | u
 /** Labels of the transaction's input/output addresses plus the main event's labelled addresses. */
 function labelsFor(
   tx: ExplorerObject,
-  labels: Record<string, LabelRow>,
+  labels: Record<string, AddressLabel>,
   main: ApiEvent | undefined,
-): Record<string, LabelRow> | undefined {
-  const own: Record<string, LabelRow> = { ...main?.address_labels };
+): Record<string, AddressLabel> | undefined {
+  const own: Record<string, AddressLabel> = { ...main?.address_labels };
   for (const a of ioAddresses(tx)) {
     const l = labels[a];
     if (l) own[a] = l;
@@ -50,7 +52,7 @@ function labelsFor(
 }
 
 /** Events of the transactions and labels of their input/output addresses: two queries, run together. */
-async function lookup(repo: EventsRepo, txs: readonly ExplorerObject[]) {
+async function lookup(repo: EventsService, txs: readonly ExplorerObject[]) {
   const ids = [...new Set(txs.map(txHash).filter(Boolean))];
   const [events, labels] = await Promise.all([
     repo.byTransactions(ids),
@@ -60,7 +62,7 @@ async function lookup(repo: EventsRepo, txs: readonly ExplorerObject[]) {
 }
 
 /** `GET /transaction/{id}`: the explorer object plus `ext` { events, meta, address_labels? }. */
-export async function decorateTransaction(repo: EventsRepo, tx: ExplorerObject): Promise<ExplorerObject> {
+export async function decorateTransaction(repo: EventsService, tx: ExplorerObject): Promise<ExplorerObject> {
   const { events, labels } = await lookup(repo, [tx]);
   const own = events.get(txHash(tx)) ?? [];
   const addressLabels = labelsFor(tx, labels, mainEvent(own));
@@ -75,7 +77,7 @@ export async function decorateTransaction(repo: EventsRepo, tx: ExplorerObject):
 }
 
 /** Lists: each transaction gets `ext` { main_event_pending, and the main event's kind when it exists }. */
-export async function decorateList(repo: EventsRepo, txs: ExplorerObject[]): Promise<ExplorerObject[]> {
+export async function decorateList(repo: EventsService, txs: ExplorerObject[]): Promise<ExplorerObject[]> {
   if (txs.length === 0) return [];
   const { events, labels } = await lookup(repo, txs);
   return txs.map((tx) => {
@@ -100,7 +102,7 @@ export async function decorateList(repo: EventsRepo, txs: ExplorerObject[]): Pro
  * `token`, sub_kind `genesis_mint`) and `coinbases` (main events of coinbase transactions), null when none.
  */
 export async function decorateBlock(
-  repo: EventsRepo,
+  repo: EventsService,
   block: ExplorerObject,
   txs: readonly ExplorerObject[],
 ): Promise<ExplorerObject> {

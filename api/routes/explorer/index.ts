@@ -6,11 +6,9 @@
 
 import { Type } from "@sinclair/typebox";
 import type { FastifyReply } from "fastify";
-import { databaseDisabled } from "../../../lib/errors.ts";
 import type { ExplorerObject, ExplorerPage } from "../../../lib/explorer-client.ts";
 import { ProblemRef } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
-import type { EventsRepo } from "../events/repo.ts";
 import { decorateBlock, decorateList, decorateTransaction } from "./decorate.ts";
 import {
   AddressParams,
@@ -56,14 +54,9 @@ export async function explorerRoutes(app: App, deps: ApiDeps): Promise<void> {
   app.addSchema(BlockExt);
   app.addHook("onClose", async () => deps.explorer.close());
   const explorer = deps.explorer;
-  const listRepo = (): EventsRepo => {
-    if (!deps.events) throw databaseDisabled();
-    return deps.events;
-  };
   const list = async (reply: FastifyReply, fetch: () => Promise<{ json: ExplorerObject[] }>) => {
-    const repo = listRepo();
     const { json } = await fetch();
-    return sendJson(reply, await decorateList(repo, json));
+    return sendJson(reply, await decorateList(deps.events!, json));
   };
 
   app.get(

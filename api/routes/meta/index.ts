@@ -1,6 +1,6 @@
 /** Documentation and operations: /openapi.json, /healthz, /readyz, /metrics. */
 import { Type } from "@sinclair/typebox";
-import { readProgress } from "../../../lib/repos/progress.ts";
+import { readProgress } from "../../../lib/events/reader.ts";
 import { StringEnum } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 

@@ -3,7 +3,6 @@ import { Type } from "@sinclair/typebox";
 import { notFound } from "../../../lib/errors.ts";
 import { INT32_MAX, Nullable } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
-import { registryAccessor } from "../tokens/schemas.ts";
 
 const N = (description?: string) => Nullable(Type.String({ description }));
 
@@ -52,7 +51,6 @@ const AddressParams = Type.Object({
 export async function nftRoutes(app: App, deps: ApiDeps): Promise<void> {
   app.addSchema(CollectionSchema);
   app.addSchema(NftTokenSchema);
-  const registry = registryAccessor(deps);
 
   app.get(
     "/nft/collections",
@@ -82,7 +80,7 @@ export async function nftRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
     async (request) => {
       const { page, pageSize, search } = request.query;
-      return { ...(await registry().listNftCollections({ page, pageSize, search })), page, pageSize };
+      return { ...(await deps.registry!.listNftCollections({ page, pageSize, search })), page, pageSize };
     },
   );
 
@@ -98,7 +96,7 @@ export async function nftRoutes(app: App, deps: ApiDeps): Promise<void> {
       },
     },
     async (request) => {
-      const collection = await registry().getNftCollection(request.params.address);
+      const collection = await deps.registry!.getNftCollection(request.params.address);
       if (!collection) throw notFound(`NFT collection ${request.params.address} not found`);
       return { collection };
     },
@@ -127,12 +125,12 @@ export async function nftRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
     async (request) => {
       const { address } = request.params;
-      if (!(await registry().getNftCollection(address)))
+      if (!(await deps.registry!.getNftCollection(address)))
         throw notFound(`NFT collection ${address} not found`);
       const { page, pageSize } = request.query;
       return {
         collection_address: address,
-        ...(await registry().listNftTokens(address, { page, pageSize })),
+        ...(await deps.registry!.listNftTokens(address, { page, pageSize })),
         page,
         pageSize,
       };

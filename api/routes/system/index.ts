@@ -67,10 +67,6 @@ const present = (key: ApiKey) => ({
 export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
   app.addSchema(Plan);
   app.addSchema(Key);
-  const keys = () => {
-    if (!deps.keys) throw new Error("keys repository missing while the database is configured");
-    return deps.keys;
-  };
 
   app.get(
     "/system/plans",
@@ -82,7 +78,7 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
         response: { 200: Type.Object({ plans: Type.Array(Type.Ref("ApiPlan")) }) },
       },
     },
-    async () => ({ plans: await keys().listPlans() }),
+    async () => ({ plans: await deps.keys!.listPlans() }),
   );
 
   app.post(
@@ -111,7 +107,7 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
         response: { 200: Type.Object({ ok: Type.Boolean(), plan: Type.Ref("ApiPlan") }) },
       },
     },
-    async (request) => ({ ok: true, plan: await keys().upsertPlan(request.body) }),
+    async (request) => ({ ok: true, plan: await deps.keys!.upsertPlan(request.body) }),
   );
 
   app.get(
@@ -136,7 +132,7 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
         throw forbidden("admin_required", "Only admins may list another user's keys.");
       }
       const userId = wanted ?? caller?.user_id;
-      return { keys: (await keys().listKeys(userId)).map(present) };
+      return { keys: (await deps.keys!.listKeys(userId)).map(present) };
     },
   );
 
@@ -167,7 +163,7 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
       },
     },
     async (request) =>
-      keys().createKey({
+      deps.keys!.createKey({
         userId: request.body.user_id,
         planId: request.body.plan_id,
         level: request.body.level ?? "user",
@@ -175,7 +171,7 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
   );
 
   const ownerOrAdmin = async (keyId: string, caller: KeyWithPlan | null) => {
-    const key = await keys().getKey(keyId);
+    const key = await deps.keys!.getKey(keyId);
     if (!key) throw notFound(`API key ${keyId} not found`, { keyId });
     if (caller && caller.level !== "admin" && caller.user_id !== key.user_id) {
       throw forbidden("not_key_owner", "Only the key's owner or an admin may change its origins.");
@@ -202,8 +198,8 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
         await ownerOrAdmin(request.params.keyid, request.apiKey);
         const key =
           action === "add"
-            ? await keys().addOrigin(request.params.keyid, request.body.origin)
-            : await keys().removeOrigin(request.params.keyid, request.body.origin);
+            ? await deps.keys!.addOrigin(request.params.keyid, request.body.origin)
+            : await deps.keys!.removeOrigin(request.params.keyid, request.body.origin);
         return { ok: true, key: present(key) };
       },
     );
@@ -226,7 +222,7 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
     async (request) => ({
       ok: true,
-      key: present(await keys().setPlan(request.params.keyid, request.body.plan_id)),
+      key: present(await deps.keys!.setPlan(request.params.keyid, request.body.plan_id)),
     }),
   );
 
@@ -242,7 +238,7 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
         response: { 200: KeyResult, 404: Type.Ref("Problem") },
       },
     },
-    async (request) => ({ ok: true, key: present(await keys().revoke(request.params.keyid)) }),
+    async (request) => ({ ok: true, key: present(await deps.keys!.revoke(request.params.keyid)) }),
   );
 
   app.post(
@@ -267,7 +263,7 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
       if (Object.keys(request.body).length === 0)
         throw badRequest("No fields to update: send valid_until or last_payment_at.");
       const body = request.body as { valid_until?: string | null; last_payment_at?: string | null };
-      return { ok: true, key: present(await keys().update(request.params.keyid, body)) };
+      return { ok: true, key: present(await deps.keys!.update(request.params.keyid, body)) };
     },
   );
 }

@@ -7,7 +7,6 @@ import type { ApiDeps, App } from "../../types.ts";
 import {
   BridgedRowSchema,
   NullableBody,
-  registryAccessor,
   TokenIdParam,
   TokenListEntrySchema,
   TokenSchema,
@@ -89,7 +88,6 @@ export async function tokenRoutes(app: App, deps: ApiDeps): Promise<void> {
   app.addSchema(TokenSchema);
   app.addSchema(TokenListEntrySchema);
   app.addSchema(BridgedRowSchema);
-  const registry = registryAccessor(deps);
 
   app.get(
     "/token/all",
@@ -119,7 +117,7 @@ export async function tokenRoutes(app: App, deps: ApiDeps): Promise<void> {
         ?.split(",")
         .map((d) => d.trim())
         .filter(Boolean);
-      const { tokens, total } = await registry().listTokens({
+      const { tokens, total } = await deps.registry!.listTokens({
         page: q.page,
         pageSize: q.pageSize,
         chain: q.chain,
@@ -157,9 +155,9 @@ export async function tokenRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
     async () => {
       const [chains, dapps, categories] = await Promise.all([
-        registry().listChains(),
-        registry().filterOptionDapps(),
-        registry().listCategories(false),
+        deps.registry!.listChains(),
+        deps.registry!.filterOptionDapps(),
+        deps.registry!.listCategories(false),
       ]);
       return { chains, dapps, categories: categories.map((c) => ({ id: c.id, sort_order: c.sort_order })) };
     },
@@ -183,7 +181,7 @@ export async function tokenRoutes(app: App, deps: ApiDeps): Promise<void> {
         },
       },
     },
-    async (request) => registry().getTokenDetails(request.params.tokenid),
+    async (request) => deps.registry!.getTokenDetails(request.params.tokenid),
   );
 
   app.post(
@@ -210,7 +208,7 @@ export async function tokenRoutes(app: App, deps: ApiDeps): Promise<void> {
     async (request) => ({
       ok: true,
       // NullableBody fields type as unknown through the type provider; the schema guarantees TokenUpdate.
-      token: await registry().updateToken(request.params.tokenid, request.body as TokenUpdate),
+      token: await deps.registry!.updateToken(request.params.tokenid, request.body as TokenUpdate),
     }),
   );
 
@@ -234,7 +232,7 @@ export async function tokenRoutes(app: App, deps: ApiDeps): Promise<void> {
       },
     },
     async (request) => {
-      const token = await registry().deleteToken(request.params.tokenid);
+      const token = await deps.registry!.deleteToken(request.params.tokenid);
       return { ok: true, id: token.id, deleted: true };
     },
   );

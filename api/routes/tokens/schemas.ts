@@ -1,18 +1,6 @@
-/** Schemas of the token registry (Token, TokenListEntry, BridgedRow) and the registry accessor of the groups. */
+/** Schemas of the token registry (Token, TokenListEntry, BridgedRow). */
 import { Type } from "@sinclair/typebox";
-import { databaseDisabled } from "../../../lib/errors.ts";
-import { createRegistryRepo, type RegistryRepo } from "../../../lib/repos/registry.ts";
 import { Nullable, StringEnum } from "../../schemas.ts";
-import type { ApiDeps } from "../../types.ts";
-
-/** The registry repository of the API's Postgres (a 503 when the databases are off). */
-export function registryAccessor(deps: ApiDeps): () => RegistryRepo {
-  const repo = deps.pg ? createRegistryRepo(deps.pg) : null;
-  return () => {
-    if (!repo) throw databaseDisabled();
-    return repo;
-  };
-}
 
 /**
  * A nullable request field. `nullable: true` (OpenAPI 3.0) instead of anyOf [T, null]: with the app's

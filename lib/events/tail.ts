@@ -9,13 +9,11 @@
  * sink announces each in `event_rewrites` after writing it, and the tail reloads when one reaches
  * its range. A page the tail cannot answer in full (older than `low`) is read from the store.
  */
-import type { NormalizedEvent } from "../../../lib/chain/types.ts";
-import type { Ch } from "../../../lib/stores/clickhouse.ts";
-import type { EventFilters } from "./repo.ts";
-import { COLUMNS, mainEvents, type Row } from "./rows.ts";
+import type { EventFilters, EventsReader, HeldEvent, PageRequest } from "./reader.ts";
+import { heldEvents, mainRows } from "./reader.ts";
 
 export interface TailOptions {
-  ch: Ch;
+  reader: EventsReader;
   /** Most events kept. */
   capacity: number;
   /** How often `event_rewrites` is checked (ms); 0 = on every read. */
@@ -26,11 +24,7 @@ export interface EventsTail {
   /** Brings the tail up to `ceiling` (exclusive), reloading it after a rewrite that reaches it. */
   sync(ceiling: string): Promise<void>;
   /** The page from memory, or null when the tail does not hold all of it. */
-  read(
-    filters: EventFilters,
-    page: { limit: number; afterId?: string; poll: boolean },
-    ceiling: string,
-  ): NormalizedEvent[] | null;
+  read(filters: EventFilters, page: PageRequest, ceiling: string): HeldEvent[] | null;
   /**
    * Events of the transactions the tail holds in full (a transaction's events are all held or none,
    * unless `low` falls inside it); `missing` lists the others, for the store to answer.
@@ -38,7 +32,7 @@ export interface EventsTail {
   transactions(
     txIds: readonly string[],
     ceiling: string,
-  ): { found: Map<string, NormalizedEvent[]>; missing: string[] };
+  ): { found: Map<string, HeldEvent[]>; missing: string[] };
   /** What the tail holds (for /status and tests). */
   stats(): { events: number; low: string | null; reloads: number };
 }
@@ -46,7 +40,7 @@ export interface EventsTail {
 /** `timestamp-chain-height-txindex`: the id prefix every event of one transaction shares. */
 const txPrefix = (id: string) => id.slice(0, 33);
 
-function matches(e: NormalizedEvent, f: EventFilters): boolean {
+function matches(e: HeldEvent, f: EventFilters): boolean {
   return (
     (!f.dapp_id || e.dapp_id === f.dapp_id) &&
     (!f.address || e.from === f.address || e.to === f.address) &&
@@ -57,23 +51,23 @@ function matches(e: NormalizedEvent, f: EventFilters): boolean {
 }
 
 /** Index of the first event whose id is greater than `id` (events sorted by id). */
-function firstAfter(events: readonly NormalizedEvent[], id: string): number {
+function firstAfter(events: readonly HeldEvent[], id: string): number {
   let lo = 0;
   let hi = events.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if ((events[mid] as NormalizedEvent).id <= id) lo = mid + 1;
+    if ((events[mid] as HeldEvent).id <= id) lo = mid + 1;
     else hi = mid;
   }
   return lo;
 }
 
 export function createEventsTail(options: TailOptions): EventsTail {
-  const { ch, capacity } = options;
-  let events: NormalizedEvent[] = [];
+  const { reader, capacity } = options;
+  let events: HeldEvent[] = [];
   /** Held events by transaction, in id order. */
-  let byTx = new Map<string, NormalizedEvent[]>();
-  const index = (list: readonly NormalizedEvent[]) => {
+  let byTx = new Map<string, HeldEvent[]>();
+  const index = (list: readonly HeldEvent[]) => {
     for (const e of list) {
       const own = byTx.get(e.tx_id);
       if (own) own.push(e);
@@ -92,8 +86,8 @@ export function createEventsTail(options: TailOptions): EventsTail {
   function trim() {
     if (events.length <= capacity) return;
     let cut = events.length - capacity;
-    const boundary = (events[cut - 1] as NormalizedEvent).id;
-    while (cut < events.length && (events[cut] as NormalizedEvent).id === boundary) cut++;
+    const boundary = (events[cut - 1] as HeldEvent).id;
+    while (cut < events.length && (events[cut] as HeldEvent).id === boundary) cut++;
     // The dropped events are the oldest, so each is the first of its transaction's list.
     for (const e of events.slice(0, cut)) {
       const own = byTx.get(e.tx_id);
@@ -106,15 +100,11 @@ export function createEventsTail(options: TailOptions): EventsTail {
 
   async function load(ceiling: string) {
     const window = capacity + 64;
-    const rows = await ch.query<Row>(
-      "events_tail_load",
-      `SELECT ${COLUMNS} FROM events WHERE id < {ceiling:String} ORDER BY id DESC LIMIT {n:UInt32}`,
-      { ceiling, n: window },
-    );
+    const rows = await reader.newest(ceiling, window);
     const complete = rows.length < window;
     const oldest = rows[rows.length - 1]?.id ?? "";
     // The oldest id's rows may continue past the window: keep only ids above it.
-    events = mainEvents(complete ? rows : rows.filter((r) => r.id > oldest));
+    events = heldEvents(mainRows(complete ? rows : rows.filter((r) => r.id > oldest)));
     byTx = new Map();
     index(events);
     low = complete ? "" : oldest;
@@ -125,25 +115,14 @@ export function createEventsTail(options: TailOptions): EventsTail {
 
   /** True when a rewrite announced since the last check reaches the held range. */
   async function rewritten(): Promise<boolean> {
-    const [now] = await ch.query<{ n: string; last: string }>(
-      "event_rewrites_count",
-      "SELECT count() AS n, toUnixTimestamp64Milli(max(written_at)) AS last FROM event_rewrites",
-    );
-    const count = Number(now?.n ?? 0);
-    const last = Number(now?.last ?? 0);
+    const { count, last } = await reader.rewrites();
     if (count === seenRewrites.count) return false;
     const first = seenRewrites.count < 0;
     // A minute of slack: sinks writing at once may commit a marker stamped before the newest seen.
     const since = seenRewrites.last - 60_000;
     seenRewrites = { count, last };
     if (first || low === null) return false;
-    const [touching] = await ch.query<{ n: string }>(
-      "event_rewrites_touching",
-      `SELECT count() AS n FROM event_rewrites
-       WHERE written_at >= fromUnixTimestamp64Milli({since:Int64}) AND to_id > {low:String}`,
-      { since, low },
-    );
-    return Number(touching?.n ?? 0) > 0;
+    return reader.rewriteReaches(since, low);
   }
 
   async function step(ceiling: string) {
@@ -153,15 +132,10 @@ export function createEventsTail(options: TailOptions): EventsTail {
     }
     if (ceiling <= top) return;
     const window = capacity + 64;
-    const rows = await ch.query<Row>(
-      "events_tail_append",
-      `SELECT ${COLUMNS} FROM events WHERE id >= {top:String} AND id < {ceiling:String}
-       ORDER BY id ASC LIMIT {n:UInt32}`,
-      { top, ceiling, n: window },
-    );
+    const rows = await reader.range(top, ceiling, window);
     // Far behind (more new events than the tail holds): start over from the newest.
     if (rows.length >= window) return load(ceiling);
-    const added = mainEvents(rows);
+    const added = heldEvents(mainRows(rows));
     events = events.concat(added);
     index(added);
     top = ceiling;
@@ -180,13 +154,13 @@ export function createEventsTail(options: TailOptions): EventsTail {
     },
     read(filters, page, ceiling) {
       if (low === null || top < ceiling) return null;
-      const out: NormalizedEvent[] = [];
-      const below = (e: NormalizedEvent) => e.id < ceiling;
+      const out: HeldEvent[] = [];
+      const below = (e: HeldEvent) => e.id < ceiling;
       if (page.afterId && page.poll) {
         // Oldest first after the cursor: complete when the cursor is inside the held range.
         if (page.afterId < low) return null;
         for (let i = firstAfter(events, page.afterId); i < events.length && out.length < page.limit; i++) {
-          const e = events[i] as NormalizedEvent;
+          const e = events[i] as HeldEvent;
           if (!below(e)) break;
           if (matches(e, filters)) out.push(e);
         }
@@ -196,21 +170,21 @@ export function createEventsTail(options: TailOptions): EventsTail {
       // tail holds everything from the first event.
       const start = page.afterId ? firstAfter(events, page.afterId) - 1 : events.length - 1;
       for (let i = start; i >= 0 && out.length < page.limit; i--) {
-        const e = events[i] as NormalizedEvent;
+        const e = events[i] as HeldEvent;
         if (page.afterId && e.id >= page.afterId) continue;
         if (below(e) && matches(e, filters)) out.push(e);
       }
       return out.length === page.limit || low === "" ? out : null;
     },
     transactions(txIds, ceiling) {
-      const found = new Map<string, NormalizedEvent[]>();
+      const found = new Map<string, HeldEvent[]>();
       const missing: string[] = [];
       const current = low !== null && top >= ceiling;
       for (const tx of txIds) {
         const own = current ? byTx.get(tx) : undefined;
         const first = own?.[0];
         if (first && first.id < ceiling && (low === "" || txPrefix(first.id) !== txPrefix(low as string)))
-          found.set(tx, own as NormalizedEvent[]);
+          found.set(tx, own as HeldEvent[]);
         else missing.push(tx);
       }
       return { found, missing };

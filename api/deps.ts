@@ -1,0 +1,65 @@
+/** The API's dependency bag, built once by `createApiDeps` (CLI, tests, benches). */
+import type { Config } from "../lib/config.ts";
+import { createLabelCache } from "../lib/events/label-cache.ts";
+import { createEventsReader } from "../lib/events/reader.ts";
+import { createEventsService } from "../lib/events/service.ts";
+import { createEventsTail } from "../lib/events/tail.ts";
+import { createExplorerClient } from "../lib/explorer-client.ts";
+import type { Logger } from "../lib/logger.ts";
+import { createMetrics, type Metrics } from "../lib/metrics.ts";
+import { createAddressLabelsRepo } from "../lib/repos/address-labels.ts";
+import { createKeysRepo } from "../lib/repos/keys.ts";
+import { createRegistryRepo } from "../lib/repos/registry.ts";
+import type { Ch } from "../lib/stores/clickhouse.ts";
+import type { Pg } from "../lib/stores/postgres.ts";
+import type { ApiDeps } from "./types.ts";
+
+/** Both stores, or neither (DATABASES=off). */
+export interface ApiStores {
+  pg: Pg | null;
+  ch: Ch | null;
+}
+
+export function createApiDeps(
+  config: Config,
+  stores: ApiStores,
+  log: Logger,
+  metrics: Metrics = createMetrics(),
+): ApiDeps {
+  const { pg, ch } = stores;
+  const labels = pg ? createAddressLabelsRepo(pg) : null;
+  const reader = ch ? createEventsReader(ch) : null;
+  return {
+    config,
+    log,
+    metrics,
+    pg,
+    ch,
+    keys: pg ? createKeysRepo(pg) : null,
+    registry: pg ? createRegistryRepo(pg) : null,
+    labels,
+    events:
+      labels && reader
+        ? createEventsService({
+            reader,
+            labels: createLabelCache(labels, { checkMs: config.EVENTS_PAGE_CACHE_MS }),
+            tail:
+              config.EVENTS_TAIL_CACHE > 0
+                ? createEventsTail({
+                    reader,
+                    capacity: config.EVENTS_TAIL_CACHE,
+                    checkMs: config.EVENTS_WATERMARK_CACHE_MS,
+                  })
+                : null,
+            hydration: config.PAYLOAD_HYDRATION,
+            watermarkCacheMs: config.EVENTS_WATERMARK_CACHE_MS,
+            pageCacheMs: config.EVENTS_PAGE_CACHE_MS,
+          })
+        : null,
+    explorer: createExplorerClient({
+      baseUrl: config.EXPLORER_URL,
+      timeoutMs: config.EXPLORER_TIMEOUT_MS,
+      log,
+    }),
+  };
+}

@@ -1,0 +1,127 @@
+/**
+ * Events as the API serves them, composed of the parts: the watermark (cached for a fraction of a
+ * second), the in-memory tail, the page cache, the store reader, offloaded payloads merged back
+ * (hydration) and the label cache. Each part lives in its own module; this one only orders them.
+ *
+ * A list page is served as JSON text made of the stored documents (built once by the writer) with
+ * each event's `address_labels` appended: no parse and re-serialisation of the events per request.
+ */
+import { idCeiling, type NormalizedEvent } from "../chain/types.ts";
+import type { AddressLabel } from "../repos/address-labels.ts";
+import type { LabelCache } from "./label-cache.ts";
+import { createPageCache } from "./page-cache.ts";
+import {
+  type EventFilters,
+  type EventsReader,
+  type HeldEvent,
+  heldEvents,
+  type PageRequest,
+} from "./reader.ts";
+import type { EventsTail } from "./tail.ts";
+
+/** A normalized event as the API serves it: the stored event plus labels of its addresses. */
+export type ApiEvent = NormalizedEvent & { address_labels: Record<string, AddressLabel> };
+
+export interface EventsService {
+  /** Low watermark (ms) up to which events are served. */
+  watermark(): Promise<number>;
+  /** One page of served events, as the JSON text of an array of `ApiEvent`. */
+  page(filters: EventFilters, page: PageRequest): Promise<string>;
+  byTransaction(txId: string): Promise<ApiEvent[]>;
+  /** Events of many transactions in one store query at most (decorated explorer lists). */
+  byTransactions(txIds: string[]): Promise<Map<string, ApiEvent[]>>;
+  /** Labels of many addresses in one query at most. */
+  labels(addresses: Iterable<string>): Promise<Record<string, AddressLabel>>;
+  /** Whether offloaded payloads are merged back. */
+  readonly hydration: boolean;
+  /** The in-memory tail of newest events, when enabled. */
+  readonly tail: EventsTail | null;
+}
+
+export interface EventsServiceOptions {
+  reader: EventsReader;
+  labels: LabelCache;
+  tail: EventsTail | null;
+  hydration: boolean;
+  /** How long the watermark is reused (ms). */
+  watermarkCacheMs: number;
+  /** How long an identical list/poll page is reused (ms; 0 = off). */
+  pageCacheMs: number;
+}
+
+/** An offloaded event's document holds `"payload":{}` right before its `payload_ref` (see fields.ts). */
+const OFFLOADED = ',"payload":{},"payload_ref":';
+
+export function createEventsService(o: EventsServiceOptions): EventsService {
+  const { reader, tail } = o;
+  const pages = createPageCache<string>(o.pageCacheMs);
+  let cached = { at: 0, value: 0 };
+
+  /** Each event's document with its offloaded payload merged back, and the labels of its addresses. */
+  async function finish(events: readonly HeldEvent[]): Promise<{ doc: string; labels: string }[]> {
+    const refs = o.hydration ? events.flatMap((e) => (e.payload_ref ? [e.payload_ref] : [])) : [];
+    const [payloads, labels] = await Promise.all([
+      reader.payloads(refs),
+      o.labels.labels(events.flatMap((e) => [e.from, e.to, e.with, e.token_address])),
+    ]);
+    return events.map((e) => {
+      const own: Record<string, AddressLabel> = {};
+      for (const a of [e.from, e.to, e.with, e.token_address]) {
+        const l = a ? labels[a] : undefined;
+        if (l) own[a] = l;
+      }
+      const hydrated = e.payload_ref ? payloads.get(e.payload_ref) : undefined;
+      const doc = hydrated ? e.doc.replace(OFFLOADED, () => `,"payload":${hydrated},"payload_ref":`) : e.doc;
+      return { doc, labels: JSON.stringify(own) };
+    });
+  }
+
+  const json = async (events: readonly HeldEvent[]) =>
+    `[${(await finish(events)).map((e) => `${e.doc.slice(0, -1)},"address_labels":${e.labels}}`).join(",")}]`;
+
+  async function ceiling(): Promise<string> {
+    const at = idCeiling(await service.watermark());
+    await tail?.sync(at);
+    return at;
+  }
+
+  const service: EventsService = {
+    hydration: o.hydration,
+    tail,
+    async watermark() {
+      if (Date.now() - cached.at > o.watermarkCacheMs)
+        cached = { at: Date.now(), value: (await reader.progress()).watermark };
+      return cached.value;
+    },
+    async page(filters, page) {
+      const below = await ceiling();
+      const held = tail?.read(filters, page, below);
+      if (held) return json(held);
+      return pages.get(JSON.stringify([filters, page, below]), async () =>
+        json(heldEvents(await reader.page(filters, page, below))),
+      );
+    },
+    async byTransaction(txId) {
+      return (await service.byTransactions([txId])).get(txId) ?? [];
+    },
+    async byTransactions(txIds) {
+      const out = new Map<string, ApiEvent[]>();
+      if (txIds.length === 0) return out;
+      // Transactions the tail holds need no store query; the others (older, or not yet under the
+      // watermark) are read from `event_lookup`.
+      let held = new Map<string, HeldEvent[]>();
+      let missing = [...txIds];
+      if (tail) ({ found: held, missing } = tail.transactions(txIds, await ceiling()));
+      const stored = heldEvents(await reader.byTransactions(missing));
+      for (const e of await finish([...[...held.values()].flat(), ...stored])) {
+        const event = { ...(JSON.parse(e.doc) as NormalizedEvent), address_labels: JSON.parse(e.labels) };
+        const list = out.get(event.tx_id) ?? [];
+        list.push(event);
+        out.set(event.tx_id, list);
+      }
+      return out;
+    },
+    labels: (addresses) => o.labels.labels(addresses),
+  };
+  return service;
+}
