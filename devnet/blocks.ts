@@ -8,7 +8,7 @@ import type { Activity } from "./activity.ts";
 import type { Dex } from "./dex.ts";
 import type { Accounts, Ledger } from "./ledger.ts";
 import type { Rng } from "./random.ts";
-import type { TxBuilder } from "./tx-builder.ts";
+import { shared, type TxBuilder } from "./tx-builder.ts";
 import {
   type BlockCtx,
   type BlockRec,
@@ -49,7 +49,7 @@ export function createBlockProducer(deps: {
 
   const blockHash = (chainIndex: number): string => {
     const tail = ((rng.int(0, 0xfff) << 4) | chainIndex).toString(16).padStart(4, "0");
-    return `000000${rng.hex(27)}${tail}`;
+    return ["000000", rng.hex(27), tail].join("");
   };
 
   const depsFor = (from: number, to: number, parent: string): string[] => {
@@ -86,12 +86,12 @@ export function createBlockProducer(deps: {
       depStateHash: rng.hex(32),
       txsHash: rng.hex(32),
       target: "20ffffff",
-      ghostUncles: uncles,
+      ghostUncles: shared(uncles),
     };
     const rec: BlockRec = {
       chainIndex: ctx.chainIndex,
       block,
-      events: ctx.events,
+      events: shared(ctx.events),
       mainChain,
       uncle,
       undo: ctx.undo,
@@ -146,6 +146,9 @@ export function createBlockProducer(deps: {
     builder.coinbase(ctx, uncles);
     const rec = finishBlock(ctx, parent.block.hash, uncles, true);
     chain.push(rec);
+    // A reorg undoes at most the last maxReorgDepth blocks: deeper ones no longer need their undo.
+    const settled = chain[chain.length - 1 - opts.maxReorgDepth];
+    if (settled) delete settled.undo;
     deps.emit({ type: "block", block: rec });
     return rec;
   };

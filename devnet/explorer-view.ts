@@ -164,13 +164,38 @@ export function blockTransactions(
   return slice(txs, p);
 }
 
-/** `GET /blocks`: main-chain blocks, newest first unless `reverse`. */
+/**
+ * `GET /blocks`: main-chain blocks ordered by (timestamp, chain index), newest first unless `reverse`. Each
+ * chain's blocks are already in timestamp order, so the page is merged from the chains' ends: the cost follows
+ * the page, not the length of the chain.
+ */
 export function listBlocks(chain: DevnetChain, p: Page & { reverse?: boolean }): explorer.ListBlocks {
-  const all: DevnetBlock[] = [];
-  for (let c = 0; c < chain.options.groups ** 2; c++) all.push(...chain.mainChain(c));
-  all.sort((a, b) => a.block.timestamp - b.block.timestamp || a.chainIndex - b.chainIndex);
-  if (!p.reverse) all.reverse();
-  return { total: all.length, blocks: slice(all, p).map(explorerBlockLite) };
+  const chains = Array.from({ length: chain.options.groups ** 2 }, (_, c) => chain.mainChain(c));
+  const total = chains.reduce((n, blocks) => n + blocks.length, 0);
+  const newestFirst = !p.reverse;
+  const cursor = chains.map((blocks) => (newestFirst ? blocks.length - 1 : 0));
+  /** True when `a` comes before `b` in the listed order. */
+  const before = (a: DevnetBlock, b: DevnetBlock): boolean => {
+    const ascending = a.block.timestamp - b.block.timestamp || a.chainIndex - b.chainIndex;
+    return newestFirst ? ascending > 0 : ascending < 0;
+  };
+  const from = (p.page - 1) * p.limit;
+  const to = Math.min(total, p.page * p.limit);
+  const page: DevnetBlock[] = [];
+  for (let i = 0; i < to; i++) {
+    let best: DevnetBlock | undefined;
+    let bestChain = -1;
+    for (let c = 0; c < chains.length; c++) {
+      const b = chains[c]![cursor[c]!];
+      if (b && (!best || before(b, best))) {
+        best = b;
+        bestChain = c;
+      }
+    }
+    cursor[bestChain]! += newestFirst ? -1 : 1;
+    if (i >= from) page.push(best!);
+  }
+  return { total, blocks: page.map(explorerBlockLite) };
 }
 
 /** `GET /infos/heights`: main-chain height per chain. */
@@ -190,53 +215,136 @@ interface TxIndexEntry {
   tokens: Set<string>;
 }
 
-const indexCache = new WeakMap<DevnetChain, { version: number; entries: TxIndexEntry[] }>();
+/**
+ * Main-chain txs per address and per token, each list in the reverse of the explorer's order
+ * (`block_timestamp DESC, tx_order ASC`, then chain index) so new blocks append at its end. Kept up to date
+ * block by block: a query costs what it returns, not the length of the chain.
+ */
+interface TxIndex {
+  /** Per chain, the hashes of the main-chain blocks indexed (index = height). */
+  hashes: string[][];
+  /** Per chain, per height: the entries of that block (removed again when a reorg orphans it). */
+  entries: TxIndexEntry[][][];
+  byAddress: Map<string, TxIndexEntry[]>;
+  byToken: Map<string, TxIndexEntry[]>;
+  version: number;
+}
 
-/** Main-chain txs ordered like the explorer (`block_timestamp DESC, tx_order ASC`), cached per chain version. */
-function mainChainTxIndex(chain: DevnetChain): TxIndexEntry[] {
-  const cached = indexCache.get(chain);
-  if (cached && cached.version === chain.version()) return cached.entries;
-  const entries: TxIndexEntry[] = [];
-  for (let c = 0; c < chain.options.groups ** 2; c++) {
-    for (const b of chain.mainChain(c)) {
-      b.block.transactions.forEach((tx, i) => {
-        const addresses = new Set<string>();
-        const tokens = new Set<string>();
-        const refs = [...tx.unsigned.inputs.map((x) => x.outputRef), ...tx.contractInputs];
-        for (const ref of refs) {
-          const o = chain.getOutput(ref.key);
-          if (!o) continue;
-          addresses.add(o.address);
-          for (const t of o.tokens) tokens.add(t.id);
-        }
-        for (const o of [...tx.unsigned.fixedOutputs, ...tx.generatedOutputs]) {
-          addresses.add(o.address);
-          for (const t of o.tokens) tokens.add(t.id);
-        }
-        entries.push({
-          loc: {
-            tx,
-            blockHash: b.block.hash,
-            txIndex: i,
-            timestamp: b.block.timestamp,
-            chainIndex: b.chainIndex,
-            mainChain: true,
-            coinbase: b.block.height > 0 && i === b.block.transactions.length - 1,
-          },
-          addresses,
-          tokens,
-        });
-      });
+const indexCache = new WeakMap<DevnetChain, TxIndex>();
+
+/** Explorer order: newest block first, then lower chain index, then tx order within the block. */
+const explorerOrder = (a: DevnetTxLocation, b: DevnetTxLocation): number =>
+  b.timestamp - a.timestamp || a.chainIndex - b.chainIndex || a.txIndex - b.txIndex;
+
+function blockEntries(chain: DevnetChain, b: DevnetBlock): TxIndexEntry[] {
+  return b.block.transactions.map((tx, i) => {
+    const addresses = new Set<string>();
+    const tokens = new Set<string>();
+    for (const ref of [...tx.unsigned.inputs.map((x) => x.outputRef), ...tx.contractInputs]) {
+      const o = chain.getOutput(ref.key);
+      if (!o) continue;
+      addresses.add(o.address);
+      for (const t of o.tokens) tokens.add(t.id);
+    }
+    for (const o of [...tx.unsigned.fixedOutputs, ...tx.generatedOutputs]) {
+      addresses.add(o.address);
+      for (const t of o.tokens) tokens.add(t.id);
+    }
+    return {
+      loc: {
+        tx,
+        blockHash: b.block.hash,
+        txIndex: i,
+        timestamp: b.block.timestamp,
+        chainIndex: b.chainIndex,
+        mainChain: true,
+        coinbase: b.block.height > 0 && i === b.block.transactions.length - 1,
+      },
+      addresses,
+      tokens,
+    };
+  });
+}
+
+/** Inserts in reverse explorer order, scanning from the end (where blocks of the newest timestamps go). */
+function insert(index: Map<string, TxIndexEntry[]>, key: string, e: TxIndexEntry): void {
+  let list = index.get(key);
+  if (!list) {
+    list = [];
+    index.set(key, list);
+  }
+  let at = list.length;
+  while (at > 0 && explorerOrder(list[at - 1]!.loc, e.loc) < 0) at -= 1;
+  list.splice(at, 0, e);
+}
+
+function remove(index: Map<string, TxIndexEntry[]>, key: string, e: TxIndexEntry): void {
+  const list = index.get(key);
+  const at = list ? list.lastIndexOf(e) : -1;
+  if (at >= 0) list!.splice(at, 1);
+}
+
+/** The index of a chain, brought up to its current main chains (new blocks added, orphaned ones removed). */
+function mainChainTxIndex(chain: DevnetChain): TxIndex {
+  const chains = chain.options.groups ** 2;
+  let index = indexCache.get(chain);
+  if (!index) {
+    index = {
+      hashes: Array.from({ length: chains }, () => []),
+      entries: Array.from({ length: chains }, () => []),
+      byAddress: new Map(),
+      byToken: new Map(),
+      version: -1,
+    };
+    indexCache.set(chain, index);
+  }
+  if (index.version === chain.version()) return index;
+  for (let c = 0; c < chains; c++) {
+    const main = chain.mainChain(c);
+    const hashes = index.hashes[c]!;
+    const entries = index.entries[c]!;
+    // Below the fork point of the last reorg the indexed blocks are still the main chain.
+    let keep = Math.min(hashes.length, main.length);
+    while (keep > 0 && hashes[keep - 1] !== main[keep - 1]!.block.hash) keep -= 1;
+    for (let h = hashes.length - 1; h >= keep; h--) {
+      for (const e of entries[h]!) {
+        for (const a of e.addresses) remove(index.byAddress, a, e);
+        for (const t of e.tokens) remove(index.byToken, t, e);
+      }
+    }
+    hashes.length = keep;
+    entries.length = keep;
+    for (let h = keep; h < main.length; h++) {
+      const b = main[h]!;
+      const made = blockEntries(chain, b);
+      for (const e of made) {
+        for (const a of e.addresses) insert(index.byAddress, a, e);
+        for (const t of e.tokens) insert(index.byToken, t, e);
+      }
+      hashes.push(b.block.hash);
+      entries.push(made);
     }
   }
-  entries.sort(
-    (a, b) =>
-      b.loc.timestamp - a.loc.timestamp ||
-      a.loc.chainIndex - b.loc.chainIndex ||
-      a.loc.txIndex - b.loc.txIndex,
-  );
-  indexCache.set(chain, { version: chain.version(), entries });
-  return entries;
+  index.version = chain.version();
+  return index;
+}
+
+/** The page of `list` (reverse explorer order) read newest first, keeping the entries `keep` accepts. */
+function pageOf(
+  list: TxIndexEntry[] | undefined,
+  p: Page,
+  keep: (e: TxIndexEntry) => boolean,
+): TxIndexEntry[] {
+  const out: TxIndexEntry[] = [];
+  if (!list) return out;
+  let skip = (p.page - 1) * p.limit;
+  for (let i = list.length - 1; i >= 0 && out.length < p.limit; i--) {
+    const e = list[i]!;
+    if (!keep(e)) continue;
+    if (skip > 0) skip -= 1;
+    else out.push(e);
+  }
+  return out;
 }
 
 /** `GET /addresses/{address}/transactions` (and `/tokens/{tokenId}/transactions` when `tokenId` is given). */
@@ -246,14 +354,16 @@ export function addressTransactions(
   p: Page,
   tokenId?: string,
 ): explorer.Transaction[] {
-  const hits = mainChainTxIndex(chain).filter(
-    (e) => e.addresses.has(address) && (tokenId === undefined || e.tokens.has(tokenId)),
+  const hits = pageOf(
+    mainChainTxIndex(chain).byAddress.get(address),
+    p,
+    (e) => tokenId === undefined || e.tokens.has(tokenId),
   );
-  return slice(hits, p).map((e) => toExplorerTransaction(chain, e.loc));
+  return hits.map((e) => toExplorerTransaction(chain, e.loc));
 }
 
 /** `GET /tokens/{tokenId}/transactions`: main-chain txs moving the token, newest first. */
 export function tokenTransactions(chain: DevnetChain, tokenId: string, p: Page): explorer.Transaction[] {
-  const hits = mainChainTxIndex(chain).filter((e) => e.tokens.has(tokenId));
-  return slice(hits, p).map((e) => toExplorerTransaction(chain, e.loc));
+  const hits = pageOf(mainChainTxIndex(chain).byToken.get(tokenId), p, () => true);
+  return hits.map((e) => toExplorerTransaction(chain, e.loc));
 }

@@ -16,8 +16,14 @@ import type {
   Undo,
 } from "./types.ts";
 
-/** Most inputs a generated transaction spends. */
+/** Most inputs a generated transaction spends (the node allows 256; generated transactions stay small). */
 const MAX_INPUTS = 12;
+/**
+ * A wallet holding more spendable outputs than this also spends its smallest ones that add no new token to the
+ * change (up to {@link MAX_INPUTS}), as a wallet consolidates dust: it bounds every owner's UTXO set, so the
+ * cost of choosing inputs stays flat however long the chain runs.
+ */
+const CONSOLIDATE_ABOVE = 8;
 
 export function addTokens(into: Map<string, bigint>, tokens: Iterable<{ id: string; amount: bigint }>): void {
   for (const t of tokens) into.set(t.id, (into.get(t.id) ?? 0n) + t.amount);
@@ -37,19 +43,42 @@ function djb2(bytes: Uint8Array): number {
   return hash;
 }
 
+const amountOf = (o: OutRec, id: string): bigint => {
+  for (const t of o.tokens) if (t.id === id) return t.amount;
+  return 0n;
+};
+
+/** Ascending by `value`, ties by key: a strict total order, so the choice is the same for a seed. */
+const ascending =
+  (value: (o: OutRec) => bigint) =>
+  (a: OutRec, b: OutRec): number => {
+    const va = value(a);
+    const vb = value(b);
+    if (va !== vb) return va < vb ? -1 : 1;
+    return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+  };
+
 /**
- * Yields `items` in the order `before` defines (a strict total order), one linear pass per item taken: inputs
- * are taken largest first until they cover a payment, usually a few out of hundreds of outputs.
+ * At most `slots` outputs of `pool` (ascending by `value`) worth at least `need`: smallest first like the node's
+ * wallet, largest first when the smallest would take too many; undefined when neither fits.
  */
-function* inOrder<T>(items: T[], before: (a: T, b: T) => boolean): Generator<T> {
-  const left = [...items];
-  while (left.length > 0) {
-    let best = 0;
-    for (let i = 1; i < left.length; i++) if (before(left[i]!, left[best]!)) best = i;
-    yield left[best]!;
-    left[best] = left[left.length - 1]!;
-    left.pop();
+function cover(
+  pool: OutRec[],
+  value: (o: OutRec) => bigint,
+  need: bigint,
+  slots: number,
+): OutRec[] | undefined {
+  for (const order of [pool, [...pool].reverse()]) {
+    const out: OutRec[] = [];
+    let sum = 0n;
+    for (const o of order) {
+      if (sum >= need || out.length === slots) break;
+      out.push(o);
+      sum += value(o);
+    }
+    if (sum >= need) return out;
   }
+  return undefined;
 }
 
 /** The devnet's key pairs: users spread evenly over the groups, and one miner per group. */
@@ -164,39 +193,47 @@ export function createLedger(deps: {
     const candidates = spendable(owner, ts);
     const chosen: OutRec[] = [];
     const used = new Set<string>();
-    for (const [id, need] of tokens) {
-      let have = 0n;
-      for (const o of chosen) for (const t of o.tokens) if (t.id === id) have += t.amount;
-      const amountOf = (o: OutRec): bigint => o.tokens.find((t) => t.id === id)!.amount;
-      const withToken = inOrder(
-        candidates.filter((o) => !used.has(o.key) && o.tokens.some((t) => t.id === id)),
-        (a, b) =>
-          amountOf(a) > amountOf(b) || (amountOf(a) === amountOf(b) && a.key.localeCompare(b.key) < 0),
-      );
-      for (const o of withToken) {
-        if (have >= need) break;
-        // Past MAX_INPUTS the answer is "impossible" whatever comes next.
-        if (chosen.length === MAX_INPUTS) return undefined;
+    const take = (list: OutRec[]): void => {
+      for (const o of list) {
         chosen.push(o);
         used.add(o.key);
-        have += o.tokens.find((t) => t.id === id)!.amount;
       }
-      if (have < need) return undefined;
+    };
+    for (const [id, need] of tokens) {
+      let have = 0n;
+      for (const o of chosen) have += amountOf(o, id);
+      const value = (o: OutRec): bigint => amountOf(o, id);
+      const pool = candidates.filter((o) => !used.has(o.key) && value(o) > 0n).sort(ascending(value));
+      const picked = cover(pool, value, need - have, MAX_INPUTS - chosen.length);
+      if (!picked) return undefined;
+      take(picked);
     }
-    let total = chosen.reduce((s, o) => s + o.attoAlphAmount, 0n);
-    const rest = inOrder(
-      candidates.filter((o) => !used.has(o.key)),
-      (a, b) =>
-        a.attoAlphAmount > b.attoAlphAmount ||
-        (a.attoAlphAmount === b.attoAlphAmount && a.key.localeCompare(b.key) < 0),
-    );
-    for (const o of rest) {
-      if (total >= alph + DUST_AMOUNT) break;
-      if (chosen.length === MAX_INPUTS) return undefined;
-      chosen.push(o);
-      total += o.attoAlphAmount;
+    const alphOf = (o: OutRec): bigint => o.attoAlphAmount;
+    const sumAlph = (): bigint => chosen.reduce((s, o) => s + o.attoAlphAmount, 0n);
+    // ALPH comes from token-free outputs first, as the node's wallet does, then from any.
+    const free = candidates.filter((o) => !used.has(o.key) && o.tokens.length === 0).sort(ascending(alphOf));
+    let picked = cover(free, alphOf, alph + DUST_AMOUNT - sumAlph(), MAX_INPUTS - chosen.length);
+    if (!picked) {
+      const any = candidates.filter((o) => !used.has(o.key)).sort(ascending(alphOf));
+      picked = cover(any, alphOf, alph + DUST_AMOUNT - sumAlph(), MAX_INPUTS - chosen.length);
     }
-    if (total < alph + DUST_AMOUNT || chosen.length > MAX_INPUTS || chosen.length === 0) return undefined;
+    if (!picked) return undefined;
+    take(picked);
+    if (chosen.length === 0) return undefined;
+    let unspent = candidates.length - chosen.length;
+    if (unspent > CONSOLIDATE_ABOVE) {
+      const moved = new Set<string>(tokens.keys());
+      for (const o of chosen) for (const t of o.tokens) moved.add(t.id);
+      const dust = candidates
+        .filter((o) => !used.has(o.key) && o.tokens.every((t) => moved.has(t.id)))
+        .sort(ascending(alphOf));
+      for (const o of dust) {
+        if (unspent <= CONSOLIDATE_ABOVE || chosen.length === MAX_INPUTS) break;
+        take([o]);
+        unspent -= 1;
+      }
+    }
+    const total = sumAlph();
     const changeTokens = new Map<string, bigint>();
     for (const o of chosen) addTokens(changeTokens, o.tokens);
     for (const [id, need] of tokens) changeTokens.set(id, changeTokens.get(id)! - need);

@@ -30,6 +30,8 @@ export function createReorgs(deps: {
   const undoBlock = (rec: BlockRec): void => {
     if (!rec.undo) throw new Error("devnet: block cannot be undone");
     deps.ledger.undo(rec.undo);
+    // An orphaned block never returns to the main chain.
+    delete rec.undo;
     rec.mainChain = false;
   };
 

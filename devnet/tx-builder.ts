@@ -28,6 +28,13 @@ import {
   type TxSpec,
 } from "./types.ts";
 
+/**
+ * One frozen empty array for every empty list the chain keeps (most outputs hold no token, most txs have no
+ * contract input): a block keeps about twenty of them otherwise. Frozen, so a consumer that mutates one fails.
+ */
+const EMPTY: readonly never[] = Object.freeze([]);
+export const shared = <T>(list: T[]): T[] => (list.length === 0 ? (EMPTY as never[]) : list);
+
 export const USER_GAS_PRICE = 100_000_000_000n;
 const COINBASE_GAS_PRICE = "1000000000";
 
@@ -80,6 +87,18 @@ export function createTxBuilder(deps: {
 }): TxBuilder {
   const { rng, accounts, ledger, store } = deps;
 
+  // Strings the chain keeps are built flat (join) or shared: a template literal makes a rope that keeps its
+  // pieces for as long as the chain lives.
+  const unlockScripts = new Map<string, string>();
+  const unlockScriptOf = (owner: DevnetAddress): string => {
+    let script = unlockScripts.get(owner.publicKey);
+    if (script === undefined) {
+      script = ["00", owner.publicKey].join("");
+      unlockScripts.set(owner.publicKey, script);
+    }
+    return script;
+  };
+
   /** Balance check: a generator bug must fail loudly, not produce an inconsistent chain. */
   const checkBalance = (spec: TxSpec, txId: string): void => {
     const gasFee = BigInt(spec.gasAmount) * spec.gasPrice;
@@ -104,7 +123,7 @@ export function createTxBuilder(deps: {
     key: o.key,
     attoAlphAmount: o.attoAlphAmount.toString(),
     address: o.address,
-    tokens: o.tokens.map((t) => ({ id: t.id, amount: t.amount.toString() })),
+    tokens: shared(o.tokens.map((t) => ({ id: t.id, amount: t.amount.toString() }))),
     lockTime: o.lockTime,
     message: o.message,
   });
@@ -116,7 +135,7 @@ export function createTxBuilder(deps: {
       key: o.key,
       attoAlphAmount: o.attoAlphAmount.toString(),
       address: o.address,
-      tokens: o.tokens.map((t) => ({ id: t.id, amount: t.amount.toString() })),
+      tokens: shared(o.tokens.map((t) => ({ id: t.id, amount: t.amount.toString() }))),
     };
   };
 
@@ -135,7 +154,7 @@ export function createTxBuilder(deps: {
         fixedOutput: fixed,
         address: s.address,
         attoAlphAmount: s.alph,
-        tokens: sortedTokens(s.tokens),
+        tokens: shared(sortedTokens(s.tokens)),
         lockTime: s.lockTime ?? 0,
         message: s.message ?? "",
         chainIndex: ctx.chainIndex,
@@ -157,17 +176,19 @@ export function createTxBuilder(deps: {
         ...(spec.scriptOpt ? { scriptOpt: spec.scriptOpt } : {}),
         gasAmount: spec.gasAmount,
         gasPrice: spec.gasPrice.toString(),
-        inputs: spec.inputs.map((i) => ({
-          outputRef: { hint: i.hint, key: i.key },
-          unlockScript: `00${i.owner!.publicKey}`,
-        })),
+        inputs: shared(
+          spec.inputs.map((i) => ({
+            outputRef: { hint: i.hint, key: i.key },
+            unlockScript: unlockScriptOf(i.owner!),
+          })),
+        ),
         fixedOutputs: fixedRecs.map(assetOut),
       },
       scriptExecutionOk: spec.ok,
-      contractInputs: spec.ok ? spec.contractInputs.map((i) => ({ hint: i.hint, key: i.key })) : [],
-      generatedOutputs: generatedRecs.map(generatedOut),
+      contractInputs: shared(spec.ok ? spec.contractInputs.map((i) => ({ hint: i.hint, key: i.key })) : []),
+      generatedOutputs: shared(generatedRecs.map(generatedOut)),
       inputSignatures: signers.map(() => rng.hex(64)),
-      scriptSignatures: [],
+      scriptSignatures: shared([]),
     };
     ledger.apply(ctx, txId, [...spec.inputs, ...(spec.ok ? spec.contractInputs : [])], made);
     if (spec.ok) {
@@ -179,7 +200,7 @@ export function createTxBuilder(deps: {
   };
 
   const userGas = (base = 20000): number => base + rng.int(0, 40) * 1000;
-  const script = (): string => `0101030001000${rng.hex(rng.int(24, 72))}`;
+  const script = (): string => ["0101030001000", rng.hex(rng.int(24, 72))].join("");
   const contractSpec = (c: ContractRec): OutSpec => ({
     type: "ContractOutput",
     address: c.address,
@@ -203,7 +224,7 @@ export function createTxBuilder(deps: {
     outputKey: "",
     alph: MINIMAL_CONTRACT_DEPOSIT,
     tokens: new Map(),
-    bytecode: `0${rng.int(1, 9)}${rng.hex(rng.int(40, 120))}`,
+    bytecode: [`0${rng.int(1, 9)}`, rng.hex(rng.int(40, 120))].join(""),
     codeHash: rng.hex(32),
     counter: 0,
     ...extra,
