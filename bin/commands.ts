@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { Argument, Command, InvalidArgumentError, Option } from "commander";
 import { createApiDeps } from "../api/deps.ts";
 import { startServer } from "../api/server.ts";
-import { DEVNET_RUN_DEFAULTS, type RunningDevnet, runDevnet } from "../devnet/main.ts";
+import { DEVNET_RUN_DEFAULTS, type DevnetRunOptions, type RunningDevnet, runDevnet } from "../devnet/main.ts";
 import { registerDevnetDapps } from "../devnet/register.ts";
 import { ensureAdminKey } from "../lib/admin-key.ts";
 import { type Config, describeConfig, loadConfig } from "../lib/config.ts";
@@ -319,15 +319,11 @@ function installPipelineCommands(program: Command): void {
       "state file: a restart continues the chain it describes (written at the first start)",
     )
     .action(
-      async (opts: {
-        port: number;
-        host: string;
-        seed: number;
-        blocks: number;
-        live: number;
-        reorgEvery: number;
-        state?: string;
-      }) => {
+      async (
+        opts: Pick<DevnetRunOptions, "port" | "host" | "seed" | "blocks" | "live" | "reorgEvery"> & {
+          state?: string;
+        },
+      ) => {
         const ctx = context();
         await runProcess("devnet", ctx.log, async () => {
           const { state, ...rest } = opts;

@@ -36,13 +36,14 @@ import {
 } from "../normalize/index.ts";
 import { defineProcessor } from "../processor.ts";
 
-interface NormalizeState {
+export interface NormalizeState {
   dapps: MutableDappRegistry;
   factories: PoolFactory[];
   pools: MutablePoolRegistry;
 }
 
-async function loadState(pg: Pg): Promise<NormalizeState> {
+/** The normalizer's state as saved: seed lists, registered factories, and what it learned from blocks. */
+export async function loadNormalizeState(pg: Pg): Promise<NormalizeState> {
   const factoryRows = await pg.query<PoolFactory>(
     "normalize_factories",
     `SELECT factory_address, dapp_id, created_event_index, token0_field, token1_field, pool_field,
@@ -115,13 +116,13 @@ export const normalizeProcessor = defineProcessor<BlockMessage, NormalizeState>(
   topic: "blocks",
   group: CONSUMER_GROUPS.normalize,
   codec: (codecs) => codecs.blocks,
-  setup: (deps) => loadState(deps.pg),
+  setup: (deps) => loadNormalizeState(deps.pg),
   async handle(messages, { deps, state, log }) {
     try {
       await normalizeBatch(messages, deps, state);
     } catch (error) {
       // What this batch taught may not be saved: start again from the saved state.
-      Object.assign(state, await loadState(deps.pg));
+      Object.assign(state, await loadNormalizeState(deps.pg));
       throw error;
     }
     log.debug({ blocks: messages.length }, "Blocks normalized.");

@@ -103,7 +103,9 @@ describe("events API", () => {
         cursor = page[page.length - 1]!.id;
       }
     };
-    const swap = every.find((e) => e.category === "dex" && e.token_address)!;
+    const swap = every.find(
+      (e) => e.category === "dex" && ["buy", "sell"].includes(e.sub_kind) && e.token_address,
+    )!;
     const cases: [string, (e: Ev) => boolean][] = [
       [`address=${swap.from}`, (e) => e.from === swap.from || e.to === swap.from],
       [
