@@ -165,11 +165,15 @@ describe.skipIf(serverPass)("README quick start", () => {
     expect(asUser.status).toBe(403);
 
     // While the demo holds the embedded stores, the shell command refuses and says what to do.
-    const clash = spawnSync("npm", ["run", "-s", "keys:create", "--", "--user", "me", "--level", "admin"], {
-      cwd: dir,
-      env: env(port),
-      encoding: "utf8",
-    });
+    const clash = spawnSync(
+      "npm",
+      ["--silent", "run", "keys:create", "--", "--user", "me", "--level", "admin"],
+      {
+        cwd: dir,
+        env: env(port),
+        encoding: "utf8",
+      },
+    );
     expect(clash.status).not.toBe(0);
     expect(clash.stderr).toContain("admin-key");
 
@@ -198,11 +202,15 @@ describe.skipIf(serverPass)("README quick start", () => {
   }, 600_000);
 
   it("prints a data command's result alone on stdout, so it pipes to jq", () => {
-    const run = spawnSync("npm", ["run", "-s", "keys:create", "--", "--user", "bob", "--plan", "free"], {
-      cwd: dir,
-      env: { ...env(0), DATA_DIR: join(dir, "data-cli") },
-      encoding: "utf8",
-    });
+    const run = spawnSync(
+      "npm",
+      ["--silent", "run", "keys:create", "--", "--user", "bob", "--plan", "free"],
+      {
+        cwd: dir,
+        env: { ...env(0), DATA_DIR: join(dir, "data-cli") },
+        encoding: "utf8",
+      },
+    );
     expect(run.status, run.stderr).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({
       key: expect.stringMatching(/^alk_/),
