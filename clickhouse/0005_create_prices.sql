@@ -19,7 +19,8 @@ CREATE TABLE IF NOT EXISTS trades
   price Decimal(76, 40) COMMENT 'quote_amount / base_amount (oracles: the raw value), truncated to 40 decimals',
   inv_price Decimal(76, 40) COMMENT 'base_amount / quote_amount, truncated to 40 decimals (0 for oracle values)',
   main_chain Bool COMMENT 'False once the block left the main chain',
-  version UInt64 COMMENT 'ReplacingMergeTree version: the block message seq'
+  version UInt64 COMMENT 'ReplacingMergeTree version: the block message seq',
+  INDEX idx_block block_hash TYPE bloom_filter(0.001) GRANULARITY 1
 )
 ENGINE = ReplacingMergeTree(version)
 ORDER BY (pool, ts, id, block_hash)

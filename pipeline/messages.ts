@@ -24,6 +24,7 @@ export const CONSUMER_GROUPS = {
   rawSink: "alephium-raw-sink",
   eventsSink: "alephium-events-sink",
   registry: "alephium-registry",
+  candles: "alephium-candles",
 } as const;
 
 /** Where a block sits; shared by a block and its retraction. */

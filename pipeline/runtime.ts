@@ -12,6 +12,7 @@ import { createIngestor, type IngestOptions, type Ingestor, type IngestProgress 
 import { createNodeClient } from "./ingest/node-client.ts";
 import { createCodecs } from "./messages.ts";
 import type { Processor, ProcessorFactory } from "./processor.ts";
+import { candlesProcessor } from "./processors/candles.ts";
 import { eventsSinkProcessor } from "./processors/events-sink.ts";
 import { normalizeProcessor } from "./processors/normalize.ts";
 import { rawSinkProcessor } from "./processors/raw-sink.ts";
@@ -23,6 +24,7 @@ export const PROCESSORS = {
   "raw-sink": rawSinkProcessor,
   "events-sink": eventsSinkProcessor,
   registry: registryProcessor,
+  candles: candlesProcessor,
 } as const satisfies Record<string, ProcessorFactory>;
 
 export type ProcessorName = keyof typeof PROCESSORS;

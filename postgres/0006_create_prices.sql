@@ -45,6 +45,8 @@ CREATE TABLE IF NOT EXISTS price_pairs (
   -- Decimals of the base and quote tokens, null = take them from the tokens table when served.
   decimals integer,
   quote_decimals integer,
+  -- When the candles of the pair were last rebuilt from stored events (null: a backfill is due).
+  backfilled_at bigint,
   created_at bigint NOT NULL,
   updated_at bigint NOT NULL,
   UNIQUE (source_id, pair_symbol)

@@ -9,6 +9,7 @@ import type { Ch } from "../../lib/stores/clickhouse.ts";
 import { reprocessRange } from "../../pipeline/reprocess.ts";
 import { PROCESSORS, type ProcessorName } from "../../pipeline/runtime.ts";
 import { eventsStateHash, startTestPipeline, type TestPipeline } from "../helpers/pipeline.ts";
+import { pricesStateHash } from "../helpers/prices.ts";
 import { openTestCh, openTestPg } from "../helpers/stores.ts";
 
 async function rawStateHash(ch: Ch) {
@@ -31,7 +32,11 @@ async function cleanPass(p: TestPipeline, confirmations: number) {
     confirmations,
   });
   await clean.catchUp();
-  const state = { events: await eventsStateHash(ch), raw: await rawStateHash(ch.ch) };
+  const state = {
+    events: await eventsStateHash(ch),
+    raw: await rawStateHash(ch.ch),
+    prices: await pricesStateHash(ch),
+  };
   await clean.close();
   await pg.close();
   await ch.close();
@@ -80,14 +85,22 @@ describe("replays are harmless", () => {
     expect(crashes).toBe(0);
     // In-process delivery is synchronous, so the crash fails the ingest round; Kafka retries the batch instead.
     expect(failedRounds).toBe(pipeline.deps.bus.kind === "memory" ? 2 : 0);
-    const first = { events: await eventsStateHash(pipeline.ch), raw: await rawStateHash(pipeline.ch.ch) };
+    const first = {
+      events: await eventsStateHash(pipeline.ch),
+      raw: await rawStateHash(pipeline.ch.ch),
+      prices: await pricesStateHash(pipeline.ch),
+    };
     expect(first.events.rows).toBeGreaterThan(400);
+    // The devnet's pools are watched (devnet/register.ts): there are candles to compare.
+    expect(first.prices.trades!.rows).toBeGreaterThan(20);
+    expect(first.prices.candles!.rows).toBeGreaterThan(20);
 
     // Re-deliver the whole range from raw blocks (new sequence numbers, same content).
     const republished = await reprocessRange(pipeline.deps, 0, Number.MAX_SAFE_INTEGER);
     expect(republished).toBe(Number(first.raw?.rows));
     await pipeline.catchUp();
     expect(await eventsStateHash(pipeline.ch)).toEqual(first.events);
+    expect(await pricesStateHash(pipeline.ch)).toEqual(first.prices);
 
     // Re-run the block range from the node: forget the ingest cursors.
     await pipeline.pg.pg.query("t", "DELETE FROM ingest_cursor");
@@ -101,11 +114,13 @@ describe("replays are harmless", () => {
     await again.close();
     expect(await eventsStateHash(pipeline.ch)).toEqual(first.events);
     expect(await rawStateHash(pipeline.ch.ch)).toEqual(first.raw);
+    expect(await pricesStateHash(pipeline.ch)).toEqual(first.prices);
 
     // And all of it equals one clean pass.
     const clean = await cleanPass(pipeline, 2);
     expect(clean.events).toEqual(first.events);
     expect(clean.raw).toEqual(first.raw);
+    expect(clean.prices).toEqual(first.prices);
   }, 180_000);
 });
 
@@ -181,9 +196,20 @@ describe("reorgs are handled", () => {
     }
     expect(seen.some((e) => reorg.added.includes(e.block_hash))).toBe(true);
 
-    // The state equals a clean pass over the winning chain.
+    // Trades of the orphaned blocks no longer count.
+    const orphanTrades = await pipeline.ch.ch.query<{ all: string; main: string }>(
+      "t",
+      "SELECT count() AS all, countIf(main_chain) AS main FROM trades FINAL WHERE block_hash IN {h:Array(String)}",
+      { h: reorg.orphaned },
+    );
+    expect(Number(orphanTrades[0]?.main)).toBe(0);
+
+    // The state equals a clean pass over the winning chain (candles and spot included).
     const clean = await cleanPass(pipeline, 0);
     expect(await eventsStateHash(pipeline.ch)).toEqual(clean.events);
+    const prices = await pricesStateHash(pipeline.ch);
+    expect(prices.candles!.rows).toBeGreaterThan(20);
+    expect(prices).toEqual(clean.prices);
     await server.close();
   }, 180_000);
 });

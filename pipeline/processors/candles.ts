@@ -1,0 +1,58 @@
+/**
+ * Candles: `alephium.events.v2` → trades (every on-chain swap and oracle value), then the candles of
+ * the watched pairs and the spot rows those trades touch, recomputed from `trades FINAL`
+ * (lib/prices/writer.ts). Pairs added since the last batch are rebuilt from stored events first.
+ */
+import { backfillPair } from "../../lib/prices/backfill.ts";
+import { type TradeRow, tradesOfBlock } from "../../lib/prices/trades.ts";
+import { loadCandlePairs, loadOracleContracts } from "../../lib/prices/watched.ts";
+import {
+  insertTrades,
+  recomputeCandles,
+  recomputeSpot,
+  retractTrades,
+  type Touched,
+  touch,
+} from "../../lib/prices/writer.ts";
+import { CONSUMER_GROUPS, type EventsMessage } from "../messages.ts";
+import { defineProcessor } from "../processor.ts";
+
+export const candlesProcessor = defineProcessor<EventsMessage>({
+  name: "candles",
+  topic: "events",
+  group: CONSUMER_GROUPS.candles,
+  codec: (codecs) => codecs.events,
+  async handle(messages, { deps, log }) {
+    const { ch, pg } = deps;
+    const oracles = await loadOracleContracts(pg);
+    const touched: Touched = new Map();
+    let trades: TradeRow[] = [];
+    let written = 0;
+    // Runs of blocks are one insert; a retraction applies after the blocks before it.
+    for (const m of messages) {
+      if (m.kind === "block") {
+        for (const t of tradesOfBlock(m, oracles)) {
+          trades.push(t);
+          touch(touched, t.pool, t.ts);
+        }
+        continue;
+      }
+      await insertTrades(ch, trades);
+      written += trades.length;
+      trades = [];
+      await retractTrades(ch, [{ block_hash: m.block_hash, seq: m.seq }], touched);
+    }
+    await insertTrades(ch, trades);
+    written += trades.length;
+    // Read after the trades are written: a pair added later finds them when it is backfilled.
+    const pairs = await loadCandlePairs(pg);
+    await recomputeCandles(ch, pairs, touched);
+    await recomputeSpot(ch, touched);
+    deps.metrics.pipelineRows.inc({ stage: "candles", table: "trades" }, written);
+    for (const pair of pairs) {
+      if (pair.backfilled_at !== null) continue;
+      const r = await backfillPair({ ch, pg, log }, pair);
+      log.info({ pair_id: pair.id, trades: r.trades }, "New pair's candles rebuilt.");
+    }
+  },
+});
