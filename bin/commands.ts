@@ -10,6 +10,8 @@ import { type Config, describeConfig, loadConfig } from "../lib/config.ts";
 import { ConfigError } from "../lib/errors.ts";
 import { createLogger, type Logger } from "../lib/logger.ts";
 import { createMetrics, type Metrics } from "../lib/metrics.ts";
+import { backfillPair } from "../lib/prices/backfill.ts";
+import { loadPricePairIds } from "../lib/prices/watched.ts";
 import { seedRegistry } from "../lib/registry/seed.ts";
 import { createKeysRepo } from "../lib/repos/keys.ts";
 import { runProcess } from "../lib/run-process.ts";
@@ -132,6 +134,36 @@ export function buildCli(): Command {
         if (!stores.pg) throw new Error("registry seed needs the database (DATABASES=on)");
         const report = await seedRegistry({ pg: stores.pg, log: ctx.log });
         process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      } finally {
+        await stores.close();
+      }
+    });
+
+  const prices = program.command("prices").description("Price pairs, trades and candles");
+  prices
+    .command("backfill")
+    .description(
+      "Rebuild the trades, candles and spot price of configured pairs from the stored normalized events (idempotent); prints one JSON result per pair, progress on stderr",
+    )
+    .option("--pair <id...>", "pair ids (default: every pair of an on-chain source)")
+    .option("--pending", "only pairs not rebuilt yet (added while no candles processor ran)")
+    .action(async (opts: { pair?: string[]; pending?: boolean }) => {
+      const ids = opts.pair?.map((v) => positiveInt("--pair")(v));
+      const ctx = context();
+      const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "prices backfill" });
+      try {
+        if (!stores.pg || !stores.ch) throw new Error("prices backfill needs the databases (DATABASES=on)");
+        const pairs = await loadPricePairIds(stores.pg, ids, opts.pending === true);
+        if (ids) {
+          const missing = ids.filter((id) => !pairs.includes(id));
+          if (missing.length > 0)
+            throw new Error(`No configured pair of an on-chain source has id ${missing.join(", ")}`);
+        }
+        for (const [i, id] of pairs.entries()) {
+          ctx.log.info({ pair_id: id, pair: i + 1, pairs: pairs.length }, "Backfilling pair.");
+          const result = await backfillPair({ ch: stores.ch, pg: stores.pg, log: ctx.log }, { id });
+          process.stdout.write(`${JSON.stringify(result)}\n`);
+        }
       } finally {
         await stores.close();
       }
@@ -278,7 +310,7 @@ function installPipelineCommands(program: Command): void {
       const deps = await createPipelineDeps(ctx, stores);
       // The in-process bus has no consumers of its own: run normalize and the events sink here.
       const pipeline = await startPipeline(deps, {
-        processors: deps.bus.kind === "memory" ? ["normalize", "events-sink"] : [],
+        processors: deps.bus.kind === "memory" ? ["normalize", "events-sink", "candles"] : [],
         ingest: false,
       });
       try {

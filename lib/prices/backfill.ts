@@ -67,7 +67,10 @@ export async function backfillPair(
   if (span && Number(span.n) > 0) {
     const [lo, hi] = [Number(span.lo), Number(span.hi)];
     const chunks = Math.max(1, Math.ceil((hi + 1 - lo) / CHUNK_MS));
-    log.info({ pool, from: new Date(lo).toISOString(), to: new Date(hi).toISOString() }, "Backfilling pair from stored events.");
+    log.info(
+      { pool, from: new Date(lo).toISOString(), to: new Date(hi).toISOString() },
+      "Backfilling pair from stored events.",
+    );
     for (let i = 0, from = lo; from <= hi; i++, from += CHUNK_MS) {
       const rows = await ch.query<EventRow>(
         "prices_backfill_events",
@@ -76,11 +79,22 @@ export async function backfillPair(
          FROM events FINAL
          PREWHERE id >= {from_id:String} AND id < {to_id:String}
          WHERE ${filter}`,
-        { from_id: idFloor(from), to_id: idFloor(from + CHUNK_MS), pool, contracts: row.contracts, event: ORACLE_UPDATE_EVENT },
+        {
+          from_id: idFloor(from),
+          to_id: idFloor(from + CHUNK_MS),
+          pool,
+          contracts: row.contracts,
+          event: ORACLE_UPDATE_EVENT,
+        },
       );
       const trades: TradeRow[] = [];
       for (const e of rows) {
-        const t = tradeOf({ ...e, timestamp: Number(e.ts) }, oracles, Boolean(e.main_chain), Number(e.version));
+        const t = tradeOf(
+          { ...e, timestamp: Number(e.ts) },
+          oracles,
+          Boolean(e.main_chain),
+          Number(e.version),
+        );
         if (!t) continue;
         trades.push(t);
         touch(touched, t.pool, t.ts);

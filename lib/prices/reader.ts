@@ -59,7 +59,9 @@ export interface Candle {
 }
 
 /** `page` counts back from the latest candle; `start`/`end` select buckets whose start is in [start, end]. */
-export type CandleWindow = { page: number; pageSize: number } | { start?: number; end?: number; limit: number };
+export type CandleWindow =
+  | { page: number; pageSize: number }
+  | { start?: number; end?: number; limit: number };
 
 interface CandleRow {
   t: string;
@@ -70,9 +72,15 @@ interface CandleRow {
   v: string;
 }
 
-const CANDLE_COLUMNS = "t, toString(o) AS o, toString(h) AS h, toString(l) AS l, toString(c) AS c, toString(v) AS v";
+const CANDLE_COLUMNS =
+  "t, toString(o) AS o, toString(h) AS h, toString(l) AS l, toString(c) AS c, toString(v) AS v";
 
-export async function readCandles(ch: Ch, pair: PairRef, scale: Scale, window: CandleWindow): Promise<Candle[]> {
+export async function readCandles(
+  ch: Ch,
+  pair: PairRef,
+  scale: Scale,
+  window: CandleWindow,
+): Promise<Candle[]> {
   let rows: CandleRow[];
   if ("page" in window) {
     rows = await ch.query<CandleRow>(
@@ -141,7 +149,8 @@ export async function readScalesMeta(ch: Ch, markets: string[]): Promise<Map<str
   for (const m of minutes) {
     const [first, last] = [Number(m.first), Number(m.last)];
     const meta: ScalesMeta = {};
-    for (const scale of SCALES) meta[scale] = { first_ts: bucketStart(scale, first), last_ts: bucketStart(scale, last) };
+    for (const scale of SCALES)
+      meta[scale] = { first_ts: bucketStart(scale, first), last_ts: bucketStart(scale, last) };
     out.set(m.market, meta);
   }
   return out;
@@ -190,7 +199,8 @@ export async function readSpot(
     );
     if (!row) return { ...NONE, from_spot_table: true };
     // The spot row is oriented as the pool orients it; a pair priced in the pool's base token inverts it.
-    const inverted = pair.token_id !== null && row.base_token_id !== "" && row.base_token_id !== pair.token_id;
+    const inverted =
+      pair.token_id !== null && row.base_token_id !== "" && row.base_token_id !== pair.token_id;
     const ts = Number(row.ts);
     return {
       price: shiftToNumber(inverted ? row.inv_price : row.price, shift),

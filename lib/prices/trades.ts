@@ -100,8 +100,10 @@ export function tradeOf(
     const p = parse(e.payload) as SwapPayload | undefined;
     if (!p || typeof p.pool_address !== "string" || !p.pool_address) return undefined;
     const { base_token_id: bt, quote_token_id: qt, base_amount: ba, quote_amount: qa } = p;
-    if (typeof bt !== "string" || typeof qt !== "string" || !HEX64.test(bt) || !HEX64.test(qt)) return undefined;
-    if (typeof ba !== "string" || typeof qa !== "string" || !U256.test(ba) || !U256.test(qa)) return undefined;
+    if (typeof bt !== "string" || typeof qt !== "string" || !HEX64.test(bt) || !HEX64.test(qt))
+      return undefined;
+    if (typeof ba !== "string" || typeof qa !== "string" || !U256.test(ba) || !U256.test(qa))
+      return undefined;
     const [b, q] = [BigInt(ba), BigInt(qa)];
     if (b === 0n || q === 0n) return undefined;
     const [price, invPrice] = [ratio(q, b), ratio(b, q)];
@@ -127,7 +129,12 @@ export function tradeOf(
     const [k, v, t] = fields as [Field, Field, Field];
     const key = k.type === "ByteVec" ? feedKey(k.value) : undefined;
     if (!key || v.type !== "U256" || t.type !== "U256") return undefined;
-    if (typeof v.value !== "string" || typeof t.value !== "string" || !U256.test(v.value) || !U256.test(t.value))
+    if (
+      typeof v.value !== "string" ||
+      typeof t.value !== "string" ||
+      !U256.test(v.value) ||
+      !U256.test(t.value)
+    )
       return undefined;
     if (!fitsPrice(v.value)) return undefined;
     const seconds = Number(t.value);

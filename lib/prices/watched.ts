@@ -57,11 +57,31 @@ export async function loadOracleContracts(pg: PgQueryable): Promise<OracleContra
     "SELECT id, contract_addresses FROM price_sources WHERE kind = 'oracle' ORDER BY id",
   );
   const out = new Map<string, string>();
-  for (const r of rows) for (const address of r.contract_addresses) if (!out.has(address)) out.set(address, r.id);
+  for (const r of rows)
+    for (const address of r.contract_addresses) if (!out.has(address)) out.set(address, r.id);
   return out;
 }
 
 /** Marks a pair's candles as rebuilt (unless the pair was removed meanwhile). */
 export async function markBackfilled(pg: PgQueryable, id: number, at: number): Promise<void> {
-  await pg.query("price_pair_backfilled", "UPDATE price_pairs SET backfilled_at = $2 WHERE id = $1", [id, at]);
+  await pg.query("price_pair_backfilled", "UPDATE price_pairs SET backfilled_at = $2 WHERE id = $1", [
+    id,
+    at,
+  ]);
+}
+
+/** Ids of the configured pairs of on-chain sources (all, the given ones, or those not rebuilt yet). */
+export async function loadPricePairIds(
+  pg: PgQueryable,
+  ids: number[] | undefined,
+  pendingOnly: boolean,
+): Promise<number[]> {
+  const rows = await pg.query<{ id: number }>(
+    "price_pair_ids",
+    `SELECT p.id FROM price_pairs p JOIN price_sources s ON s.id = p.source_id
+     WHERE s.kind = ANY($1) AND ($2::integer[] IS NULL OR p.id = ANY($2)) AND (NOT $3 OR p.backfilled_at IS NULL)
+     ORDER BY p.id`,
+    [[...ONCHAIN_KINDS], ids ?? null, pendingOnly],
+  );
+  return rows.map((r) => r.id);
 }

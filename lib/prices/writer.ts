@@ -177,7 +177,14 @@ export async function recomputeSpot(ch: Ch, touched: Touched): Promise<void> {
   // A pool whose recent trades all left the main chain: look at all of its trades.
   const found = new Map(recent.filter((r) => Number(r.main) > 0).map((r) => [r.pool, r]));
   const rest = pools.filter((p) => !found.has(p));
-  const older = rest.length > 0 ? await spotRows(ch, rest, rest.map(() => 0)) : [];
+  const older =
+    rest.length > 0
+      ? await spotRows(
+          ch,
+          rest,
+          rest.map(() => 0),
+        )
+      : [];
   const rows = [...found.values(), ...older].map((r) => {
     const live = Number(r.main) > 0;
     return {

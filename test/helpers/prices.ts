@@ -56,7 +56,9 @@ function refPrice(a: bigint, b: bigint, shift: number): number {
 
 function refUnits(raw: bigint, decimals: number): number {
   const s = raw.toString().padStart(decimals + 1, "0");
-  return decimals === 0 ? Number(s) : Number(`${s.slice(0, s.length - decimals)}.${s.slice(s.length - decimals)}`);
+  return decimals === 0
+    ? Number(s)
+    : Number(`${s.slice(0, s.length - decimals)}.${s.slice(s.length - decimals)}`);
 }
 
 /**
@@ -96,7 +98,14 @@ export function referenceCandles(
       if (p > h) h = p;
       if (p < l) l = p;
     }
-    out.push({ t, o: b.prices[0]!, h, l, c: b.prices[b.prices.length - 1]!, v: refUnits(b.volume, baseDecimals) });
+    out.push({
+      t,
+      o: b.prices[0]!,
+      h,
+      l,
+      c: b.prices[b.prices.length - 1]!,
+      v: refUnits(b.volume, baseDecimals),
+    });
   }
   return out.sort((x, y) => y.t - x.t);
 }

@@ -58,7 +58,10 @@ describe("candles", () => {
   it("match a reference built from the swap events, for watched and later-added pairs, at every scale", async () => {
     await p.catchUp();
     const pg = p.pg.pg;
-    const pools = await pg.query<PoolRow>("t", "SELECT pool_address, token0_id, token1_id FROM dex_pools ORDER BY id");
+    const pools = await pg.query<PoolRow>(
+      "t",
+      "SELECT pool_address, token0_id, token1_id FROM dex_pools ORDER BY id",
+    );
     expect(pools.length).toBeGreaterThanOrEqual(2);
     await pg.query(
       "t",
@@ -90,7 +93,11 @@ describe("candles", () => {
 
     const decimals = async (token: string) => {
       if (token === ALPH_TOKEN_ID) return 18;
-      const [t] = await pg.query<{ decimals: number | null }>("t", "SELECT decimals FROM tokens WHERE id = $1", [token]);
+      const [t] = await pg.query<{ decimals: number | null }>(
+        "t",
+        "SELECT decimals FROM tokens WHERE id = $1",
+        [token],
+      );
       return t?.decimals ?? 0;
     };
     const swaps = await readSwaps(p);
