@@ -1,0 +1,217 @@
+/**
+ * Bench (prices), embedded stores:
+ *  1. `GET /price/pair/{id}/ohlcv` returning 1,000 candles at one connection, beside a bare route serving
+ *     the same bytes;
+ *  2. the candles processor's rate on a swap-heavy block stream beside the events sink's on the same
+ *     stream (time spent in each processor's `handle`, from the processor metrics);
+ *  3. freshness: from a swap's block passing the watermark (its event first served by `/events/all`
+ *     poll) to its 1m candle being served with it.
+ * Run: npm run bench:prices   (BENCH_BLOCKS=3000, BENCH_SECONDS=5)
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createDevnetChain } from "../devnet/chain.ts";
+import { registerDevnetDapps } from "../devnet/register.ts";
+import { startDevnetServer } from "../devnet/server.ts";
+import { loadConfig } from "../lib/config.ts";
+import { createLogger } from "../lib/logger.ts";
+import { createMetrics, type Metrics } from "../lib/metrics.ts";
+import { bucketStart } from "../lib/prices/scales.ts";
+import { openStores } from "../lib/stores/index.ts";
+import { createIngestor } from "../pipeline/ingest/ingest.ts";
+import { createNodeClient } from "../pipeline/ingest/node-client.ts";
+import { createPipelineDeps, ingestOptions, PROCESSORS, type ProcessorName, startPipeline } from "../pipeline/runtime.ts";
+import { bareServer, load, startBenchApp } from "./lib.ts";
+
+const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 3000);
+const log = createLogger({ level: "warn" });
+
+function percentile(values: number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** Seconds spent in `handle` per processor (sum of the batch histogram). */
+async function handleSeconds(metrics: Metrics): Promise<Map<string, number>> {
+  const m = await metrics.processorBatchSeconds.get();
+  const out = new Map<string, number>();
+  for (const v of m.values)
+    if (v.metricName?.endsWith("_sum")) out.set(String(v.labels.processor), Number(v.value));
+  return out;
+}
+
+const chain = createDevnetChain({ seed: 5, txPerBlock: [2, 8], swapShare: 0.6 });
+chain.advance(BLOCKS);
+const server = await startDevnetServer(chain, { port: 0 });
+const dir = mkdtempSync(join(tmpdir(), "bench-prices-"));
+const config = loadConfig({
+  DATA_DIR: dir,
+  LOG_LEVEL: "warn",
+  NODE_URL: server.nodeUrl,
+  EXPLORER_URL: server.explorerUrl,
+  INGEST_START_TS: String(chain.options.startTimestamp - 1),
+  CONFIRMATIONS: "0",
+  INGEST_WINDOW_MS: "600000",
+  INGEST_CONCURRENCY: "2",
+  KAFKA_BROKERS: "",
+  EVENTS_PAGE_CACHE_MS: "0",
+  EVENTS_WATERMARK_CACHE_MS: "0",
+});
+const metrics = createMetrics();
+const stores = await openStores(config, log, { migrate: true, command: "bench" });
+const pg = stores.pg!;
+const ch = stores.ch!;
+await registerDevnetDapps(pg, chain);
+const deps = await createPipelineDeps({ config, log, metrics }, stores);
+const pipeline = await startPipeline(deps, { processors: Object.keys(PROCESSORS) as ProcessorName[], ingest: false });
+const ingestor = createIngestor(deps, createNodeClient({ url: config.NODE_URL, apiKey: "", log }), ingestOptions(config));
+const drain = async () => {
+  let zeros = 0;
+  while (zeros < 2) {
+    zeros = (await deps.bus.lag()) === 0 ? zeros + 1 : 0;
+    if (zeros < 2) await new Promise((r) => setTimeout(r, 20));
+  }
+};
+
+// 2. Processor rates on the swap-heavy backfill.
+const t0 = performance.now();
+while (!(await ingestor.runOnce()).caughtUp) {}
+await drain();
+const wall = (performance.now() - t0) / 1000;
+const [counts] = await ch.query<{ blocks: string; events: string; trades: string; candles: string }>(
+  "bench_counts",
+  `SELECT (SELECT count() FROM raw_blocks) AS blocks, (SELECT count() FROM events) AS events,
+          (SELECT count() FROM trades) AS trades, (SELECT count() FROM candles) AS candles`,
+);
+const blocks = Number(counts?.blocks);
+const handle = await handleSeconds(metrics);
+const rate = (name: string) => {
+  const s = handle.get(name) ?? Number.NaN;
+  return `${(blocks / s).toFixed(0).padStart(7)} blocks/s  (${s.toFixed(2)} s in handle)`;
+};
+process.stdout.write(
+  [
+    `\nprices bench (embedded: chDB, ${pg.kind}); swap-heavy stream: ${blocks} blocks, ${counts?.events} events, ${counts?.trades} trades, ${counts?.candles} candle rows; end to end ${wall.toFixed(1)} s`,
+    `  candles processor: ${rate("candles")}`,
+    `  events sink:       ${rate("events-sink")}   (same stream; the bound the candles processor must keep up with)`,
+    "",
+  ].join("\n"),
+);
+
+// 1. OHLCV read of 1,000 candles at one connection.
+const [pair] = await pg.query<{ id: number; source_id: string; pair_symbol: string }>(
+  "bench_pair",
+  "SELECT id, source_id, pair_symbol FROM price_pairs WHERE source_id = 'devnet-dex' ORDER BY id LIMIT 1",
+);
+if (!pair) throw new Error("no watched devnet pair: devnet/register.ts did not register the pools");
+const market = `${pair.source_id}:${pair.pair_symbol}`;
+// Enough 1m candles: synthetic trades one minute apart after the chain's, recomputed like the processor does.
+const [span] = await ch.query<{ n: string; hi: string }>(
+  "bench_span",
+  "SELECT count() AS n, max(t) AS hi FROM candles FINAL WHERE market = {m:String} AND scale = '1m' AND deleted = 0",
+  { m: market },
+);
+const have = Number(span?.n ?? 0);
+if (have < 1000) {
+  const { insertTrades, recomputeCandles } = await import("../lib/prices/writer.ts");
+  const { loadCandlePairs } = await import("../lib/prices/watched.ts");
+  const [sample] = await ch.query<Record<string, unknown>>(
+    "bench_sample",
+    "SELECT * EXCEPT (ts, id) FROM trades FINAL WHERE pool = {p:String} AND main_chain LIMIT 1",
+    { p: pair.pair_symbol },
+  );
+  const start = bucketStart("1m", Number(span?.hi ?? Date.now())) + 60_000;
+  const rows = Array.from({ length: 1000 - have + 5 }, (_, i) => ({
+    ...sample,
+    ts: start + i * 60_000 + 1_000,
+    id: `bench-${String(i).padStart(6, "0")}`,
+  }));
+  // biome-ignore lint/suspicious/noExplicitAny: rows copy a real trade's columns
+  await insertTrades(ch, rows as any);
+  const pairs = await loadCandlePairs(pg, [pair.id]);
+  await recomputeCandles(ch, pairs, new Map([[pair.pair_symbol, { lo: start, hi: start + rows.length * 60_000 }]]));
+}
+await pipeline.stop();
+const { base, app } = await startBenchApp({ config, log, pg, ch });
+const path = `/price/pair/${pair.id}/ohlcv?scale=1m&pageSize=1000`;
+const body = await (await fetch(base + path)).text();
+const served = (JSON.parse(body) as { ohlcv: unknown[] }).ohlcv.length;
+const bare = await bareServer(body);
+const route = await load(`ohlcv 1m, ${served} candles`, base + path, { connections: 1 });
+const bound = await load("bare route, same bytes", `${bare.url}${path}`, { connections: 1 });
+process.stdout.write(
+  [
+    `\nGET ${path} (${(body.length / 1024).toFixed(0)} KiB), 1 connection`,
+    `  route:      p50 ${route.p50} ms  p99 ${route.p99} ms  ${route.rps} req/s  non-2xx ${route.non2xx}`,
+    `  bare route: p50 ${bound.p50} ms  p99 ${bound.p99} ms  ${bound.rps} req/s`,
+    "",
+  ].join("\n"),
+);
+await bare.close();
+
+// 3. Freshness: new blocks arrive, a poller reads swaps as the watermark passes them; when is each one's 1m candle served?
+const fresh = await startPipeline(deps, { processors: Object.keys(PROCESSORS) as ProcessorName[], ingest: false });
+const pools = new Map(
+  (await pg.query<{ id: number; pair_symbol: string }>("bench_pairs", "SELECT id, pair_symbol FROM price_pairs WHERE source_id = 'devnet-dex'")).map(
+    (r) => [r.pair_symbol, r.id],
+  ),
+);
+let after = (
+  await (await fetch(`${base}/events/all?limit=1`)).json() as { events: { id: string }[] }
+).events[0]?.id ?? "0";
+const delays: number[] = [];
+const pending: { pairId: number; minute: number; seenAt: number }[] = [];
+const volumeByMinute = new Map<string, number>();
+const rounds = Number(process.env.BENCH_FRESH_ROUNDS ?? 40);
+for (let round = 0; round < rounds; round++) {
+  chain.advance(16);
+  const ingesting = ingestor.runOnce();
+  const until = performance.now() + 3000;
+  while (performance.now() < until) {
+    const r = (await (await fetch(`${base}/events/all?poll=1&after_id=${after}&limit=200&category=dex`)).json()) as {
+      events: { id: string; timestamp: number; sub_kind: string; payload: Record<string, string> }[];
+    };
+    const now = performance.now();
+    for (const e of r.events) {
+      after = e.id;
+      const pairId = pools.get(e.payload.pool_address ?? "");
+      if (pairId === undefined || (e.sub_kind !== "buy" && e.sub_kind !== "sell")) continue;
+      const minute = bucketStart("1m", e.timestamp);
+      const key = `${pairId}:${minute}`;
+      // The first swap of a pair's minute: its candle appears when that swap is in it.
+      if (volumeByMinute.has(key)) continue;
+      volumeByMinute.set(key, 1);
+      pending.push({ pairId, minute, seenAt: now });
+    }
+    for (let i = pending.length - 1; i >= 0; i--) {
+      const w = pending[i]!;
+      const c = (await (
+        await fetch(`${base}/price/pair/${w.pairId}/ohlcv?scale=1m&start=${w.minute}&end=${w.minute}&limit=1`)
+      ).json()) as { ohlcv: { t: number }[] };
+      if (c.ohlcv.some((x) => x.t === w.minute)) {
+        delays.push(performance.now() - w.seenAt);
+        pending.splice(i, 1);
+      }
+    }
+    if (r.events.length === 0 && pending.length === 0) {
+      await ingesting;
+      break;
+    }
+  }
+  await ingesting;
+}
+process.stdout.write(
+  [
+    `\nfreshness over ${rounds} rounds of 16 blocks: ${delays.length} first swaps of a pair's minute (${pending.length} never served as a candle within 3 s)`,
+    `  event served → its 1m candle served: p50 ${percentile(delays, 50).toFixed(1)} ms, p95 ${percentile(delays, 95).toFixed(1)} ms`,
+    "",
+  ].join("\n"),
+);
+
+await fresh.stop();
+await app.close();
+await stores.close();
+await server.close();
+rmSync(dir, { recursive: true, force: true });
