@@ -324,7 +324,8 @@ export function createDex(deps: {
       if (pairs.length < plan.pairs.length) createPair(ctx, factory, pairs);
     },
 
-    trades: (ctx) => live(ctx).length > 0,
+    // Pairs are homed on chain 0→0 (the factory's): other chains skip the scan.
+    trades: (ctx) => ctx.chainIndex === 0 && live(ctx).length > 0,
 
     swap(ctx) {
       const weighted = live(ctx).map((pool) => {
