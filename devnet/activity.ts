@@ -1,28 +1,15 @@
 /**
- * What the devnet's users do in a block: issue tokens and deploy generic contracts early on the intra-group
- * chains, then a random mix of ALPH transfers, token transfers, DEX swaps, generic contract calls and failed
- * scripts.
+ * What the devnet's users do in a block: issue the planned tokens and deploy generic contracts early on the
+ * intra-group chains, then a random mix of ALPH transfers, token transfers, DEX swaps (a `swapShare` of the txs
+ * of a chain with live pools, plus the pools' bursts), generic contract calls and failed scripts.
  */
 import { DUST_AMOUNT, ONE_ALPH } from "@alephium/web3";
-import { ADDRESS_GROUPS } from "../lib/chain/types.ts";
 import type { Dex } from "./dex.ts";
 import type { Accounts, Ledger } from "./ledger.ts";
+import type { Plan } from "./plan.ts";
 import type { Rng } from "./random.ts";
 import { addressVal, byteVec, type TxBuilder, USER_GAS_PRICE, u256 } from "./tx-builder.ts";
-import type { BlockCtx, EventSpec, OutSpec, ResolvedDevnetOptions, TokenMeta } from "./types.ts";
-
-const TOKEN_NAMES = [
-  "Aurora",
-  "Basalt",
-  "Cobalt",
-  "Dune",
-  "Ember",
-  "Fjord",
-  "Garnet",
-  "Harbor",
-  "Indigo",
-  "Jade",
-];
+import type { BlockCtx, EventSpec, OutSpec, ResolvedDevnetOptions } from "./types.ts";
 
 export interface Activity {
   /** Token issuance and generic contract deployment, on intra-group chains until each count is reached. */
@@ -38,6 +25,7 @@ export function createActivity(deps: {
   ledger: Ledger;
   builder: TxBuilder;
   dex: Dex;
+  plan: Plan;
 }): Activity {
   const { rng, opts, ledger, builder } = deps;
   const { usersByGroup, perGroup } = deps.accounts;
@@ -148,7 +136,6 @@ export function createActivity(deps: {
   const kinds: [number, (ctx: BlockCtx) => boolean][] = [
     [45, alphTransfer],
     [20, tokenTransfer],
-    [20, deps.dex.swap],
     [10, genericCall],
   ];
   const totalWeight = kinds.reduce((s, [w]) => s + w, 0);
@@ -157,24 +144,12 @@ export function createActivity(deps: {
     setup(ctx) {
       if (ctx.from !== ctx.to) return;
       const g = ctx.from;
-      // Tokens: token i is issued on chain (i % 4)→(i % 4) by a user of that group.
+      // Tokens: token i of the plan is issued on chain (i % 4)→(i % 4) by its minter, a user of that group.
       const n = [...ledger.contracts()].filter((c) => c.kind === "token").length;
-      if (n < opts.tokens && n % ADDRESS_GROUPS === g) {
-        const decimals = rng.pick([18, 18, 6, 9, 8, 0]);
-        const word = TOKEN_NAMES[n % TOKEN_NAMES.length]!;
-        const symbol = `${word.slice(0, 3).toUpperCase()}${n}`;
-        const minter = rng.pick(usersByGroup[g]!);
-        const meta: TokenMeta = {
-          symbol,
-          name: `Devnet ${word} ${n}`,
-          decimals,
-          totalSupply: rng.bigint(1_000_000n, 1_000_000_000n) * 10n ** BigInt(decimals),
-          minter: minter.address,
-        };
-        builder.deployContract(ctx, minter, "token", builder.ownContractId(g), {
-          iface: "0001",
-          token: meta,
-        });
+      const planned = deps.plan.tokens[n];
+      if (planned && planned.group === g) {
+        const minter = deps.accounts.userByAddress.get(planned.meta.minter)!;
+        builder.deployContract(ctx, minter, "token", planned.id, { iface: "0001", token: planned.meta });
       }
       if (
         g !== 0 &&
@@ -190,9 +165,14 @@ export function createActivity(deps: {
 
     fill(ctx) {
       const n = rng.int(opts.txPerBlock[0], opts.txPerBlock[1]);
+      const swaps = deps.dex.trades(ctx);
       for (let i = 0; i < n; i++) {
         if (rng.chance(opts.failedTxRate)) {
           failedScript(ctx);
+          continue;
+        }
+        if (swaps && rng.chance(opts.swapShare)) {
+          if (!deps.dex.swap(ctx)) alphTransfer(ctx);
           continue;
         }
         let r = rng.int(0, totalWeight - 1);
@@ -204,6 +184,7 @@ export function createActivity(deps: {
           r -= w;
         }
       }
+      if (swaps) deps.dex.bursts(ctx);
     },
   };
 }

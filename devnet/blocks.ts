@@ -1,12 +1,13 @@
 /**
  * Block production of the devnet: genesis, the per-chain schedule of timestamps, and assembling a block (ghost
- * uncle, contract setup, user transactions, coinbase, header fields) into the {@link BlockStore}.
+ * uncle, contract setup, oracle posts, user transactions, coinbase, header fields) into the {@link BlockStore}.
  */
 import type { node } from "@alephium/web3";
 import { ADDRESS_GROUPS, CHAINS } from "../lib/chain/types.ts";
 import type { Activity } from "./activity.ts";
 import type { Dex } from "./dex.ts";
 import type { Accounts, Ledger } from "./ledger.ts";
+import type { Oracle } from "./oracle.ts";
 import type { Rng } from "./random.ts";
 import { shared, type TxBuilder } from "./tx-builder.ts";
 import {
@@ -40,6 +41,7 @@ export function createBlockProducer(deps: {
   builder: TxBuilder;
   activity: Activity;
   dex: Dex;
+  oracle: Oracle;
   emit: (change: Parameters<DevnetListener>[0]) => void;
 }): BlockProducer {
   const { rng, opts, store, builder } = deps;
@@ -142,6 +144,7 @@ export function createBlockProducer(deps: {
     const ctx = newCtx(chainIndex, parent.block.height + 1, ts);
     deps.activity.setup(ctx);
     deps.dex.setup(ctx);
+    deps.oracle.step(ctx);
     deps.activity.fill(ctx);
     builder.coinbase(ctx, uncles);
     const rec = finishBlock(ctx, parent.block.hash, uncles, true);

@@ -10,7 +10,11 @@
  *   "homed" on the chain that created it (only that chain's blocks touch it). Together this makes a reorg of
  *   one chain (≤ maxReorgDepth) undoable without touching the other chains.
  * - Hashes, keys and signatures are random bytes from the seeded PRNG (no real PoW / blake2b / secp256k1).
- * - Ayin-like pairs keep reserves and emit Mint/Swap events but issue no LP token.
+ * - Ayin-like pairs keep reserves and emit Mint/Swap events but issue no LP token; their trading follows a
+ *   schedule of steady trading, bursts, quiet gaps and trend phases (devnet/dex.ts).
+ * - A DIA-like oracle on chain 2→2 gets `OracleUpdate` events from a feeder's script txs (devnet/oracle.ts).
+ * - Token, factory, pair and oracle ids are drawn up front (devnet/plan.ts): their addresses are known before
+ *   the blocks that create them, see {@link DevnetChain.plan}.
  */
 import type { node } from "@alephium/web3";
 import { ADDRESS_GROUPS, CHAINS } from "../lib/chain/types.ts";
@@ -18,6 +22,8 @@ import { createActivity } from "./activity.ts";
 import { createBlockProducer } from "./blocks.ts";
 import { createDex } from "./dex.ts";
 import { createAccounts, createLedger, sortedTokens } from "./ledger.ts";
+import { createOracle } from "./oracle.ts";
+import { createPlan, ORACLE_GROUP } from "./plan.ts";
 import { createRng } from "./random.ts";
 import { createReorgs } from "./reorg.ts";
 import { addressVal, byteVec, createTxBuilder, u256 } from "./tx-builder.ts";
@@ -29,12 +35,20 @@ import {
   type DevnetChain,
   type DevnetListener,
   type DevnetOptions,
+  type DevnetPlan,
   type DevnetPool,
   type DevnetToken,
   type ResolvedDevnetOptions,
 } from "./types.ts";
 
-export { swapAmountOut } from "./dex.ts";
+export { type PoolRegime, poolRegime, swapAmountOut } from "./dex.ts";
+export {
+  ORACLE_FEEDS,
+  ORACLE_GROUP,
+  ORACLE_UPDATE_EVENT,
+  ORACLE_VALUE_DECIMALS,
+  type OracleFeed,
+} from "./plan.ts";
 export {
   COINBASE_LOCK_MS,
   DEVNET_DEFAULTS,
@@ -44,7 +58,11 @@ export {
   type DevnetContractKind,
   type DevnetListener,
   type DevnetOptions,
+  type DevnetOracle,
   type DevnetOutput,
+  type DevnetPlan,
+  type DevnetPlannedPool,
+  type DevnetPlannedToken,
   type DevnetPool,
   type DevnetToken,
   type DevnetTxLocation,
@@ -80,7 +98,7 @@ const poolView = (c: ContractRec): DevnetPool => ({
   createTxId: c.createdTxId,
 });
 
-/** Node-shaped state of a contract: token metadata, pair reserves, or a call counter. */
+/** Node-shaped state of a contract: token metadata, pair reserves, oracle values, or a call counter. */
 function contractStateView(c: ContractRec): node.ContractState {
   let immFields: node.Val[] = [];
   let mutFields: node.Val[] = [u256(c.counter)];
@@ -98,6 +116,9 @@ function contractStateView(c: ContractRec): node.ContractState {
     const p = c.pair;
     immFields = [byteVec(p.token0), byteVec(p.token1), addressVal(p.factory)];
     mutFields = [u256(p.reserve0), u256(p.reserve1), u256(c.createdTs), u256(p.liquidity)];
+  } else if (c.oracle) {
+    // The posts so far, then the last value of each key (in key order).
+    mutFields = [u256(c.counter), ...c.oracle.values.map((v) => u256(v))];
   }
   return {
     address: c.address,
@@ -115,7 +136,8 @@ function contractStateView(c: ContractRec): node.ContractState {
 
 /**
  * Builds a deterministic simulated Alephium network (test double). Every random value comes from one PRNG, in
- * the order the parts draw them: key pairs first, then genesis, then each block in schedule order.
+ * the order the parts draw them: key pairs first, then the plan, then genesis, then each block in schedule order
+ * (the pools' and the oracle's phases are stateless hashes of the seed and the chain time).
  */
 export function createDevnetChain(options: DevnetOptions = {}): DevnetChain {
   const opts: ResolvedDevnetOptions = { ...DEVNET_DEFAULTS, ...options };
@@ -123,6 +145,7 @@ export function createDevnetChain(options: DevnetOptions = {}): DevnetChain {
     throw new Error(`devnet supports ${ADDRESS_GROUPS} groups only (got ${opts.groups})`);
   if (opts.txPerBlock[0] > opts.txPerBlock[1] || opts.txPerBlock[0] < 0)
     throw new Error("invalid txPerBlock");
+  if (!(opts.swapShare >= 0 && opts.swapShare <= 1)) throw new Error("swapShare must be in [0, 1]");
   const rng = createRng(opts.seed);
   const store: BlockStore = {
     blocks: new Map(),
@@ -138,15 +161,41 @@ export function createDevnetChain(options: DevnetOptions = {}): DevnetChain {
     for (const l of listeners) l(change);
   };
 
-  const accounts = createAccounts(rng, opts.users);
+  const accounts = createAccounts(rng, opts.users, ORACLE_GROUP);
+  const plan = createPlan(rng, opts, accounts);
+  const publicPlan: DevnetPlan = {
+    tokens: plan.tokens.map((t) => ({
+      id: t.id,
+      address: t.address,
+      group: t.group,
+      symbol: t.meta.symbol,
+      name: t.meta.name,
+      decimals: t.meta.decimals,
+    })),
+    factory: plan.factory,
+    pools: plan.pairs,
+    oracle: plan.oracle,
+  };
   const ledger = createLedger({
     maturity: opts.maxReorgDepth,
     chainHeight: (chainIndex) => main[chainIndex]!.length - 1,
   });
   const builder = createTxBuilder({ rng, networkId: opts.networkId, accounts, ledger, store });
-  const dex = createDex({ rng, pools: opts.pools, accounts, ledger, builder });
-  const activity = createActivity({ rng, opts, accounts, ledger, builder, dex });
-  const producer = createBlockProducer({ rng, opts, store, accounts, ledger, builder, activity, dex, emit });
+  const dex = createDex({ rng, seed: opts.seed, plan, accounts, ledger, builder });
+  const oracle = createOracle({ rng, seed: opts.seed, plan, accounts, ledger, builder });
+  const activity = createActivity({ rng, opts, accounts, ledger, builder, dex, plan });
+  const producer = createBlockProducer({
+    rng,
+    opts,
+    store,
+    accounts,
+    ledger,
+    builder,
+    activity,
+    dex,
+    oracle,
+    emit,
+  });
   const reorgs = createReorgs({ rng, maxDepth: opts.maxReorgDepth, store, ledger, producer, emit });
   producer.genesis();
 
@@ -248,5 +297,7 @@ export function createDevnetChain(options: DevnetOptions = {}): DevnetChain {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
+    oracle: () => plan.oracle,
+    plan: () => publicPlan,
   };
 }

@@ -86,12 +86,18 @@ export interface Accounts {
   users: DevnetAddress[];
   usersByGroup: DevnetAddress[][];
   perGroup: number;
+  /** Users and the feeder, by address (the owners whose outputs the chain spends). */
   userByAddress: Map<string, DevnetAddress>;
   miners: DevnetAddress[];
+  /** The price oracle's feeder: funded at genesis like a user, but it only posts oracle values. */
+  feeder: DevnetAddress;
 }
 
-/** Makes the key pairs; they are the first values drawn from the seed. */
-export function createAccounts(rng: Rng, userCount: number): Accounts {
+/**
+ * Makes the key pairs (users, one miner per group, then the oracle feeder of `feederGroup`); they are the first
+ * values drawn from the seed.
+ */
+export function createAccounts(rng: Rng, userCount: number, feederGroup: number): Accounts {
   const makeKeyPair = (): DevnetAddress => {
     const publicKey = (rng.chance(0.5) ? "02" : "03") + rng.hex(32);
     const address = addressFromPublicKey(publicKey);
@@ -113,7 +119,10 @@ export function createAccounts(rng: Rng, userCount: number): Accounts {
     const kp = makeKeyPair();
     if (kp.group === miners.length) miners.push(kp);
   }
-  return { users, usersByGroup, perGroup, userByAddress: new Map(users.map((u) => [u.address, u])), miners };
+  let feeder = makeKeyPair();
+  while (feeder.group !== feederGroup) feeder = makeKeyPair();
+  const userByAddress = new Map([...users, feeder].map((u) => [u.address, u]));
+  return { users, usersByGroup, perGroup, userByAddress, miners, feeder };
 }
 
 export interface Ledger {
@@ -129,6 +138,9 @@ export interface Ledger {
   contracts(): IterableIterator<ContractRec>;
   contractsOn(chainIndex: number, kind: DevnetContractKind): ContractRec[];
   contractByAddress(address: string): ContractRec | undefined;
+  contractById(id: string): ContractRec | undefined;
+  /** Whether a contract's creation is as deep as outputs must be to mature (no reorg can undo it any more). */
+  settled(c: ContractRec): boolean;
   tokenBalance(owner: DevnetAddress, ts: number): Map<string, bigint>;
   /** Picks inputs covering `alph` (+ dust for the change) and the given tokens; undefined when impossible. */
   gather(
@@ -285,6 +297,8 @@ export function createLedger(deps: {
       for (const c of contracts.values()) if (c.address === address) return c;
       return undefined;
     },
+    contractById: (id) => contracts.get(id),
+    settled: (c) => deps.chainHeight(c.homeChain) >= c.createdHeight + deps.maturity,
     tokenBalance,
     gather,
     apply(ctx, txId, inputs, made) {
@@ -306,6 +320,7 @@ export function createLedger(deps: {
         ...c,
         tokens: new Map(c.tokens),
         ...(c.pair ? { pair: { ...c.pair } } : {}),
+        ...(c.oracle ? { oracle: { values: [...c.oracle.values], nextDue: [...c.oracle.nextDue] } } : {}),
       });
     },
     addContract(ctx, c) {

@@ -54,3 +54,22 @@ export function createRng(seed: number): Rng {
     },
   };
 }
+
+/**
+ * A uniform float in [0, 1) that depends only on the integers given (a stateless hash, murmur3's finalizer over
+ * each word). The devnet's schedules (bursts, quiet gaps, trend phases) are functions of chain time through
+ * it: a reorg that remakes a block at another timestamp follows the same schedule, and drawing from it never
+ * shifts the seeded sequence of {@link Rng}.
+ */
+export function hashUnit(...words: number[]): number {
+  let h = 0x9e3779b9;
+  for (const w of words) {
+    h = Math.imul(h ^ (w | 0), 0x85ebca6b);
+    h ^= h >>> 13;
+    h = Math.imul(h, 0xc2b2ae35);
+    h ^= h >>> 16;
+  }
+  h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d);
+  h ^= h >>> 12;
+  return (h >>> 0) / 4294967296;
+}

@@ -35,6 +35,14 @@ export interface DevnetOptions {
   uncleRate?: number;
   /** Probability that a user tx is a failed script tx (default 0.04). */
   failedTxRate?: number;
+  /**
+   * Probability that a (not failed) user tx of a block on a chain that homes live pools is a DEX swap
+   * (default 0.5). Pools live on chain 0→0 only, where contract calls of group 0 run, so this shapes that
+   * chain's blocks: 1 with `txPerBlock: [4, 8]` makes a swap-heavy stream for a candles benchmark. The pool
+   * of a swap follows the pools' schedule (none in a quiet gap, more in a burst), and bursts add their own
+   * swaps on top of these (see devnet/dex.ts).
+   */
+  swapShare?: number;
   /** Deepest supported reorg; also the maturity (in blocks) of asset outputs (default 6). */
   maxReorgDepth?: number;
 }
@@ -56,6 +64,7 @@ export const DEVNET_DEFAULTS: ResolvedDevnetOptions = {
   networkId: 4,
   uncleRate: 0.05,
   failedTxRate: 0.04,
+  swapShare: 0.5,
   maxReorgDepth: 6,
 };
 
@@ -130,7 +139,52 @@ export interface DevnetPool {
 }
 
 /** Kinds of contracts the generator knows. */
-export type DevnetContractKind = "token" | "factory" | "pair" | "generic";
+export type DevnetContractKind = "token" | "factory" | "pair" | "generic" | "oracle";
+
+/** A token the chain issues early (known from the seed before its block exists). */
+export interface DevnetPlannedToken {
+  id: string;
+  address: string;
+  /** Group of its home chain g→g (token i is issued on group i % 4). */
+  group: number;
+  symbol: string;
+  name: string;
+  decimals: number;
+}
+
+/** A pair the factory creates (its id is subContractId(factory, token0 ++ token1, 0), known from the seed). */
+export interface DevnetPlannedPool {
+  id: string;
+  address: string;
+  token0: string;
+  token1: string;
+}
+
+/** The DIA-like price oracle: where it lives, the keys its feeder posts and the feeder's address. */
+export interface DevnetOracle {
+  id: string;
+  address: string;
+  /** Home chain (g→g) of the oracle and of its feeder's posts. */
+  chainIndex: number;
+  /** Feed keys in posting order, as UTF-8 text ("ALPH/USD"); events carry them hex-encoded. */
+  keys: string[];
+  /** Address of the account that posts the values (not one of `addresses()`). */
+  feeder: string;
+  /** Index of `OracleUpdate(key: ByteVec, value: U256, timestamp: U256)`; timestamp in seconds. */
+  updateEventIndex: number;
+  /** Decimals of posted values (8, like DIA). */
+  valueDecimals: number;
+}
+
+/** What a seed makes the chain create, known before the blocks that create it exist. */
+export interface DevnetPlan {
+  tokens: DevnetPlannedToken[];
+  /** The DEX factory (undefined when `pools` is 0). */
+  factory: { id: string; address: string } | undefined;
+  /** Pairs in plan order; the factory creates each once a group-0 user holds its tokens. */
+  pools: DevnetPlannedPool[];
+  oracle: DevnetOracle;
+}
 
 /** Result of a reorg. */
 export interface ReorgResult {
@@ -199,6 +253,10 @@ export interface DevnetChain {
   nextTimestamp(): number;
   /** Subscribe to new blocks and reorgs; returns an unsubscribe function. */
   subscribe(listener: DevnetListener): () => void;
+  /** The price oracle (deployed by the chain's first block on its home chain) and its feed keys. */
+  oracle(): DevnetOracle;
+  /** Tokens, factory and pools the chain creates, with their ids and addresses, before they exist. */
+  plan(): DevnetPlan;
 }
 
 // ---- records shared by the devnet's parts (internal: chain.ts does not re-export them) -----------------
@@ -226,6 +284,8 @@ export interface ContractRec {
   createdTxId: string;
   createdBlockHash: string;
   createdTs: number;
+  /** Height of the creating block on the home chain. */
+  createdHeight: number;
   outputKey: string;
   alph: bigint;
   tokens: Map<string, bigint>;
@@ -240,6 +300,14 @@ export interface ContractRec {
     reserve1: bigint;
     liquidity: bigint;
     factory: string;
+    /** Reserves right after the first liquidity: the price its trend phases revert towards. */
+    anchor0: bigint;
+    anchor1: bigint;
+  };
+  /** Oracle feeds: last posted values (8 decimals), and when each key is due next (ms). */
+  oracle?: {
+    values: bigint[];
+    nextDue: number[];
   };
 }
 

@@ -138,6 +138,29 @@ describe("devnet HTTP server", () => {
     expect(byBlock.body.events).toEqual(chain.getBlock(loc.blockHash)!.events);
   });
 
+  it("serves the oracle's posts like the other contract calls, on the node and the explorer", async () => {
+    const oracle = chain.oracle();
+    const post = chain
+      .mainChain(oracle.chainIndex)
+      .flatMap((b) => b.events)
+      .find((e) => e.contractAddress === oracle.address && e.eventIndex === 1)!;
+    const loc = chain.getTransaction(post.txId)!;
+    expect((await get(`${server.nodeUrl}/transactions/details/${post.txId}`)).body).toEqual(loc.tx);
+    const events = await get<node.ContractEventsByTxId>(`${server.nodeUrl}/events/tx-id/${post.txId}`);
+    expect(events.body.events).toEqual(chain.eventsOfTx(post.txId));
+    expect(events.body.events[0]!.fields.map((f) => f.type)).toEqual(["ByteVec", "U256", "U256"]);
+    const accepted = await get<explorer.AcceptedTransaction>(
+      `${server.explorerUrl}/transactions/${post.txId}`,
+    );
+    expect(accepted.body).toMatchObject({ type: "Accepted", hash: post.txId, blockHash: loc.blockHash });
+    expect(accepted.body.inputs!.map((i) => i.address)).toEqual(
+      loc.tx.unsigned.inputs.map(() => oracle.feeder),
+    );
+    const state = await get<node.ContractState>(`${server.nodeUrl}/contracts/${oracle.address}/state`);
+    expect(state.status).toBe(200);
+    expect(state.body.mutFields).toHaveLength(1 + oracle.keys.length);
+  });
+
   it("answers fungible-token multicalls and contract state like the node", async () => {
     const token = chain.tokens()[1]!;
     const provider = new NodeProvider(server.nodeUrl);

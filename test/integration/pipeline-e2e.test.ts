@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { devnetPricePairs } from "../../devnet/register.ts";
 import { chainIndexOf } from "../../lib/chain/types.ts";
 import { normalizeBlock } from "../../pipeline/normalize/index.ts";
 import { loadNormalizeState } from "../../pipeline/processors/normalize.ts";
@@ -82,6 +83,40 @@ describe("devnet → ingest → bus → normalize → ClickHouse → API (embedd
       "SELECT count() AS n FROM events FINAL WHERE category = 'dex' AND sub_kind IN ('buy', 'sell') AND main_chain",
     );
     expect(Number(swaps?.n)).toBeGreaterThan(0);
+  });
+
+  it("prices those swaps as the watched devnet pairs registered at start say (base, quote, dapp)", async () => {
+    const expected = devnetPricePairs(p.chain).filter((x) => x.sourceId === "devnet-dex");
+    const watched = await p.pg.pg.query<{ pair_symbol: string; token_id: string; quote_token_id: string }>(
+      "t",
+      "SELECT pair_symbol, token_id, quote_token_id FROM price_pairs WHERE source_id = 'devnet-dex' ORDER BY id",
+    );
+    expect(watched).toEqual(
+      expected.map((x) => ({
+        pair_symbol: x.pairSymbol,
+        token_id: x.tokenId,
+        quote_token_id: x.quoteTokenId,
+      })),
+    );
+    const byPool = new Map(watched.map((w) => [w.pair_symbol, w]));
+    const swaps = await p.ch.ch.query<{ dapp_id: string; payload: string }>(
+      "t",
+      "SELECT dapp_id, payload FROM events FINAL WHERE category = 'dex' AND type = 'swap' AND main_chain",
+    );
+    expect(swaps.length).toBeGreaterThan(0);
+    for (const s of swaps) {
+      const payload = JSON.parse(s.payload) as {
+        pool_address: string;
+        base_token_id: string;
+        quote_token_id: string;
+      };
+      const pair = byPool.get(payload.pool_address)!;
+      expect([s.dapp_id, payload.base_token_id, payload.quote_token_id]).toEqual([
+        "devnet-dex",
+        pair.token_id,
+        pair.quote_token_id,
+      ]);
+    }
   });
 });
 

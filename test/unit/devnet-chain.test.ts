@@ -282,6 +282,7 @@ describe("devnet chain", () => {
     const known = new Set([
       ...chain.tokens().map((t) => t.address),
       ...chain.pools().flatMap((p) => [p.address, p.factoryAddress]),
+      chain.oracle().address,
       ...CreateContractEventAddresses,
     ]);
     const generic = Array.from({ length: CHAINS }, (_, c) => chain.mainChain(c))

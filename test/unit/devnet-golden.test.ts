@@ -18,7 +18,7 @@ import {
 } from "../../devnet/explorer-view.ts";
 
 const CHAINS = 16;
-const GOLDEN = "1752731e396e06b6c63e7c3a1a6e172bb27a7ba6d47c0155dc4f74251a285ae4";
+const GOLDEN = "869a51717c023d3a2f08970534486289f8299d6fd62c7a5f5279a6f823315e33";
 
 /** Everything the chain and its explorer view serve, in a fixed order, with only public fields. */
 function snapshot(chain: DevnetChain): unknown[] {
@@ -73,6 +73,7 @@ function snapshot(chain: DevnetChain): unknown[] {
   for (const a of contracts) out.push(["contract", a, chain.contractState(a), chain.contractInfo(a)]);
   out.push(["tokens", chain.tokens()], ["pools", chain.pools()]);
   out.push(["addresses", chain.addresses()], ["miners", chain.miners()]);
+  out.push(["plan", chain.plan()], ["oracle", chain.oracle()]);
   out.push(["latest", chain.latestTimestamp(), chain.version(), chain.options]);
   out.push(["heights", perChainHeights(chain)]);
   for (const reverse of [false, true])
