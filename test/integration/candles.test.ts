@@ -1,6 +1,6 @@
 /**
  * The candles processor: candles of watched pairs equal a reference computed here from the swap
- * events read back through the API, at every scale, for pairs watched from the start (the
+ * events read back from the store, at every scale, for pairs watched from the start (the
  * processor's path) and for a pair added later (the backfill from stored events).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -18,34 +18,27 @@ interface PoolRow {
   token1_id: string;
 }
 
-/** Every one-pool swap, read back through the poll route. */
+/**
+ * Every one-pool swap of the main chain, read back from the events table (the poll route would stop at
+ * the watermark, while candles include every processed block).
+ */
 async function readSwaps(p: TestPipeline): Promise<RefSwap[]> {
-  const swaps: RefSwap[] = [];
-  let after = "0";
-  for (;;) {
-    const r = await p.api.app.inject({ url: `/events/all?poll=1&after_id=${after}&limit=200&category=dex` });
-    expect(r.statusCode).toBe(200);
-    const events = r.json().events as {
-      id: string;
-      timestamp: number;
-      sub_kind: string;
-      payload: Record<string, string>;
-    }[];
-    if (events.length === 0) return swaps;
-    for (const e of events) {
-      if (e.sub_kind !== "buy" && e.sub_kind !== "sell") continue;
-      swaps.push({
-        id: e.id,
-        timestamp: e.timestamp,
-        pool: e.payload.pool_address!,
-        base_token_id: e.payload.base_token_id!,
-        quote_token_id: e.payload.quote_token_id!,
-        base_amount: BigInt(e.payload.base_amount!),
-        quote_amount: BigInt(e.payload.quote_amount!),
-      });
-    }
-    after = events[events.length - 1]!.id;
-  }
+  const rows = await p.ch.ch.query<{ doc: string }>(
+    "t",
+    "SELECT doc FROM events FINAL WHERE main_chain AND category = 'dex' AND sub_kind IN ('buy', 'sell') ORDER BY id",
+  );
+  return rows.map(({ doc }) => {
+    const e = JSON.parse(doc) as { id: string; timestamp: number; payload: Record<string, string> };
+    return {
+      id: e.id,
+      timestamp: e.timestamp,
+      pool: e.payload.pool_address!,
+      base_token_id: e.payload.base_token_id!,
+      quote_token_id: e.payload.quote_token_id!,
+      base_amount: BigInt(e.payload.base_amount!),
+      quote_amount: BigInt(e.payload.quote_amount!),
+    };
+  });
 }
 
 describe("candles", () => {

@@ -92,8 +92,8 @@ describe("replays are harmless", () => {
     };
     expect(first.events.rows).toBeGreaterThan(400);
     // The devnet's pools are watched (devnet/register.ts): there are candles to compare.
-    expect(first.prices.trades!.rows).toBeGreaterThan(20);
-    expect(first.prices.candles!.rows).toBeGreaterThan(20);
+    expect(first.prices.trades!.rows).toBeGreaterThan(5);
+    expect(first.prices.candles!.rows).toBeGreaterThanOrEqual(8);
 
     // Re-deliver the whole range from raw blocks (new sequence numbers, same content).
     const republished = await reprocessRange(pipeline.deps, 0, Number.MAX_SAFE_INTEGER);
@@ -202,13 +202,14 @@ describe("reorgs are handled", () => {
       "SELECT count() AS all, countIf(main_chain) AS main FROM trades FINAL WHERE block_hash IN {h:Array(String)}",
       { h: reorg.orphaned },
     );
+    expect(Number(orphanTrades[0]?.all)).toBeGreaterThan(0); // the orphaned blocks held swaps (seed 11)
     expect(Number(orphanTrades[0]?.main)).toBe(0);
 
     // The state equals a clean pass over the winning chain (candles and spot included).
     const clean = await cleanPass(pipeline, 0);
     expect(await eventsStateHash(pipeline.ch)).toEqual(clean.events);
     const prices = await pricesStateHash(pipeline.ch);
-    expect(prices.candles!.rows).toBeGreaterThan(20);
+    expect(prices.candles!.rows).toBeGreaterThan(8);
     expect(prices).toEqual(clean.prices);
     await server.close();
   }, 180_000);
