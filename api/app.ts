@@ -16,6 +16,7 @@ import { eventsRoutes } from "./routes/events/index.ts";
 import { explorerRoutes } from "./routes/explorer/index.ts";
 import { metaRoutes } from "./routes/meta/index.ts";
 import { nftRoutes } from "./routes/nft/index.ts";
+import { priceRoutes } from "./routes/prices/index.ts";
 import { systemRoutes } from "./routes/system/index.ts";
 import { tokenRoutes } from "./routes/tokens/index.ts";
 import { Problem } from "./schemas.ts";
@@ -32,6 +33,7 @@ export const ROUTE_GROUPS: RouteGroup[] = [
   addressLabelRoutes,
   tokenRoutes,
   categoryRoutes,
+  priceRoutes,
   dappRoutes,
   chainRoutes,
   contractRoutes,

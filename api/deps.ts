@@ -7,6 +7,7 @@ import { createEventsTail } from "../lib/events/tail.ts";
 import { createExplorerClient } from "../lib/explorer-client.ts";
 import type { Logger } from "../lib/logger.ts";
 import { createMetrics, type Metrics } from "../lib/metrics.ts";
+import { createPriceRegistry } from "../lib/prices/registry.ts";
 import { createAddressLabelsRepo } from "../lib/repos/address-labels.ts";
 import { createKeysRepo } from "../lib/repos/keys.ts";
 import { createRegistryRepo } from "../lib/repos/registry.ts";
@@ -38,6 +39,7 @@ export function createApiDeps(
     keys: pg ? createKeysRepo(pg) : null,
     registry: pg ? createRegistryRepo(pg) : null,
     labels,
+    prices: pg ? createPriceRegistry(pg) : null,
     events:
       labels && reader
         ? createEventsService({

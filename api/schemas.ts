@@ -82,12 +82,14 @@ export const INT32_MIN = -2_147_483_648;
 /**
  * A request field spelled differently by SPEC.md (camelCase) than the API's snake_case `canonical`:
  * both are accepted, a request giving both with different values is refused (api/plugins/input.ts).
+ * `description` replaces the default one (when SPEC.md names the canonical spelling and this alias).
  */
-export const AliasOf = <T extends TSchema>(canonical: string, schema: T) =>
+export const AliasOf = <T extends TSchema>(canonical: string, schema: T, description?: string) =>
   Type.Optional(
     Type.Unsafe<Static<T>>({
       ...schema,
       "x-alias-of": canonical,
-      description: `Same as \`${canonical}\` (the spelling SPEC.md uses); give one of the two.`,
+      description:
+        description ?? `Same as \`${canonical}\` (the spelling SPEC.md uses); give one of the two.`,
     }),
   );

@@ -11,6 +11,7 @@ import type { EventsService } from "../lib/events/service.ts";
 import type { ExplorerClient } from "../lib/explorer-client.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { Metrics } from "../lib/metrics.ts";
+import type { PriceRegistry } from "../lib/prices/registry.ts";
 import type { AddressLabelsRepo } from "../lib/repos/address-labels.ts";
 import type { KeysRepo, KeyWithPlan } from "../lib/repos/keys.ts";
 import type { RegistryRepo } from "../lib/repos/registry.ts";
@@ -87,6 +88,8 @@ export interface ApiDeps {
   keys: KeysRepo | null;
   registry: RegistryRepo | null;
   labels: AddressLabelsRepo | null;
+  /** Price sources, configured pairs and their token legs (lib/prices/registry.ts). */
+  prices: PriceRegistry | null;
   /** Normalized events as served (lib/events). */
   events: EventsService | null;
   /** Explorer backend behind the decorated transaction and block routes; closed with the app. */

@@ -60,13 +60,35 @@ export function sendProblem(
     });
 }
 
-function describeValidation(error: FastifyError): { detail: string; errors: object[] } {
+/**
+ * Body fields a request sent under an alias spelling (`x-alias-of`), canonical → alias as sent: set by
+ * the input rules when they move an alias to its canonical name, so that a validation error names the
+ * field as the client wrote it.
+ */
+export const sentAliases = new WeakMap<FastifyRequest, Map<string, string>>();
+
+/** A body pointer in the client's spelling: `/canonical...` → `/alias...` when the alias was sent. */
+function asSent(path: string, location: string, aliases: Map<string, string> | undefined): string {
+  if (!aliases || location !== "body") return path;
+  const [, head = "", ...rest] = path.split("/");
+  const alias = aliases.get(head);
+  return alias === undefined ? path : ["", alias, ...rest].join("/");
+}
+
+function describeValidation(
+  error: FastifyError,
+  aliases?: Map<string, string>,
+): { detail: string; errors: object[] } {
   const location = (error as { validationContext?: string }).validationContext ?? "request";
   const issues = (error.validation ?? []) as ValidationIssue[];
   const errors = issues.map((issue) => {
     const missing = issue.params?.missingProperty;
     const extraProp = issue.params?.additionalProperty;
-    const path = `${issue.instancePath ?? ""}${missing ? `/${missing}` : ""}${extraProp ? `/${extraProp}` : ""}`;
+    const path = asSent(
+      `${issue.instancePath ?? ""}${missing ? `/${missing}` : ""}${extraProp ? `/${extraProp}` : ""}`,
+      location,
+      aliases,
+    );
     const allowed = issue.params?.allowedValues;
     const message = extraProp
       ? "is not a known field"
@@ -169,7 +191,7 @@ export function registerErrorHandling(app: App): void {
     }
     const fe = error as FastifyError;
     if (fe.validation) {
-      const { detail, errors } = describeValidation(fe);
+      const { detail, errors } = describeValidation(fe, sentAliases.get(request));
       return sendProblem(request, reply, 400, "validation_failed", detail, { errors });
     }
     const status = fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 600 ? fe.statusCode : 500;

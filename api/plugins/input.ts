@@ -6,7 +6,7 @@
 import type { FastifyRequest, RouteOptions } from "fastify";
 import { errorCodes } from "fastify";
 import type { App } from "../types.ts";
-import { InputError } from "./errors.ts";
+import { InputError, sentAliases } from "./errors.ts";
 
 type Schema = Record<string, unknown>;
 
@@ -125,9 +125,13 @@ function aliasesOf(body: unknown): Map<string, string> {
   return aliases;
 }
 
-/** Moves alias fields to their canonical name; refuses a body that gives both with different values. */
-function applyAliases(body: unknown, aliases: Map<string, string>): void {
-  if (!isObject(body)) return;
+/**
+ * Moves alias fields to their canonical name; refuses a body that gives both with different values.
+ * Returns canonical → alias of the fields moved.
+ */
+function applyAliases(body: unknown, aliases: Map<string, string>): Map<string, string> {
+  const moved = new Map<string, string>();
+  if (!isObject(body)) return moved;
   for (const [alias, canonical] of aliases) {
     if (!Object.hasOwn(body, alias)) continue;
     const value = body[alias];
@@ -139,9 +143,11 @@ function applyAliases(body: unknown, aliases: Map<string, string>): void {
         `gives a different value than ${canonical}; send one of the two`,
       );
     }
+    if (!Object.hasOwn(body, canonical)) moved.set(canonical, alias);
     body[canonical] = value;
     delete body[alias];
   }
+  return moved;
 }
 
 /** Ajv plugin (app.ts): `x-alias-of` is an annotation for Ajv, documented in OpenAPI, acted on below. */
@@ -162,7 +168,10 @@ export function registerInputRules(app: App): void {
     const aliases = aliasesOf(schema.body);
     if (aliases.size > 0) {
       const own = route.preValidation;
-      const apply = async (request: FastifyRequest) => applyAliases(request.body, aliases);
+      const apply = async (request: FastifyRequest) => {
+        const moved = applyAliases(request.body, aliases);
+        if (moved.size > 0) sentAliases.set(request, moved);
+      };
       route.preValidation = [...(Array.isArray(own) ? own : own ? [own] : []), apply];
     }
   });
