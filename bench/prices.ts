@@ -21,7 +21,13 @@ import { bucketStart } from "../lib/prices/scales.ts";
 import { openStores } from "../lib/stores/index.ts";
 import { createIngestor } from "../pipeline/ingest/ingest.ts";
 import { createNodeClient } from "../pipeline/ingest/node-client.ts";
-import { createPipelineDeps, ingestOptions, PROCESSORS, type ProcessorName, startPipeline } from "../pipeline/runtime.ts";
+import {
+  createPipelineDeps,
+  ingestOptions,
+  PROCESSORS,
+  type ProcessorName,
+  startPipeline,
+} from "../pipeline/runtime.ts";
 import { bareServer, load, startBenchApp } from "./lib.ts";
 
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 3000);
@@ -65,8 +71,15 @@ const pg = stores.pg!;
 const ch = stores.ch!;
 await registerDevnetDapps(pg, chain);
 const deps = await createPipelineDeps({ config, log, metrics }, stores);
-const pipeline = await startPipeline(deps, { processors: Object.keys(PROCESSORS) as ProcessorName[], ingest: false });
-const ingestor = createIngestor(deps, createNodeClient({ url: config.NODE_URL, apiKey: "", log }), ingestOptions(config));
+const pipeline = await startPipeline(deps, {
+  processors: Object.keys(PROCESSORS) as ProcessorName[],
+  ingest: false,
+});
+const ingestor = createIngestor(
+  deps,
+  createNodeClient({ url: config.NODE_URL, apiKey: "", log }),
+  ingestOptions(config),
+);
 const drain = async () => {
   let zeros = 0;
   while (zeros < 2) {
@@ -131,7 +144,11 @@ if (have < 1000) {
   // biome-ignore lint/suspicious/noExplicitAny: rows copy a real trade's columns
   await insertTrades(ch, rows as any);
   const pairs = await loadCandlePairs(pg, [pair.id]);
-  await recomputeCandles(ch, pairs, new Map([[pair.pair_symbol, { lo: start, hi: start + rows.length * 60_000 }]]));
+  await recomputeCandles(
+    ch,
+    pairs,
+    new Map([[pair.pair_symbol, { lo: start, hi: start + rows.length * 60_000 }]]),
+  );
 }
 await pipeline.stop();
 const { base, app } = await startBenchApp({ config, log, pg, ch });
@@ -152,15 +169,21 @@ process.stdout.write(
 await bare.close();
 
 // 3. Freshness: new blocks arrive, a poller reads swaps as the watermark passes them; when is each one's 1m candle served?
-const fresh = await startPipeline(deps, { processors: Object.keys(PROCESSORS) as ProcessorName[], ingest: false });
+const fresh = await startPipeline(deps, {
+  processors: Object.keys(PROCESSORS) as ProcessorName[],
+  ingest: false,
+});
 const pools = new Map(
-  (await pg.query<{ id: number; pair_symbol: string }>("bench_pairs", "SELECT id, pair_symbol FROM price_pairs WHERE source_id = 'devnet-dex'")).map(
-    (r) => [r.pair_symbol, r.id],
-  ),
+  (
+    await pg.query<{ id: number; pair_symbol: string }>(
+      "bench_pairs",
+      "SELECT id, pair_symbol FROM price_pairs WHERE source_id = 'devnet-dex'",
+    )
+  ).map((r) => [r.pair_symbol, r.id]),
 );
-let after = (
-  await (await fetch(`${base}/events/all?limit=1`)).json() as { events: { id: string }[] }
-).events[0]?.id ?? "0";
+let after =
+  ((await (await fetch(`${base}/events/all?limit=1`)).json()) as { events: { id: string }[] }).events[0]
+    ?.id ?? "0";
 const delays: number[] = [];
 const pending: { pairId: number; minute: number; seenAt: number }[] = [];
 const volumeByMinute = new Map<string, number>();
@@ -170,7 +193,9 @@ for (let round = 0; round < rounds; round++) {
   const ingesting = ingestor.runOnce();
   const until = performance.now() + 3000;
   while (performance.now() < until) {
-    const r = (await (await fetch(`${base}/events/all?poll=1&after_id=${after}&limit=200&category=dex`)).json()) as {
+    const r = (await (
+      await fetch(`${base}/events/all?poll=1&after_id=${after}&limit=200&category=dex`)
+    ).json()) as {
       events: { id: string; timestamp: number; sub_kind: string; payload: Record<string, string> }[];
     };
     const now = performance.now();

@@ -175,16 +175,6 @@ export interface TokenPair {
   market: string;
 }
 
-/** A watched pair the candles processor serves: a pair of an enabled source with candles, or of an oracle. */
-export interface WatchedPairRow {
-  id: number;
-  source_id: string;
-  source_kind: SourceKind;
-  pair_symbol: string;
-  token_id: string | null;
-  quote_token_id: string | null;
-}
-
 export interface PriceRegistry {
   listSources(): Promise<PriceSource[]>;
   /** The source, or null. */
@@ -214,10 +204,6 @@ export interface PriceRegistry {
   getPricedPair(pairId: number): Promise<PricedPair | null>;
   /** Pairs whose token_id, or one of whose legs' token_id, is the token; optionally on one chain. */
   tokenPairs(tokenId: string, chain?: string): Promise<TokenPair[]>;
-  /** Watched pairs of enabled sources that support candles or are oracles, in id order. */
-  listWatchedPairs(): Promise<WatchedPairRow[]>;
-  /** Contract address → source id of every enabled oracle source. */
-  oracleContracts(): Promise<Map<string, string>>;
 }
 
 interface PairRow {
@@ -831,25 +817,6 @@ export function createPriceRegistry(pg: Pg): PriceRegistry {
         includeInTVL: include_in_tvl,
         market: marketOf(r.source_id, r.pair_symbol),
       }));
-    },
-
-    listWatchedPairs: () =>
-      pg.query<WatchedPairRow>(
-        "price_watched_pairs",
-        `SELECT p.id, p.source_id, s.kind AS source_kind, p.pair_symbol, p.token_id, p.quote_token_id
-         FROM price_pairs p JOIN price_sources s ON s.id = p.source_id
-         WHERE s.enabled AND (s.supports_candles OR s.kind = 'oracle')
-         ORDER BY p.id`,
-      ),
-
-    async oracleContracts() {
-      const rows = await pg.query<{ id: string; contract_addresses: string[] }>(
-        "price_oracle_contracts_enabled",
-        "SELECT id, contract_addresses FROM price_sources WHERE kind = 'oracle' AND enabled ORDER BY id",
-      );
-      const out = new Map<string, string>();
-      for (const r of rows) for (const a of r.contract_addresses ?? []) if (!out.has(a)) out.set(a, r.id);
-      return out;
     },
   };
 }

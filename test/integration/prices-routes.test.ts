@@ -793,39 +793,6 @@ describe("price routes", () => {
     expectProblem(none, 401);
   });
 
-  it("tells the candles processor the watched pairs and oracle contracts of enabled sources", async () => {
-    const repo = t.deps.prices!;
-    const watched = await repo.listWatchedPairs();
-    const expected = (await sql(
-      `SELECT p.id FROM price_pairs p WHERE p.source_id IN ('ayin', 'elexium', 'dia', 'testoracle') ORDER BY p.id`,
-    )) as { id: number }[];
-    expect(watched.map((w) => w.id)).toEqual(expected.map((e) => e.id));
-    expect(new Set(watched.map((w) => w.source_id))).toEqual(
-      new Set(["ayin", "elexium", "dia", "testoracle"]),
-    );
-    const p1 = watched.find((w) => w.pair_symbol === P1)!;
-    expect(p1).toEqual({
-      id: p1.id,
-      source_id: "ayin",
-      source_kind: "onchain_dex",
-      pair_symbol: P1,
-      token_id: PXA,
-      quote_token_id: ALPH_TOKEN_ID,
-    });
-    expect(await repo.oracleContracts()).toEqual(
-      new Map([["285zrkZTPpUCpjKg9E3z238VmpUBQEAbESGsJT6yX7Rod", "dia"]]),
-    );
-
-    await sql("UPDATE price_sources SET enabled = false WHERE id IN ('elexium', 'dia')");
-    try {
-      const sourcesLeft = new Set((await repo.listWatchedPairs()).map((w) => w.source_id));
-      expect(sourcesLeft).toEqual(new Set(["ayin", "testoracle"]));
-      expect(await repo.oracleContracts()).toEqual(new Map());
-    } finally {
-      await sql("UPDATE price_sources SET enabled = true WHERE id IN ('elexium', 'dia')");
-    }
-  });
-
   it("rebuilds an added on-chain pair in the background; closing the app waits for it", async () => {
     const fresh = await add("elexium", { pair_id: await poolId(P3) });
     // P3 was added to elexium earlier: this answer is the idempotent one, which starts nothing.
