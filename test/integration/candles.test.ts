@@ -1,22 +1,15 @@
 /**
- * The candles processor: candles of watched pairs equal a reference computed here from the swap
- * events read back from the store, at every scale, for pairs watched from the start (the
- * processor's path) and for a pair added later (the backfill from stored events).
+ * The candles processor, through the routes: on the demo network, the OHLCV of every watched pair
+ * equals a reference computed here (test/helpers/prices.ts, plain loops) from the swap events read
+ * back from the store, at every scale: pairs watched from the start (the processor's path) and a pair
+ * removed and added again through the API, priced the other way round (the backfill from stored
+ * events). Spot follows the newest swap; oracle feeds serve the newest posted value.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ALPH_TOKEN_ID } from "../../lib/chain/types.ts";
-import { backfillPair } from "../../lib/prices/backfill.ts";
-import { pairRef, readCandles } from "../../lib/prices/reader.ts";
 import { SCALES } from "../../lib/prices/scales.ts";
-import { startTestPipeline, type TestPipeline } from "../helpers/pipeline.ts";
+import { startTestPipeline, type TestPipeline, waitFor } from "../helpers/pipeline.ts";
 import { type RefSwap, referenceCandles } from "../helpers/prices.ts";
-import { quietLog } from "../helpers/stores.ts";
-
-interface PoolRow {
-  pool_address: string;
-  token0_id: string;
-  token1_id: string;
-}
 
 /**
  * Every one-pool swap of the main chain, read back from the events table (the poll route would stop at
@@ -41,52 +34,69 @@ async function readSwaps(p: TestPipeline): Promise<RefSwap[]> {
   });
 }
 
+interface Pair {
+  id: number;
+  pair_symbol: string;
+  token_id: string;
+  decimals: number | null;
+  scales_meta: Record<string, { first_ts: number; last_ts: number }>;
+}
+
 describe("candles", () => {
   let p: TestPipeline;
   beforeAll(async () => {
-    p = await startTestPipeline({ blocks: 600 });
+    p = await startTestPipeline({ blocks: 2000 });
   }, 120_000);
   afterAll(async () => p?.close());
 
-  it("match a reference built from the swap events, for watched and later-added pairs, at every scale", async () => {
+  const admin = () => p.api.auth(p.api.adminKey);
+  const pairs = async (): Promise<Pair[]> => {
+    const r = await p.api.app.inject({ url: "/price/source/devnet-dex/pair/all" });
+    expect(r.statusCode).toBe(200);
+    return r.json().pairs as Pair[];
+  };
+
+  it("match a reference built from the swap events, for watched and re-added pairs, at every scale", async () => {
     await p.catchUp();
-    const pg = p.pg.pg;
-    const pools = await pg.query<PoolRow>(
+    const before = await pairs();
+    expect(before.length).toBeGreaterThanOrEqual(3);
+    const pools = await p.pg.pg.query<{ pool_address: string; token0_id: string; token1_id: string }>(
       "t",
-      "SELECT pool_address, token0_id, token1_id FROM dex_pools ORDER BY id",
+      "SELECT pool_address, token0_id, token1_id FROM dex_pools",
     );
-    expect(pools.length).toBeGreaterThanOrEqual(2);
-    await pg.query(
-      "t",
-      `INSERT INTO price_sources (id, label, kind, dapp_id, supports_spot, supports_candles, supports_trades, created_at, updated_at)
-       VALUES ('test-dex', 'Test DEX', 'onchain_dex', 'devnet-dex', true, true, true, 0, 0) ON CONFLICT (id) DO NOTHING`,
-    );
-    // The first pool priced in its quote token (inverted), the second as the pool orients it.
-    const pairs = pools.slice(0, 2).map((pool, i) => {
-      const base = pool.token0_id === ALPH_TOKEN_ID ? pool.token1_id : pool.token0_id;
-      const quote = base === pool.token0_id ? pool.token1_id : pool.token0_id;
-      return { pool: pool.pool_address, token: i === 0 ? quote : base, other: i === 0 ? base : quote };
+    // Remove the first pair, then add its pool again priced in the other token (the list flow's DEX path).
+    const first = before[0]!;
+    const pool = pools.find((x) => x.pool_address === first.pair_symbol)!;
+    const other = pool.token0_id === first.token_id ? pool.token1_id : pool.token0_id;
+    const del = await p.api.app.inject({
+      method: "POST",
+      url: `/price/source/devnet-dex/pair/${first.id}/del`,
+      headers: admin(),
     });
-    const ids: number[] = [];
-    for (const pair of pairs) {
-      const [row] = await pg.query<{ id: number }>(
-        "t",
-        `INSERT INTO price_pairs (source_id, pair_symbol, pair_label, token_id, quote_token_id, denomination, created_at, updated_at)
-         VALUES ('test-dex', $1, 'X/Y', $2, $3, 'Y', 0, 0) RETURNING id`,
-        [pair.pool, pair.token, pair.other],
-      );
-      ids.push(row!.id);
-    }
-    // Pair 0 is rebuilt from stored events now; pair 1 waits for the processor's next batch.
-    const rebuilt = await backfillPair({ ch: p.ch.ch, pg, log: quietLog }, { id: ids[0]! });
-    expect(rebuilt.done).toBe(true);
-    expect(rebuilt.trades).toBeGreaterThan(0);
+    expect(del.json()).toEqual({ ok: true, deleted: 1 });
+    const add = await p.api.app.inject({
+      method: "POST",
+      url: "/price/source/devnet-dex/pair/add",
+      headers: admin(),
+      payload: { pair_symbol: first.pair_symbol, token_id: other },
+    });
+    expect(add.statusCode).toBe(200);
+    const readded = add.json().id as number;
+    // More blocks: new swaps reach every pair through the processor, the re-added one after its backfill.
     p.chain.advance(300);
     await p.catchUp();
+    await waitFor("the re-added pair's backfill", async () => {
+      const [row] = await p.pg.pg.query<{ at: string | null }>(
+        "t",
+        "SELECT backfilled_at AS at FROM price_pairs WHERE id = $1",
+        [readded],
+      );
+      return row?.at != null;
+    });
 
-    const decimals = async (token: string) => {
+    const decimalsOf = async (token: string) => {
       if (token === ALPH_TOKEN_ID) return 18;
-      const [t] = await pg.query<{ decimals: number | null }>(
+      const [t] = await p.pg.pg.query<{ decimals: number | null }>(
         "t",
         "SELECT decimals FROM tokens WHERE id = $1",
         [token],
@@ -94,24 +104,75 @@ describe("candles", () => {
       return t?.decimals ?? 0;
     };
     const swaps = await readSwaps(p);
-    for (const [i, pair] of pairs.entries()) {
-      const [bd, qd] = [await decimals(pair.token), await decimals(pair.other)];
-      const ref = pairRef({
-        source_id: "test-dex",
-        source_kind: "onchain_dex",
-        pair_symbol: pair.pool,
-        token_id: pair.token,
-        base_decimals: bd,
-        quote_decimals: qd,
-      });
-      let compared = 0;
+    const after = await pairs();
+    expect(after.map((x) => x.id)).toContain(readded);
+    let compared = 0;
+    for (const pair of after) {
+      const pool = pools.find((x) => x.pool_address === pair.pair_symbol)!;
+      const quote = pool.token0_id === pair.token_id ? pool.token1_id : pool.token0_id;
+      const [bd, qd] = [await decimalsOf(pair.token_id), await decimalsOf(quote)];
       for (const scale of SCALES) {
-        const expected = referenceCandles(swaps, pair.pool, pair.token, bd, qd, scale);
-        const served = await readCandles(p.ch.ch, ref, scale, { page: 0, pageSize: 1000 });
-        expect(served, `pair ${ids[i]} at ${scale}`).toEqual(expected);
+        const expected = referenceCandles(swaps, pair.pair_symbol, pair.token_id, bd, qd, scale);
+        const r = await p.api.app.inject({
+          url: `/price/pair/${pair.id}/ohlcv?scale=${scale}&pageSize=1000`,
+        });
+        expect(r.statusCode).toBe(200);
+        expect(r.json().ohlcv, `pair ${pair.id} at ${scale}`).toEqual(expected);
         compared += expected.length;
+        // scales_meta: the first and last candle of each scale.
+        if (expected.length > 0) {
+          expect(pair.scales_meta[scale]).toEqual({
+            first_ts: expected[expected.length - 1]!.t,
+            last_ts: expected[0]!.t,
+          });
+        }
       }
-      expect(compared).toBeGreaterThan(8);
+      // Spot: the newest swap of the pool, oriented for the pair.
+      const newest = swaps.filter((s) => s.pool === pair.pair_symbol).at(-1);
+      const spot = (await p.api.app.inject({ url: `/price/pair/${pair.id}/spot` })).json();
+      expect(spot.from_spot_table).toBe(true);
+      if (!newest) expect(spot.price).toBeNull();
+      else {
+        const [c] = referenceCandles([newest], pair.pair_symbol, pair.token_id, bd, qd, "1m");
+        expect(spot.price).toBe(c!.c);
+        expect(spot.timestamp).toBe(newest.timestamp);
+      }
     }
+    // The demo network trades enough for meaningful candles: many 1m buckets with moving prices.
+    expect(compared).toBeGreaterThanOrEqual(100);
+    const busiest = after.map((x) => x.scales_meta["1m"]).filter(Boolean);
+    expect(busiest.length).toBeGreaterThanOrEqual(3);
   }, 300_000);
+
+  it("serves the oracle's newest value as spot, from the spot table", async () => {
+    const r = await p.api.app.inject({ url: "/price/source/devnet-oracle/pair/all" });
+    const feeds = r.json().pairs as { id: number; pair_symbol: string }[];
+    expect(feeds.length).toBeGreaterThanOrEqual(2);
+    const oracle = p.chain.oracle();
+    const updates = await p.ch.ch.query<{ payload: string; ts: string }>(
+      "t",
+      `SELECT payload, toUnixTimestamp64Milli(timestamp) AS ts FROM events FINAL
+       WHERE main_chain AND contract_address = {a:String} AND contract_event_index = 1 ORDER BY id`,
+      { a: oracle.address },
+    );
+    expect(updates.length).toBeGreaterThan(feeds.length);
+    for (const feed of feeds) {
+      // Newest value of the feed by its own timestamp (seconds), as the oracle posted it.
+      let newest: { value: bigint; seconds: number } | undefined;
+      for (const u of updates) {
+        const [k, v, t] = (JSON.parse(u.payload) as { fields: { value: string }[] }).fields;
+        if (Buffer.from(k!.value, "hex").toString() !== feed.pair_symbol) continue;
+        const seconds = Number(t!.value);
+        if (!newest || seconds >= newest.seconds) newest = { value: BigInt(v!.value), seconds };
+      }
+      const spot = (await p.api.app.inject({ url: `/price/pair/${feed.id}/spot` })).json();
+      if (!newest) {
+        expect(spot.price).toBeNull();
+        continue;
+      }
+      expect(spot.price).toBe(Number(newest.value) / 1e8);
+      expect(spot.timestamp).toBe(newest.seconds * 1000);
+      expect(spot.from_spot_table).toBe(true);
+    }
+  });
 });
