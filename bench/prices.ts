@@ -6,7 +6,7 @@
  *     stream (time spent in each processor's `handle`, from the processor metrics);
  *  3. freshness: from a swap's block passing the watermark (its event first served by `/events/all`
  *     poll) to its 1m candle being served with it.
- * Run: npm run bench:prices   (BENCH_BLOCKS=3000, BENCH_SECONDS=5)
+ * Run: npm run bench:prices   (BENCH_BLOCKS=6000, BENCH_SECONDS=5, BENCH_FRESH_ROUNDS=40)
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -30,7 +30,7 @@ import {
 } from "../pipeline/runtime.ts";
 import { bareServer, load, startBenchApp } from "./lib.ts";
 
-const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 3000);
+const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 6000);
 const log = createLogger({ level: "warn" });
 
 function percentile(values: number[], p: number): number {
@@ -48,7 +48,8 @@ async function handleSeconds(metrics: Metrics): Promise<Map<string, number>> {
   return out;
 }
 
-const chain = createDevnetChain({ seed: 5, txPerBlock: [2, 8], swapShare: 0.6 });
+// Swap-heavy: every user tx of the pools' chain (0→0) is a swap, 4-8 per block, bursts on top.
+const chain = createDevnetChain({ seed: 5, txPerBlock: [4, 8], swapShare: 1 });
 chain.advance(BLOCKS);
 const server = await startDevnetServer(chain, { port: 0 });
 const dir = mkdtempSync(join(tmpdir(), "bench-prices-"));

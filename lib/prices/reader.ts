@@ -72,8 +72,7 @@ interface CandleRow {
   v: string;
 }
 
-const CANDLE_COLUMNS =
-  "t, toString(o) AS o, toString(h) AS h, toString(l) AS l, toString(c) AS c, toString(v) AS v";
+const CANDLE_COLUMNS = "t, o, h, l, c, v";
 
 export async function readCandles(
   ch: Ch,
@@ -238,7 +237,7 @@ export async function readSpot(
   }
   const [row] = await ch.query<{ n: string; sum: string }>(
     "spot_window_average",
-    `SELECT count() AS n, toString(sum(c)) AS sum FROM candles FINAL
+    `SELECT count() AS n, toString(sum(toDecimal256(c, 40))) AS sum FROM candles FINAL
      WHERE market = {market:String} AND scale = {scale:String} AND deleted = 0
        AND t <= {end:UInt64} AND t + {width:UInt64} > {start:Int64}`,
     { market: pair.market, scale: q.scale, end, width, start: end - windowMs },

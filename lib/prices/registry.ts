@@ -306,7 +306,15 @@ function isPoolAddress(value: string): boolean {
   }
 }
 
+/**
+ * How long a pair's serving details (source, decimals, label) are reused by spot and OHLCV reads in
+ * one API process. Changes made through this process apply at once; others (another API process,
+ * a token's decimals edited) within this time.
+ */
+const PRICED_PAIR_CACHE_MS = 2000;
+
 export function createPriceRegistry(pg: Pg): PriceRegistry {
+  const priced = new Map<number, { at: number; value: PricedPair | null }>();
   const getSource = async (id: string): Promise<SourceRow | null> => {
     const rows = await pg.query<SourceRow>(
       "price_source_get",
@@ -662,6 +670,7 @@ export function createPriceRegistry(pg: Pg): PriceRegistry {
     },
 
     async addPair(sourceId, input) {
+      priced.clear();
       const source = await mustSource(sourceId);
       if (input.pair_symbol === undefined && input.pair_id === undefined) {
         throw badRequest("Give pair_symbol or pair_id to name the pair to add", {
@@ -680,6 +689,7 @@ export function createPriceRegistry(pg: Pg): PriceRegistry {
     },
 
     async updatePair(sourceId, pairId, update) {
+      priced.clear();
       const fields = PAIR_UPDATE_FIELDS.filter((k) => update[k] !== undefined);
       if (fields.length === 0) {
         throw badRequest(`No fields to update: give any of ${PAIR_UPDATE_FIELDS.join(", ")}`, {
@@ -703,6 +713,7 @@ export function createPriceRegistry(pg: Pg): PriceRegistry {
     },
 
     async deletePair(sourceId, pairId) {
+      priced.clear();
       await mustSource(sourceId);
       const rows = await pg.query<{ id: number }>(
         "price_pair_del",
@@ -729,6 +740,7 @@ export function createPriceRegistry(pg: Pg): PriceRegistry {
     },
 
     async addLeg(sourceId, pairId, input) {
+      priced.clear();
       await mustPair(sourceId, pairId);
       const rows = await pg.query<{ id: number }>(
         "price_leg_add",
@@ -748,6 +760,7 @@ export function createPriceRegistry(pg: Pg): PriceRegistry {
     },
 
     async updateLeg(sourceId, pairId, legId, update) {
+      priced.clear();
       const fields = LEG_UPDATE_FIELDS.filter((k) => update[k] !== undefined);
       if (fields.length === 0) {
         throw badRequest(`No fields to update: give any of ${LEG_UPDATE_FIELDS.join(", ")}`, {
@@ -770,6 +783,7 @@ export function createPriceRegistry(pg: Pg): PriceRegistry {
     },
 
     async deleteLeg(sourceId, pairId, legId) {
+      priced.clear();
       await mustPair(sourceId, pairId);
       const rows = await pg.query<{ id: number }>(
         "price_leg_del",
@@ -781,6 +795,8 @@ export function createPriceRegistry(pg: Pg): PriceRegistry {
     },
 
     async getPricedPair(pairId) {
+      const hit = priced.get(pairId);
+      if (hit && performance.now() - hit.at < PRICED_PAIR_CACHE_MS) return hit.value;
       const rows = await pg.query<PricedPair>(
         "price_pair_priced",
         `SELECT p.id, p.source_id, s.kind AS source_kind, p.pair_symbol, p.pair_label, p.token_id, p.quote_token_id,
@@ -795,9 +811,12 @@ export function createPriceRegistry(pg: Pg): PriceRegistry {
         [pairId],
       );
       const r = rows[0];
-      return r
+      const value = r
         ? { ...r, base_decimals: Number(r.base_decimals), quote_decimals: Number(r.quote_decimals) }
         : null;
+      if (priced.size >= 10_000) priced.clear();
+      priced.set(pairId, { at: performance.now(), value });
+      return value;
     },
 
     async tokenPairs(tokenId, chain) {

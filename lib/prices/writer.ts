@@ -107,8 +107,9 @@ export async function recomputeCandles(
     "candles_recompute",
     `INSERT INTO candles (market, scale, t, o, h, l, c, v, trades, deleted, version)
      SELECT market, scale, t,
-       argMinIf(p, (ts, id), main_chain), maxIf(p, main_chain), minIf(p, main_chain), argMaxIf(p, (ts, id), main_chain),
-       sumIf(vol, main_chain), toUInt32(countIf(main_chain)), toUInt8(countIf(main_chain) = 0), ${VERSION}
+       toString(argMinIf(p, (ts, id), main_chain)), toString(maxIf(p, main_chain)), toString(minIf(p, main_chain)),
+       toString(argMaxIf(p, (ts, id), main_chain)), toString(sumIf(vol, main_chain)),
+       toUInt32(countIf(main_chain)), toUInt8(countIf(main_chain) = 0), ${VERSION}
      FROM (
        SELECT ts, id, main_chain, version,
          {markets:Array(String)}[j] AS market,
