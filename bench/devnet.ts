@@ -8,11 +8,12 @@
  * Run: npm run bench:devnet   (BENCH_BLOCKS=50000, BENCH_SEGMENT=10000; heap figures need node --expose-gc)
  */
 import { createDevnetChain } from "../devnet/chain.ts";
+import { DEVNET_RUN_DEFAULTS } from "../devnet/main.ts";
 
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 50_000);
 const SEGMENT = Number(process.env.BENCH_SEGMENT ?? 10_000);
-/** The demo makes 2000 blocks ahead, then 2 blocks/s. */
-const DEMO_AHEAD = 2000;
+/** The demo makes DEVNET_RUN_DEFAULTS.blocks ahead (two hours), then 2 blocks/s. */
+const DEMO_AHEAD = DEVNET_RUN_DEFAULTS.blocks;
 const DEMO_RATE = 2;
 const chain = createDevnetChain({ seed: 3 });
 

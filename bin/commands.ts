@@ -193,9 +193,9 @@ function installPipelineCommands(program: Command): void {
     .option("--devnet", "follow a simulated Alephium network started in this process (offline demo)")
     .option(
       "--devnet-blocks <n>",
-      "blocks the simulated network makes ahead",
+      "blocks the simulated network makes ahead at its first start (14400: two hours of chain time)",
       positiveInt("--devnet-blocks"),
-      2000,
+      DEVNET_RUN_DEFAULTS.blocks,
     )
     .option(
       "--devnet-live <rate>",

@@ -41,14 +41,15 @@ export interface DevnetRunOptions {
 }
 
 /**
- * Defaults: port 22973 (the devnet docs' REST port), host 127.0.0.1, seed 1, 2000 blocks ahead,
+ * Defaults: port 22973 (the devnet docs' REST port), host 127.0.0.1, seed 1, 14400 blocks ahead (two hours
+ * of chain time: enough for hourly candles in the demo),
  * live 2 blocks/s (mainnet's rate: 16 chains / 8 s), no random reorgs.
  */
 export const DEVNET_RUN_DEFAULTS: DevnetRunOptions = {
   port: 22973,
   host: "127.0.0.1",
   seed: 1,
-  blocks: 2000,
+  blocks: 14_400,
   live: 2,
   reorgEvery: 0,
 };

@@ -164,6 +164,35 @@ describe.skipIf(serverPass)("README quick start", () => {
     });
     expect(asUser.status).toBe(403);
 
+    // The README's price lines: the watched pools, candles and a spot price of the simulated network.
+    const priceLines = blocks.find((b) => b.some((l) => l.includes("/price/pair/1/ohlcv")));
+    expect(priceLines).toHaveLength(3);
+    const prices = await waitUntil(
+      "candles of pair 1",
+      async () => {
+        const r = spawnSync("bash", ["-e", "-c", priceLines!.join("\n")], {
+          cwd: dir,
+          env: env(port),
+          encoding: "utf8",
+        });
+        const values = r.status === 0 ? jsonValues(r.stdout) : [];
+        return values.length === 3 && ((values[1] as { ohlcv: unknown[] }).ohlcv?.length ?? 0) > 0
+          ? values
+          : undefined;
+      },
+      120_000,
+    );
+    expect((prices[0] as { pairs: unknown[] }).pairs.length).toBeGreaterThanOrEqual(3);
+    const ohlcv = (
+      prices[1] as { ohlcv: { t: number; o: number; h: number; l: number; c: number; v: number }[] }
+    ).ohlcv;
+    expect(ohlcv.length).toBeLessThanOrEqual(3);
+    for (const c of ohlcv) {
+      expect(c.h).toBeGreaterThanOrEqual(Math.max(c.o, c.c, c.l));
+      expect(c.v).toBeGreaterThan(0);
+    }
+    expect(prices[2]).toMatchObject({ pair_id: 1, from_spot_table: true, price: expect.any(Number) });
+
     // While the demo holds the embedded stores, the shell command refuses and says what to do.
     const clash = spawnSync(
       "npm",
