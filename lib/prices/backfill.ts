@@ -95,7 +95,8 @@ export async function backfillPair(
           Boolean(e.main_chain),
           Number(e.version),
         );
-        if (!t) continue;
+        // Oracle events of the source's contracts carry every feed: keep this pair's.
+        if (!t || t.pool !== pool) continue;
         trades.push(t);
         touch(touched, t.pool, t.ts);
       }
