@@ -17,12 +17,16 @@ import {
 import { CONSUMER_GROUPS, type EventsMessage } from "../messages.ts";
 import { defineProcessor } from "../processor.ts";
 
-export const candlesProcessor = defineProcessor<EventsMessage>({
+/** How often a batch without trades still looks for pairs to rebuild. */
+const PENDING_CHECK_MS = 5000;
+
+export const candlesProcessor = defineProcessor<EventsMessage, { pendingCheckedAt: number }>({
   name: "candles",
   topic: "events",
   group: CONSUMER_GROUPS.candles,
   codec: (codecs) => codecs.events,
-  async handle(messages, { deps, log }) {
+  setup: () => ({ pendingCheckedAt: Number.NEGATIVE_INFINITY }),
+  async handle(messages, { deps, log, state }) {
     const { ch, pg } = deps;
     const oracles = await loadOracleContracts(pg);
     const touched: Touched = new Map();
@@ -44,11 +48,14 @@ export const candlesProcessor = defineProcessor<EventsMessage>({
     }
     await insertTrades(ch, trades);
     written += trades.length;
+    deps.metrics.pipelineRows.inc({ stage: "candles", table: "trades" }, written);
+    // A batch without trades has nothing to recompute: it only looks for pairs to rebuild, now and then.
+    if (touched.size === 0 && performance.now() - state.pendingCheckedAt < PENDING_CHECK_MS) return;
+    state.pendingCheckedAt = performance.now();
     // Read after the trades are written: a pair added later finds them when it is backfilled.
     const pairs = await loadCandlePairs(pg);
     await recomputeCandles(ch, pairs, touched);
     await recomputeSpot(ch, touched);
-    deps.metrics.pipelineRows.inc({ stage: "candles", table: "trades" }, written);
     for (const pair of pairs) {
       if (pair.backfilled_at !== null) continue;
       const r = await backfillPair({ ch, pg, log }, pair);
