@@ -163,7 +163,17 @@ export function createExchangePoller(
     if (now() < s.nextAt) return "waiting";
     try {
       if (s.marketsAt === 0 || now() - s.marketsAt >= MARKETS_REFRESH_MS) await refreshMarkets(s);
-      for (const pair of await watchedCexPairs(deps.pg, id)) await pollPair(s, pair.pair_symbol);
+      for (const pair of await watchedCexPairs(deps.pg, id)) {
+        // A pair the exchange no longer lists (delisted) is skipped: it must not stall the others.
+        if (!s.listed.has(pair.pair_symbol)) {
+          log.warn(
+            { source: id, pair: pair.pair_symbol },
+            "Configured pair is not a market of the exchange.",
+          );
+          continue;
+        }
+        await pollPair(s, pair.pair_symbol);
+      }
       const at = now();
       if (s.failures > 0) log.info({ source: id, failures: s.failures }, "Exchange recovered.");
       s.failures = 0;

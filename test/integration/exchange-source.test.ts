@@ -380,4 +380,23 @@ describe("exchange price sources through ccxt", () => {
     expect(await poller.pollOnce()).toEqual({ gate: "ok", gateeu: "ok" });
     expect(await pricesStateHash(ch)).toEqual(hash);
   });
+
+  it("follows the exchange's markets: a delisted pair leaves the available list and is skipped", async () => {
+    const ayin = ids["gate:AYIN_USDT"]!;
+    const served = await ohlcv(ayin, "1m");
+    const index = gate.pairs.findIndex((p) => p.id === "AYIN_USDT");
+    const [delisted] = gate.pairs.splice(index, 1);
+    try {
+      now += 61 * MINUTE; // the markets are read again hourly
+      expect(await poller.pollOnce()).toEqual({ gate: "ok", gateeu: "ok" });
+      const available = (await get("/price/source/gate/pair/available")).available as {
+        pair_symbol: string;
+      }[];
+      expect(available.map((a) => a.pair_symbol).sort()).toEqual(["ALPH_USDC", "ALPH_USDT"]);
+      expect(await ohlcv(ayin, "1m")).toEqual(served);
+      await expectServedEqualsExchange(gate, ids["gate:ALPH_USDT"]!, "ALPH_USDT");
+    } finally {
+      gate.pairs.splice(index, 0, delisted!);
+    }
+  });
 });
