@@ -33,6 +33,7 @@ export function context(env: NodeJS.ProcessEnv = process.env): ProcessContext {
   let config: Config;
   try {
     config = loadConfig(env);
+    exchangeSettings(config);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(
@@ -57,15 +58,20 @@ function eventsWritten(metrics: Metrics): () => number {
 }
 
 /** The exchange poller of EXCHANGE_SOURCES (started), or null when none is configured or no databases. */
-function startExchanges(ctx: ProcessContext, stores: Stores): ExchangePoller | null {
-  let sources: string[];
-  let apiUrls: Record<string, string>;
+/** EXCHANGE_SOURCES and EXCHANGE_API_URLS parsed; a bad value is a ConfigError naming the key. */
+function exchangeSettings(config: Config): { sources: string[]; apiUrls: Record<string, string> } {
   try {
-    sources = parseExchangeSources(ctx.config.EXCHANGE_SOURCES);
-    apiUrls = parseApiUrls(ctx.config.EXCHANGE_API_URLS);
+    return {
+      sources: parseExchangeSources(config.EXCHANGE_SOURCES),
+      apiUrls: parseApiUrls(config.EXCHANGE_API_URLS),
+    };
   } catch (error) {
-    throw new ConfigError((error as Error).message);
+    throw new ConfigError(`Invalid configuration ${(error as Error).message}.`);
   }
+}
+
+function startExchanges(ctx: ProcessContext, stores: Stores): ExchangePoller | null {
+  const { sources, apiUrls } = exchangeSettings(ctx.config);
   if (sources.length === 0 || !stores.pg || !stores.ch) return null;
   const poller = createExchangePoller(
     { pg: stores.pg, ch: stores.ch, log: ctx.log, metrics: ctx.metrics },
