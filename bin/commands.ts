@@ -11,11 +11,13 @@ import { ConfigError } from "../lib/errors.ts";
 import { createLogger, type Logger } from "../lib/logger.ts";
 import { createMetrics, type Metrics } from "../lib/metrics.ts";
 import { backfillPair } from "../lib/prices/backfill.ts";
+import { parseApiUrls, parseExchangeSources } from "../lib/prices/exchange.ts";
+import { createExchangePoller, type ExchangePoller } from "../lib/prices/exchange-poller.ts";
 import { loadPricePairIds } from "../lib/prices/watched.ts";
 import { seedRegistry } from "../lib/registry/seed.ts";
 import { createKeysRepo } from "../lib/repos/keys.ts";
 import { runProcess } from "../lib/run-process.ts";
-import { openStores } from "../lib/stores/index.ts";
+import { openStores, type Stores } from "../lib/stores/index.ts";
 import { createProgressReporter } from "../pipeline/ingest/progress.ts";
 import { reprocessRange } from "../pipeline/reprocess.ts";
 import { createPipelineDeps, PROCESSORS, type ProcessorName, startPipeline } from "../pipeline/runtime.ts";
@@ -31,6 +33,7 @@ export function context(env: NodeJS.ProcessEnv = process.env): ProcessContext {
   let config: Config;
   try {
     config = loadConfig(env);
+    exchangeSettings(config);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(
@@ -52,6 +55,36 @@ function eventsWritten(metrics: Metrics): () => number {
     });
     return written;
   };
+}
+
+/** The exchange poller of EXCHANGE_SOURCES (started), or null when none is configured or no databases. */
+/** EXCHANGE_SOURCES and EXCHANGE_API_URLS parsed; a bad value is a ConfigError naming the key. */
+function exchangeSettings(config: Config): { sources: string[]; apiUrls: Record<string, string> } {
+  try {
+    return {
+      sources: parseExchangeSources(config.EXCHANGE_SOURCES),
+      apiUrls: parseApiUrls(config.EXCHANGE_API_URLS),
+    };
+  } catch (error) {
+    throw new ConfigError(`Invalid configuration ${(error as Error).message}.`);
+  }
+}
+
+function startExchanges(ctx: ProcessContext, stores: Stores): ExchangePoller | null {
+  const { sources, apiUrls } = exchangeSettings(ctx.config);
+  if (sources.length === 0 || !stores.pg || !stores.ch) return null;
+  const poller = createExchangePoller(
+    { pg: stores.pg, ch: stores.ch, log: ctx.log, metrics: ctx.metrics },
+    {
+      sources,
+      apiUrls,
+      pollMs: ctx.config.EXCHANGE_POLL_MS,
+      timeoutMs: ctx.config.EXCHANGE_TIMEOUT_MS,
+      backfillDays: ctx.config.EXCHANGE_BACKFILL_DAYS,
+    },
+  );
+  poller.start();
+  return poller;
 }
 
 const positiveInt = (name: string) => (value: string) => {
@@ -170,6 +203,25 @@ export function buildCli(): Command {
     });
 
   program
+    .command("exchanges")
+    .description(
+      "Poll the exchanges of EXCHANGE_SOURCES: their markets, then 1m candles (backfilled from listing) and spot prices of their configured pairs",
+    )
+    .action(async () => {
+      const ctx = context();
+      await runProcess("exchanges", ctx.log, async () => {
+        const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "exchanges" });
+        if (!stores.pg || !stores.ch) throw new Error("exchanges needs the databases (DATABASES=on)");
+        const poller = startExchanges(ctx, stores);
+        if (!poller) ctx.log.warn("EXCHANGE_SOURCES is empty: no exchange to poll.");
+        return async () => {
+          await poller?.stop();
+          await stores.close();
+        };
+      });
+    });
+
+  program
     .command("config")
     .description("Print every configuration key with its default")
     .addOption(
@@ -245,10 +297,12 @@ function installPipelineCommands(program: Command): void {
                 onProgress: (p) => reporter.update(p),
               })
             : null;
+          const exchanges = startExchanges(ctx, stores);
           const server = await startServer(createApiDeps(ctx.config, stores, ctx.log, ctx.metrics));
           return async () => {
             reporter.stop();
             await server.close();
+            await exchanges?.stop();
             await pipeline?.stop();
             await stores.close();
             await devnet?.close();

@@ -135,6 +135,29 @@ export const CONFIG_SPEC = {
     10_000_000,
     "Payloads larger than this are offloaded and referenced by payload_ref.",
   ),
+  EXCHANGE_SOURCES: str(
+    "",
+    "Comma-separated ccxt ids of exchanges polled for candles and spot prices of their pairs (`gate`, `gateeu`); each gets a `cex` price source of that id. Empty: none. Mainnet exchanges listing ALPH: `gate` (supported), `mexc` (not yet).",
+    /^([a-z0-9]+(,[a-z0-9]+)*)?$/,
+    "comma-separated exchange ids such as gate",
+  ),
+  EXCHANGE_API_URLS: str(
+    "",
+    'JSON object of exchange id to base URL replacing the host of every API URL of that exchange (a proxy or test double), for example `{"gate":"http://127.0.0.1:8080"}`.',
+  ),
+  EXCHANGE_POLL_MS: int(
+    15_000,
+    50,
+    3_600_000,
+    "How often each exchange is polled for new 1m candles and the ticker.",
+  ),
+  EXCHANGE_TIMEOUT_MS: int(10_000, 100, 120_000, "Timeout of one exchange request."),
+  EXCHANGE_BACKFILL_DAYS: int(
+    0,
+    0,
+    36_500,
+    "How far back a new exchange pair's 1m candles are read; 0 = from the pair's listing.",
+  ),
 } as const satisfies Record<string, Spec>;
 
 type SpecValue<S> = S extends { kind: "int" }

@@ -12,6 +12,9 @@ export interface Metrics {
   watermarkTs: Gauge;
   processorBatchSeconds: Histogram<"processor">;
   processorFailures: Counter<"processor" | "retryable">;
+  priceSourceUp: Gauge<"source">;
+  priceSourceLastOk: Gauge<"source">;
+  priceSourceFailures: Counter<"source">;
 }
 
 /** Every metric of the service carries this prefix. */
@@ -74,6 +77,24 @@ export function createMetrics(): Metrics {
       name: `${METRICS_PREFIX}processor_failures_total`,
       help: "Failed attempts to handle a batch, by processor and whether the error was retryable.",
       labelNames: ["processor", "retryable"],
+      registers: [registry],
+    }),
+    priceSourceUp: new Gauge({
+      name: `${METRICS_PREFIX}price_source_up`,
+      help: "1 when the last poll of an exchange price source succeeded, 0 while it is degraded.",
+      labelNames: ["source"],
+      registers: [registry],
+    }),
+    priceSourceLastOk: new Gauge({
+      name: `${METRICS_PREFIX}price_source_last_ok_ms`,
+      help: "Time (ms) of the last successful poll of an exchange price source.",
+      labelNames: ["source"],
+      registers: [registry],
+    }),
+    priceSourceFailures: new Counter({
+      name: `${METRICS_PREFIX}price_source_failures_total`,
+      help: "Failed polls of an exchange price source (rate limits, errors, bad answers, timeouts).",
+      labelNames: ["source"],
       registers: [registry],
     }),
   };

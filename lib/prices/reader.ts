@@ -25,8 +25,12 @@ export function marketOf(sourceId: string, pairSymbol: string): string {
   return `${sourceId}:${pairSymbol}`;
 }
 
-/** `trades.pool` of a pair: the pool address for on-chain DEX pairs, `<source>:<key>` for oracle feeds. */
+/**
+ * `trades.pool` / `spot.pool` of a pair: the pool address for on-chain DEX pairs, `<source>:<key>`
+ * for oracle feeds, `<source>:<symbol>` for exchange (cex) pairs.
+ */
 export function poolOf(source: { id: string; kind: string }, pairSymbol: string): string {
+  if (source.kind === "cex") return marketOf(source.id, pairSymbol);
   return source.kind === "oracle" ? oraclePool(source.id, pairSymbol) : pairSymbol;
 }
 

@@ -155,9 +155,9 @@ export interface PricedPair {
   token_id: string | null;
   quote_token_id: string | null;
   denomination: string;
-  /** pair.decimals ?? the token's decimals ?? 0 (oracle sources: 0). */
+  /** pair.decimals ?? the token's decimals ?? 0 (oracle and cex sources: 0). */
   base_decimals: number;
-  /** pair.quote_decimals ?? the quote token's decimals ?? 0 (oracle sources: the source's value_decimals). */
+  /** pair.quote_decimals ?? the quote token's decimals ?? 0 (oracle sources: the source's value_decimals; cex: 0). */
   quote_decimals: number;
 }
 
@@ -574,6 +574,8 @@ export function createPriceRegistry(pg: Pg): PriceRegistry {
     const baseName = listed?.base_asset ?? base?.symbol ?? tokenId ?? UNKNOWN_ASSET;
     const quoteName = listed?.quote_asset ?? UNKNOWN_ASSET;
     const oracle = source.kind === "oracle";
+    // Exchanges send prices and base volumes in whole units: their candles are served as stored.
+    const cex = source.kind === "cex";
     return insertPair(source, {
       pair_symbol: symbol,
       pair_label: `${baseName}/${quoteName}`,
@@ -584,8 +586,8 @@ export function createPriceRegistry(pg: Pg): PriceRegistry {
       chain_id: chainId,
       denomination: quoteName,
       token_address: tokenAddress(tokenId),
-      decimals: oracle ? 0 : (base?.decimals ?? null),
-      quote_decimals: oracle ? (source.value_decimals ?? 0) : (quote?.decimals ?? null),
+      decimals: oracle || cex ? 0 : (base?.decimals ?? null),
+      quote_decimals: oracle ? (source.value_decimals ?? 0) : cex ? 0 : (quote?.decimals ?? null),
     });
   };
 
@@ -801,8 +803,9 @@ export function createPriceRegistry(pg: Pg): PriceRegistry {
         "price_pair_priced",
         `SELECT p.id, p.source_id, s.kind AS source_kind, p.pair_symbol, p.pair_label, p.token_id, p.quote_token_id,
            p.denomination,
-           COALESCE(p.decimals, CASE WHEN s.kind = 'oracle' THEN 0 ELSE tb.decimals END, 0) AS base_decimals,
-           COALESCE(p.quote_decimals, CASE WHEN s.kind = 'oracle' THEN s.value_decimals ELSE tq.decimals END, 0)
+           COALESCE(p.decimals, CASE WHEN s.kind IN ('oracle', 'cex') THEN 0 ELSE tb.decimals END, 0) AS base_decimals,
+           COALESCE(p.quote_decimals,
+             CASE WHEN s.kind = 'oracle' THEN s.value_decimals WHEN s.kind = 'cex' THEN 0 ELSE tq.decimals END, 0)
              AS quote_decimals
          FROM price_pairs p JOIN price_sources s ON s.id = p.source_id
          LEFT JOIN tokens tb ON tb.id = p.token_id

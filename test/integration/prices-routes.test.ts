@@ -353,7 +353,9 @@ describe("price routes", () => {
         denomination: "USDT",
         chain: "eth",
         chain_id: 1,
-        decimals: 9,
+        // Exchanges send whole-unit prices and base volumes: served as stored, whatever the token's decimals.
+        decimals: 0,
+        quote_decimals: 0,
       });
 
       expectProblem(

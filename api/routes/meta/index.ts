@@ -17,6 +17,30 @@ async function refreshChainGauges(deps: ApiDeps) {
   return { ...progress, now };
 }
 
+/** Health of the polled external price sources (exchanges), as the exchange poller recorded it. */
+async function priceSourcesStatus(deps: ApiDeps) {
+  if (!deps.pg) return [];
+  const rows = await deps.pg.query<{
+    id: string;
+    status: "ok" | "degraded";
+    last_ok_at: string | null;
+    last_error: string | null;
+    last_error_at: string | null;
+  }>(
+    "status_price_sources",
+    `SELECT id, status, last_ok_at, last_error, last_error_at FROM price_sources
+     WHERE kind = 'cex' AND enabled ORDER BY id`,
+  );
+  const n = (v: string | null) => (v === null ? null : Number(v));
+  return rows.map((r) => ({
+    id: r.id,
+    status: r.status,
+    last_ok_at: n(r.last_ok_at),
+    last_error: r.last_error,
+    last_error_at: n(r.last_error_at),
+  }));
+}
+
 function tailStatus(deps: ApiDeps) {
   const tail = deps.events?.tail;
   if (!tail) return null;
@@ -94,6 +118,15 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
     block_ts: Type.Integer({ description: "Timestamp of that block (ms)." }),
     lag_ms: Type.Integer({ description: "now - block_ts." }),
   });
+  const PriceSourceStatus = Type.Object({
+    id: Type.String({ description: "Price source id (the exchange's ccxt id)." }),
+    status: StringEnum(["ok", "degraded"], {
+      description: "`degraded` while polls of the source fail (rate limit, errors, bad answers, timeouts).",
+    }),
+    last_ok_at: Type.Union([Type.Integer(), Type.Null()], { description: "Last successful poll (ms)." }),
+    last_error: Type.Union([Type.String(), Type.Null()], { description: "The last failure." }),
+    last_error_at: Type.Union([Type.Integer(), Type.Null()], { description: "When it happened (ms)." }),
+  });
   app.get(
     "/status",
     {
@@ -112,6 +145,9 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
               description: "Blocks on top of a block before ingest publishes it.",
             }),
             chains: Type.Array(ChainStatus),
+            price_sources: Type.Array(PriceSourceStatus, {
+              description: "Exchange price sources (kind `cex`) and the health of their polling.",
+            }),
             events_tail: Type.Union(
               [
                 Type.Object({
@@ -143,6 +179,7 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
         watermark_lag_ms: p?.watermark ? now - p.watermark : null,
         confirmations: deps.config.CONFIRMATIONS,
         chains: (p?.chains ?? []).map((c) => ({ ...c, lag_ms: now - c.block_ts })),
+        price_sources: await priceSourcesStatus(deps),
         events_tail: tailStatus(deps),
       };
     },

@@ -1,0 +1,241 @@
+/**
+ * The exchange poller: for every exchange in EXCHANGE_SOURCES, keeps its source row and available
+ * pairs in step with its markets, and for every watched (configured, enabled) pair backfills 1m
+ * candles from the pair's listing (or the configured horizon), then polls new 1m candles and the
+ * ticker every EXCHANGE_POLL_MS. Each exchange runs on its own: one that fails (rate limit, 5xx,
+ * garbage, timeout) backs off (at least its Retry-After) and is marked degraded in price_sources and
+ * the `price_source_up` metric, while the others go on.
+ */
+import type { Logger } from "../logger.ts";
+import type { Metrics } from "../metrics.ts";
+import { sleep } from "../retry.ts";
+import type { Ch } from "../stores/clickhouse.ts";
+import type { Pg } from "../stores/postgres.ts";
+import {
+  ensureCexSource,
+  knownAssetSymbols,
+  lastCandleStart,
+  markSourceDegraded,
+  markSourceOk,
+  rollUpCandles,
+  syncCexSource,
+  watchedCexPairs,
+  writeCandles1m,
+  writeCexSpot,
+} from "./cex.ts";
+import {
+  CANDLES_PER_PAGE,
+  type CexClient,
+  createExchange,
+  ExchangeError,
+  fetchCandles1m,
+  fetchLastPrice,
+  knownMarkets,
+  spotMarkets,
+} from "./exchange.ts";
+import { marketOf } from "./reader.ts";
+
+const MINUTE = 60_000;
+const DAY = 1440 * MINUTE;
+/** How often an exchange's markets are read again (new listings, delistings). */
+const MARKETS_REFRESH_MS = 3_600_000;
+/** Longest wait between attempts of a failing exchange (unless its Retry-After asks for more). */
+const MAX_BACKOFF_MS = 300_000;
+
+export interface ExchangePollerOptions {
+  /** ccxt ids (EXCHANGE_SOURCES). */
+  sources: string[];
+  /** Base URL per exchange id (EXCHANGE_API_URLS). */
+  apiUrls: Record<string, string>;
+  pollMs: number;
+  timeoutMs: number;
+  /** 0: backfill from the pair's listing; else at most this many days back. */
+  backfillDays: number;
+  /** The poller's clock (ms); default the wall clock. */
+  now?: () => number;
+}
+
+export interface ExchangePollerDeps {
+  pg: Pg;
+  ch: Ch;
+  log: Logger;
+  metrics: Metrics;
+}
+
+export type SourcePoll = "ok" | "degraded" | "waiting";
+
+export interface ExchangePoller {
+  /** One cycle of every exchange not backing off, concurrently. */
+  pollOnce(): Promise<Record<string, SourcePoll>>;
+  /** Runs each exchange's loop until stop(). */
+  start(): void;
+  stop(): Promise<void>;
+}
+
+interface SourceState {
+  client: CexClient;
+  /** When the markets were last read (0: never). */
+  marketsAt: number;
+  /** Listing time per pair symbol, from the markets. */
+  listed: Map<string, number | null>;
+  failures: number;
+  /** Earliest time of the next attempt (backoff). */
+  nextAt: number;
+}
+
+export function createExchangePoller(
+  deps: ExchangePollerDeps,
+  options: ExchangePollerOptions,
+): ExchangePoller {
+  const now = options.now ?? Date.now;
+  const log = deps.log.child({ component: "exchanges" });
+  const states = options.sources.map(
+    (id): SourceState => ({
+      client: createExchange(id, { apiUrl: options.apiUrls[id], timeoutMs: options.timeoutMs }),
+      marketsAt: 0,
+      listed: new Map(),
+      failures: 0,
+      nextAt: 0,
+    }),
+  );
+
+  const refreshMarkets = async (s: SourceState) => {
+    const all = await spotMarkets(s.client);
+    const markets = knownMarkets(all, await knownAssetSymbols(deps.pg));
+    await syncCexSource(deps.pg, { id: s.client.id, label: s.client.label }, markets);
+    s.listed = new Map(all.map((m) => [m.symbol, m.listedAt]));
+    s.marketsAt = now();
+    log.info(
+      { source: s.client.id, markets: all.length, available: markets.length },
+      "Exchange markets read.",
+    );
+  };
+
+  /** Backfills or catches up the 1m candles of a pair up to now, rolls them up, and writes its spot price. */
+  const pollPair = async (s: SourceState, symbol: string) => {
+    const id = s.client.id;
+    const market = marketOf(id, symbol);
+    const at = now();
+    const current = Math.floor(at / MINUTE) * MINUTE;
+    const last = await lastCandleStart(deps.ch, market);
+    let from: number;
+    if (last !== null) {
+      // The newest stored candle may have been open: read it again.
+      from = last;
+    } else {
+      const listed = s.listed.get(symbol) ?? null;
+      const horizon = options.backfillDays > 0 ? current - options.backfillDays * DAY : null;
+      from = Math.max(listed ?? horizon ?? current - (CANDLES_PER_PAGE - 1) * MINUTE, horizon ?? 0);
+      from = Math.floor(from / MINUTE) * MINUTE;
+    }
+    const pages = Math.ceil((current - from + MINUTE) / (CANDLES_PER_PAGE * MINUTE));
+    const backfill = pages > 1;
+    if (backfill) {
+      log.info(
+        { source: id, pair: symbol, from: new Date(from).toISOString(), pages },
+        "Backfilling exchange candles.",
+      );
+    }
+    let written = 0;
+    for (let page = 1; from <= current; page++) {
+      const to = Math.min(from + (CANDLES_PER_PAGE - 1) * MINUTE, current);
+      const candles = await fetchCandles1m(s.client, symbol, from, to);
+      if (candles.length > 0) {
+        await writeCandles1m(deps.ch, market, candles);
+        await rollUpCandles(deps.ch, market, candles[0]!.t, candles[candles.length - 1]!.t);
+        written += candles.length;
+        deps.metrics.pipelineRows.inc({ stage: `exchange:${id}`, table: "candles" }, candles.length);
+      }
+      if (backfill) {
+        log.info(
+          { source: id, pair: symbol, page, pages, candles: written, to: new Date(to).toISOString() },
+          "Exchange candles page written.",
+        );
+      }
+      from = to + MINUTE;
+    }
+    const price = await fetchLastPrice(s.client, symbol);
+    if (price !== null) await writeCexSpot(deps.ch, id, symbol, price, at);
+  };
+
+  const cycle = async (s: SourceState): Promise<SourcePoll> => {
+    const id = s.client.id;
+    if (now() < s.nextAt) return "waiting";
+    try {
+      if (s.marketsAt === 0 || now() - s.marketsAt >= MARKETS_REFRESH_MS) await refreshMarkets(s);
+      for (const pair of await watchedCexPairs(deps.pg, id)) {
+        // A pair the exchange no longer lists (delisted) is skipped: it must not stall the others.
+        if (!s.listed.has(pair.pair_symbol)) {
+          log.warn(
+            { source: id, pair: pair.pair_symbol },
+            "Configured pair is not a market of the exchange.",
+          );
+          continue;
+        }
+        await pollPair(s, pair.pair_symbol);
+      }
+      const at = now();
+      if (s.failures > 0) log.info({ source: id, failures: s.failures }, "Exchange recovered.");
+      s.failures = 0;
+      s.nextAt = 0;
+      await markSourceOk(deps.pg, id, at);
+      deps.metrics.priceSourceUp.set({ source: id }, 1);
+      deps.metrics.priceSourceLastOk.set({ source: id }, at);
+      return "ok";
+    } catch (error) {
+      s.failures += 1;
+      const retryAfter = error instanceof ExchangeError ? (error.retryAfterMs ?? 0) : 0;
+      const backoff = Math.min(MAX_BACKOFF_MS, options.pollMs * 2 ** (s.failures - 1));
+      const wait = Math.max(retryAfter, backoff);
+      const at = now();
+      s.nextAt = at + wait;
+      const message = error instanceof Error ? error.message : String(error);
+      log.warn(
+        { source: id, failures: s.failures, retry_in_ms: wait, err: message },
+        "Exchange poll failed.",
+      );
+      deps.metrics.priceSourceUp.set({ source: id }, 0);
+      deps.metrics.priceSourceFailures.inc({ source: id });
+      await markSourceDegraded(deps.pg, id, at, message).catch((e: unknown) =>
+        log.error({ source: id, err: e }, "Could not record the exchange's state."),
+      );
+      return "degraded";
+    }
+  };
+
+  const abort = new AbortController();
+  const loops: Promise<void>[] = [];
+  const run = async (s: SourceState) => {
+    await ensureCexSource(deps.pg, s.client.id, s.client.label);
+    while (!abort.signal.aborted) {
+      await cycle(s);
+      const wait = Math.max(options.pollMs, s.nextAt - now());
+      await sleep(wait, abort.signal);
+    }
+  };
+
+  return {
+    async pollOnce() {
+      const results = await Promise.all(
+        states.map(async (s) => {
+          await ensureCexSource(deps.pg, s.client.id, s.client.label);
+          return [s.client.id, await cycle(s)] as const;
+        }),
+      );
+      return Object.fromEntries(results);
+    },
+    start() {
+      for (const s of states) {
+        loops.push(
+          run(s).catch((error: unknown) =>
+            log.error({ source: s.client.id, err: error }, "Exchange loop stopped."),
+          ),
+        );
+      }
+    },
+    async stop() {
+      abort.abort();
+      await Promise.all(loops);
+    },
+  };
+}
