@@ -57,7 +57,6 @@ function eventsWritten(metrics: Metrics): () => number {
   };
 }
 
-/** The exchange poller of EXCHANGE_SOURCES (started), or null when none is configured or no databases. */
 /** EXCHANGE_SOURCES and EXCHANGE_API_URLS parsed; a bad value is a ConfigError naming the key. */
 function exchangeSettings(config: Config): { sources: string[]; apiUrls: Record<string, string> } {
   try {
@@ -70,6 +69,7 @@ function exchangeSettings(config: Config): { sources: string[]; apiUrls: Record<
   }
 }
 
+/** The exchange poller of EXCHANGE_SOURCES (started), or null when none is configured or no databases. */
 function startExchanges(ctx: ProcessContext, stores: Stores): ExchangePoller | null {
   const { sources, apiUrls } = exchangeSettings(ctx.config);
   if (sources.length === 0 || !stores.pg || !stores.ch) return null;
