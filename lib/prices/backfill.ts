@@ -55,7 +55,7 @@ export async function backfillPair(
   const log = deps.log.child({ component: "prices-backfill", pair_id: pair.id, source: row.source_id });
   const pool = poolOf({ id: row.source_id, kind: row.kind }, row.pair_symbol);
   const oracle = row.kind === "oracle";
-  const oracles = await loadOracleContracts(pg);
+  const oracles = oracle ? await loadOracleContracts(pg) : new Map<string, string>();
   const [span] = await ch.query<{ lo: string; hi: string; n: string }>(
     "events_time_span",
     "SELECT toUnixTimestamp64Milli(min(timestamp)) AS lo, toUnixTimestamp64Milli(max(timestamp)) AS hi, count() AS n FROM events",

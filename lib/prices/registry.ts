@@ -206,25 +206,11 @@ export interface PriceRegistry {
   tokenPairs(tokenId: string, chain?: string): Promise<TokenPair[]>;
 }
 
-interface PairRow {
-  id: number;
-  source_id: string;
-  pair_symbol: string;
-  pair_label: string;
-  pool_created_at: string | number | null;
-  token_id: string | null;
-  quote_token_id: string | null;
-  chain: string;
-  chain_id: number | null;
-  denomination: string;
-  available: boolean;
-  enabled: boolean;
-  enable_trades: boolean;
+/** A price_pairs row as PAIR_COLUMNS reads it: the served pair's stored fields, in the table's names. */
+type PairRow = Omit<ConfiguredPair, "tokens" | "market" | "includeInTVL" | "pool_created_at"> & {
   include_in_tvl: boolean;
-  token_address: string | null;
-  decimals: number | null;
-  quote_decimals: number | null;
-}
+  pool_created_at: string | number | null;
+};
 
 const PAIR_COLUMNS = `p.id, p.source_id, p.pair_symbol, p.pair_label, p.pool_created_at, p.token_id, p.quote_token_id,
   p.chain, p.chain_id, p.denomination, p.available, p.enabled, p.enable_trades, p.include_in_tvl, p.token_address,
@@ -242,27 +228,14 @@ const toLeg = (r: TokenLeg): TokenLeg => ({
   in_consolidated_market: Boolean(r.in_consolidated_market),
 });
 
-function toPair(r: PairRow, tokens: TokenLeg[]): ConfiguredPair {
-  const created = num(r.pool_created_at);
+function toPair({ include_in_tvl, pool_created_at, ...r }: PairRow, tokens: TokenLeg[]): ConfiguredPair {
+  const created = num(pool_created_at);
   return {
-    id: r.id,
-    source_id: r.source_id,
-    pair_symbol: r.pair_symbol,
-    pair_label: r.pair_label,
+    ...r,
     pool_created_at: created === null ? null : new Date(created).toISOString(),
     tokens,
-    token_id: r.token_id,
-    quote_token_id: r.quote_token_id,
-    chain: r.chain,
     chain_id: r.chain_id ?? (r.chain === "alph" ? ALEPHIUM_CHAIN_ID : null),
-    denomination: r.denomination,
-    available: r.available,
-    enabled: r.enabled,
-    enable_trades: r.enable_trades,
-    includeInTVL: r.include_in_tvl,
-    token_address: r.token_address,
-    decimals: r.decimals,
-    quote_decimals: r.quote_decimals,
+    includeInTVL: include_in_tvl,
     market: marketOf(r.source_id, r.pair_symbol),
   };
 }
