@@ -34,7 +34,7 @@ const WIDTH: Record<string, number> = {
 };
 
 /** Bucket start, written differently from lib/prices/scales.ts: weeks from the UTC weekday. */
-function refBucket(scale: string, ts: number): number {
+export function refBucket(scale: string, ts: number): number {
   if (scale === "1w") {
     const d = new Date(ts);
     const sinceMonday = (d.getUTCDay() + 6) % 7;

@@ -13,7 +13,7 @@ import { type ExchangeDouble, type ExchangePairSpec, startExchangeDouble } from 
 import { createMetrics, type Metrics } from "../../lib/metrics.ts";
 import { createExchangePoller, type ExchangePoller } from "../../lib/prices/exchange-poller.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
-import { pricesStateHash } from "../helpers/prices.ts";
+import { pricesStateHash, refBucket } from "../helpers/prices.ts";
 import { openTestCh, openTestPg, quietLog, type TestCh, type TestPg } from "../helpers/stores.ts";
 
 const MINUTE = 60_000;
@@ -67,23 +67,6 @@ function fromUnits(u: bigint, scale: number): number {
   return Number(`${s.slice(0, s.length - scale)}.${s.slice(s.length - scale)}`);
 }
 
-const WIDTH: Record<string, number> = {
-  "3m": 3 * MINUTE,
-  "5m": 5 * MINUTE,
-  "15m": 15 * MINUTE,
-  "1h": 60 * MINUTE,
-  "4h": 240 * MINUTE,
-  "1d": 1440 * MINUTE,
-};
-
-function bucket(scale: string, t: number): number {
-  if (scale === "1w") {
-    const d = new Date(t);
-    return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() - ((d.getUTCDay() + 6) % 7));
-  }
-  return Math.floor(t / WIDTH[scale]!) * WIDTH[scale]!;
-}
-
 /** The double's 1m candles of a pair up to its clock, latest first, each string parsed once. */
 function exchangeCandles(double: ExchangeDouble, symbol: string): Candle[] {
   const p = double.pair(symbol)!;
@@ -106,7 +89,7 @@ function referenceCandles(double: ExchangeDouble, symbol: string, scale: string)
   const rows = double.candles(p, p.listedAt, now);
   const out = new Map<number, { o: string; h: string; l: string; c: string; v: bigint }>();
   for (const r of rows) {
-    const t = bucket(scale, Number(r[0]) * 1000);
+    const t = refBucket(scale, Number(r[0]) * 1000);
     const [c, h, l, o, v] = [r[2], r[3], r[4], r[5], units(r[6], 10)];
     const b = out.get(t);
     if (!b) out.set(t, { o, h, l, c, v });
