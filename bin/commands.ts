@@ -12,7 +12,8 @@ import { createLogger, type Logger } from "../lib/logger.ts";
 import { createMetrics, type Metrics } from "../lib/metrics.ts";
 import { backfillPair } from "../lib/prices/backfill.ts";
 import { parseApiUrls, parseExchangeSources } from "../lib/prices/exchange.ts";
-import { createExchangePoller, type ExchangePoller } from "../lib/prices/exchange-poller.ts";
+import { createTradeFeed, retireTradeFeed } from "../lib/market/feed.ts";
+import { createExchangePoller } from "../lib/prices/exchange-poller.ts";
 import { loadPricePairIds } from "../lib/prices/watched.ts";
 import { seedRegistry } from "../lib/registry/seed.ts";
 import { createKeysRepo } from "../lib/repos/keys.ts";
@@ -69,12 +70,28 @@ function exchangeSettings(config: Config): { sources: string[]; apiUrls: Record<
   }
 }
 
-/** The exchange poller of EXCHANGE_SOURCES (started), or null when none is configured or no databases. */
-function startExchanges(ctx: ProcessContext, stores: Stores): ExchangePoller | null {
+/** The market pollers of one process and the trade watcher they feed. */
+interface Markets {
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the exchange poller of EXCHANGE_SOURCES and the trade watcher it feeds (one watcher per
+ * deployment: it is the only writer of market event ids). Where no market source is configured, a
+ * feed a crashed watcher left active is retired, so it does not hold the events watermark.
+ */
+async function startMarkets(ctx: ProcessContext, stores: Stores): Promise<Markets | null> {
   const { sources, apiUrls } = exchangeSettings(ctx.config);
-  if (sources.length === 0 || !stores.pg || !stores.ch) return null;
+  if (!stores.pg || !stores.ch) return null;
+  const feedDeps = { pg: stores.pg, ch: stores.ch, log: ctx.log, metrics: ctx.metrics };
+  if (sources.length === 0) {
+    if (await retireTradeFeed(feedDeps)) ctx.log.info("Trade watcher feed paused (no market source).");
+    return null;
+  }
+  const feed = createTradeFeed(feedDeps, { heartbeatMs: ctx.config.TRADE_FEED_HEARTBEAT_MS });
+  await feed.start();
   const poller = createExchangePoller(
-    { pg: stores.pg, ch: stores.ch, log: ctx.log, metrics: ctx.metrics },
+    { pg: stores.pg, ch: stores.ch, log: ctx.log, metrics: ctx.metrics, sink: feed },
     {
       sources,
       apiUrls,
@@ -84,7 +101,12 @@ function startExchanges(ctx: ProcessContext, stores: Stores): ExchangePoller | n
     },
   );
   poller.start();
-  return poller;
+  return {
+    async stop() {
+      await poller.stop();
+      await feed.stop();
+    },
+  };
 }
 
 const positiveInt = (name: string) => (value: string) => {
@@ -205,14 +227,14 @@ export function buildCli(): Command {
   program
     .command("exchanges")
     .description(
-      "Poll the exchanges of EXCHANGE_SOURCES: their markets, then 1m candles (backfilled from listing) and spot prices of their configured pairs",
+      "Poll the exchanges of EXCHANGE_SOURCES: their markets, then 1m candles (backfilled from listing) and spot prices of their configured pairs, and run the trade watcher (fills of pairs with enable_trades become events)",
     )
     .action(async () => {
       const ctx = context();
       await runProcess("exchanges", ctx.log, async () => {
         const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "exchanges" });
         if (!stores.pg || !stores.ch) throw new Error("exchanges needs the databases (DATABASES=on)");
-        const poller = startExchanges(ctx, stores);
+        const poller = await startMarkets(ctx, stores);
         if (!poller) ctx.log.warn("EXCHANGE_SOURCES is empty: no exchange to poll.");
         return async () => {
           await poller?.stop();
@@ -297,7 +319,7 @@ function installPipelineCommands(program: Command): void {
                 onProgress: (p) => reporter.update(p),
               })
             : null;
-          const exchanges = startExchanges(ctx, stores);
+          const exchanges = await startMarkets(ctx, stores);
           const server = await startServer(createApiDeps(ctx.config, stores, ctx.log, ctx.metrics));
           return async () => {
             reporter.stop();

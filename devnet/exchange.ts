@@ -3,8 +3,8 @@
  * Gate's REST API v4 (https://www.gate.com/docs/developers/apiv4/en) that ccxt's `gate` exchange
  * calls to list markets and read candles and tickers. Never imported by pipeline/ or api/.
  *
- * Data is deterministic: every 1m candle of a pair is a pure function of (seed, pair, minute), so a
- * candle answers the same whenever it is asked for; the still-open candle of the exchange's current
+ * Data is deterministic: every 1m candle of a pair, and every fill (`/spot/trades`), is a pure function
+ * of (seed, pair, minute), so it answers the same whenever it is asked for; the still-open candle of the exchange's current
  * minute grows with the exchange's clock (`now`, injectable), and the ticker equals it. Values are
  * decimal strings as Gate sends them. The server can be told to fail (stall, 429 with Retry-After,
  * 5xx, garbage JSON) to test how clients cope.
@@ -26,6 +26,20 @@ export interface ExchangePairSpec {
   /** Decimals of prices (Gate's `precision`) and of base amounts (`amount_precision`). */
   precision: number;
   amountPrecision: number;
+  /** Most fills in one minute (each minute has 1..this many); default 6, at most 999. */
+  tradesPerMinute?: number;
+}
+
+/** One fill as Gate's `GET /spot/trades` lists it. */
+export interface GateTrade {
+  id: string;
+  create_time: string;
+  create_time_ms: string;
+  currency_pair: string;
+  side: "buy" | "sell";
+  amount: string;
+  price: string;
+  sequence_id: string;
 }
 
 export type ExchangeFailure =
@@ -184,6 +198,53 @@ export class ExchangeDouble {
     return out;
   }
 
+  /** The fills of minute `i` of a pair's life (0 = listing minute) that happened by `now`. */
+  tradesOfMinute(p: ExchangePairSpec, i: number, now = this.now()): GateTrade[] {
+    const t = p.listedAt + i * MINUTE;
+    if (i < 0 || t > now) return [];
+    const most = Math.min(999, Math.max(1, p.tradesPerMinute ?? 6));
+    const count = 1 + Math.floor(noise(this.seed, p.id, i, 10) * most);
+    const close = this.closeAt(p, i);
+    const out: GateTrade[] = [];
+    for (let j = 0; j < count; j++) {
+      const ms = t + Math.floor(((j + noise(this.seed, p.id, i, 11 + j)) / count) * MINUTE);
+      if (ms > now) break;
+      const id = String((i + 1) * 1000 + j);
+      const wobble = (noise(this.seed, p.id, i, 2000 + j) - 0.5) * 0.002;
+      out.push({
+        id,
+        create_time: String(Math.floor(ms / 1000)),
+        create_time_ms: `${ms}.000`,
+        currency_pair: p.id,
+        side: noise(this.seed, p.id, i, 4000 + j) < 0.5 ? "buy" : "sell",
+        amount: (1 + noise(this.seed, p.id, i, 6000 + j) * 500).toFixed(p.amountPrecision),
+        price: (close * (1 + wobble)).toFixed(p.precision),
+        sequence_id: id,
+      });
+    }
+    return out;
+  }
+
+  /**
+   * Gate's trade list: with `lastId`, fills with a larger id, oldest first; without, the newest
+   * `limit` fills, newest first (as Gate lists them).
+   */
+  trades(p: ExchangePairSpec, lastId: number | null, limit: number): GateTrade[] {
+    const now = this.now();
+    const current = Math.floor((now - p.listedAt) / MINUTE);
+    const out: GateTrade[] = [];
+    if (lastId === null) {
+      for (let i = current; i >= 0 && out.length < limit; i--) {
+        out.push(...this.tradesOfMinute(p, i, now).reverse());
+      }
+      return out.slice(0, limit);
+    }
+    for (let i = Math.max(0, Math.floor(lastId / 1000) - 1); i <= current && out.length < limit; i++) {
+      for (const f of this.tradesOfMinute(p, i, now)) if (Number(f.id) > lastId) out.push(f);
+    }
+    return out.slice(0, limit);
+  }
+
   /** Gate's ticker of a pair: last = the close of the current (open) candle. */
   ticker(p: ExchangePairSpec): Record<string, string> {
     const now = this.now();
@@ -311,8 +372,19 @@ export class ExchangeDouble {
         if (id === null || !this.pair(id)) {
           return invalid(res, "INVALID_CURRENCY_PAIR", `Invalid currency pair ${id ?? ""}`);
         }
-        // Trades are not simulated (the indexer reads candles and tickers of exchanges).
-        return send(res, 200, []);
+        const limit = q.get("limit") ?? "100";
+        const lastId = q.get("last_id");
+        if (!/^\d{1,4}$/.test(limit) || Number(limit) < 1 || Number(limit) > 1000) {
+          return invalid(res, "INVALID_PARAM_VALUE", "limit must be from 1 to 1000");
+        }
+        if (lastId !== null && !/^\d{1,15}$/.test(lastId)) {
+          return invalid(res, "INVALID_PARAM_VALUE", `Invalid last_id ${lastId}`);
+        }
+        if (lastId !== null && q.get("reverse") !== "false") {
+          // Gate's reverse=true walks back from last_id; the indexer reads forward only.
+          return invalid(res, "INVALID_PARAM_VALUE", "this double serves reverse=false only");
+        }
+        return send(res, 200, this.trades(this.pair(id)!, lastId === null ? null : Number(lastId), Number(limit)));
       }
       default:
         return send(res, 404, { label: "NOT_FOUND", message: `No route ${url.pathname}` });

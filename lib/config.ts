@@ -152,6 +152,12 @@ export const CONFIG_SPEC = {
     "How often each exchange is polled for new 1m candles and the ticker.",
   ),
   EXCHANGE_TIMEOUT_MS: int(10_000, 100, 120_000, "Timeout of one exchange request."),
+  TRADE_FEED_HEARTBEAT_MS: int(
+    500,
+    20,
+    60_000,
+    "How often the trade watcher moves its feed position to the clock when no trade arrives: while it runs, events are served up to the older of the chains' watermark and this position, so this is the most it can delay them.",
+  ),
   EXCHANGE_BACKFILL_DAYS: int(
     0,
     0,

@@ -11,6 +11,8 @@
  * | token    | genesis_mint       | mint          |  85  | token issued when its contract was created                 |
  * | contract | failed             | script        |  80  | tx whose script failed (scriptExecutionOk = false)         |
  * | cex      | deposit / withdraw | token / alph  | 76/75| transfer to / from a known exchange address                |
+ * | cex      | buy / sell         | trade         |  95  | exchange fill of a pair with enable_trades (trade watcher) |
+ * | dex      | buy / sell         | evm_swap      |  95  | EVM pool swap of a pair with enable_trades (trade watcher) |
  * | transfer | send               | token         |  70  | token sent by the signer to another address                |
  * | transfer | payout             | token         |  65  | token paid by a contract to a third party                  |
  * | dex      | pool_created       | pair_created  |  60  | factory PairCreated event                                  |
@@ -74,6 +76,10 @@ export const TYPE = {
   alph: "alph",
   token: "token",
   reward: "reward",
+  /** An exchange fill (trade watcher, off-chain). */
+  trade: "trade",
+  /** A swap in an EVM pool (trade watcher, off-chain). */
+  evmSwap: "evm_swap",
 } as const;
 export type EventType = (typeof TYPE)[keyof typeof TYPE];
 
@@ -119,6 +125,10 @@ export const TAXONOMY: readonly TaxonomyEntry[] = [
   entry("dex", "remove_liquidity", "burn", 90, "Liquidity removed from a pool (pair Burn event)"),
   entry("token", "genesis_mint", "mint", 85, "Token supply issued when its contract was created"),
   entry("contract", "failed", "script", 80, "Transaction whose script failed (scriptExecutionOk = false)"),
+  entry("cex", "buy", "trade", 95, "Exchange fill where the taker bought the base (trade watcher, off-chain)"),
+  entry("cex", "sell", "trade", 95, "Exchange fill where the taker sold the base (trade watcher, off-chain)"),
+  entry("dex", "buy", "evm_swap", 95, "EVM pool swap where the taker received the base (trade watcher)"),
+  entry("dex", "sell", "evm_swap", 95, "EVM pool swap where the taker gave the base (trade watcher)"),
   entry("cex", "deposit", "token", 76, "Token transfer to a known exchange address"),
   entry("cex", "withdraw", "token", 76, "Token transfer from a known exchange address"),
   entry("cex", "deposit", "alph", 75, "ALPH transfer to a known exchange address"),

@@ -99,8 +99,19 @@ export interface ChainPosition {
   updated_at: number;
 }
 
+/** The market-events feed (the trade watcher) as it last wrote its position. */
+export interface FeedPosition {
+  /** Every market event id up to this time (ms) is written; later ones get later ids. */
+  position: number;
+  /** False when the watcher stopped cleanly (or never ran): the watermark ignores the feed. */
+  active: boolean;
+  updated_at: number;
+}
+
 export interface Progress {
   chains: ChainPosition[];
+  /** The trade watcher's feed, or null when no watcher ever ran. */
+  feed: FeedPosition | null;
   /** Low watermark in ms; 0 until every chain has a durable position. */
   watermark: number;
 }
@@ -109,21 +120,32 @@ export interface Progress {
  * Per-chain durable positions of the events sink and the low watermark: the oldest of the 16 chains'
  * newest durable block timestamps. Every event at or before it is written, and no event at or before
  * it can still arrive (chains only grow forward in time), so serving events up to the watermark makes
- * them visible to pollers in id order.
+ * them visible to pollers in id order. Market events (exchange fills, EVM pool swaps) have ids by the
+ * time the trade watcher recorded them; while the watcher is active its position bounds the
+ * watermark too (lib/market/feed.ts). Its position follows the wall clock, not the exchanges, so a
+ * stalled exchange holds nothing back.
  */
 export async function readProgress(ch: Ch): Promise<Progress> {
-  const rows = await ch.query<{
-    chain_index: number;
-    height: number;
-    block_hash: string;
-    block_ts: string;
-    updated_at: string;
-  }>(
-    "chain_progress_read",
-    `SELECT chain_index, height, block_hash, toUnixTimestamp64Milli(block_ts) AS block_ts,
-            toUnixTimestamp64Milli(updated_at) AS updated_at
-     FROM chain_progress FINAL ORDER BY chain_index`,
-  );
+  const [rows, feeds] = await Promise.all([
+    ch.query<{
+      chain_index: number;
+      height: number;
+      block_hash: string;
+      block_ts: string;
+      updated_at: string;
+    }>(
+      "chain_progress_read",
+      `SELECT chain_index, height, block_hash, toUnixTimestamp64Milli(block_ts) AS block_ts,
+              toUnixTimestamp64Milli(updated_at) AS updated_at
+       FROM chain_progress FINAL ORDER BY chain_index`,
+    ),
+    ch.query<{ position: string; active: boolean | number; updated_at: string }>(
+      "market_feed_progress_read",
+      `SELECT toUnixTimestamp64Milli(position) AS position, active,
+              toUnixTimestamp64Milli(updated_at) AS updated_at
+       FROM market_feed_progress FINAL WHERE feed = 'trades'`,
+    ),
+  ]);
   const chains = rows.map((r) => ({
     chain_index: r.chain_index,
     height: r.height,
@@ -131,8 +153,13 @@ export async function readProgress(ch: Ch): Promise<Progress> {
     block_ts: Number(r.block_ts),
     updated_at: Number(r.updated_at),
   }));
-  const watermark = chains.length === CHAINS ? Math.min(...chains.map((c) => c.block_ts)) : 0;
-  return { chains, watermark };
+  const f = feeds[0];
+  const feed = f
+    ? { position: Number(f.position), active: Boolean(f.active), updated_at: Number(f.updated_at) }
+    : null;
+  let watermark = chains.length === CHAINS ? Math.min(...chains.map((c) => c.block_ts)) : 0;
+  if (feed?.active) watermark = Math.min(watermark, feed.position);
+  return { chains, feed, watermark };
 }
 
 export interface EventsReader {

@@ -77,16 +77,43 @@ export async function syncCexSource(
   );
 }
 
+/** An enabled configured pair of an exchange source. */
+export interface WatchedCexPair {
+  id: number;
+  pair_symbol: string;
+  enable_trades: boolean;
+  /** Alephium token id of the base, when the registry matched it. */
+  token_id: string | null;
+  base_asset: string | null;
+  quote_asset: string | null;
+}
+
 /** Enabled configured pairs of a source, in id order. */
-export async function watchedCexPairs(
-  pg: PgQueryable,
-  sourceId: string,
-): Promise<{ id: number; pair_symbol: string }[]> {
-  return pg.query<{ id: number; pair_symbol: string }>(
+export async function watchedCexPairs(pg: PgQueryable, sourceId: string): Promise<WatchedCexPair[]> {
+  return pg.query<WatchedCexPair>(
     "cex_watched_pairs",
-    "SELECT id, pair_symbol FROM price_pairs WHERE source_id = $1 AND enabled ORDER BY id",
+    `SELECT p.id, p.pair_symbol, p.enable_trades, p.token_id, a.base_asset, a.quote_asset
+     FROM price_pairs p
+     LEFT JOIN price_available_pairs a ON a.source_id = p.source_id AND a.pair_symbol = p.pair_symbol
+     WHERE p.source_id = $1 AND p.enabled ORDER BY p.id`,
     [sourceId],
   );
+}
+
+/** The newest exchange trade id the trade watcher recorded for a pair (its read cursor), or null. */
+export async function lastRecordedTradeId(
+  pg: PgQueryable,
+  sourceId: string,
+  pairSymbol: string,
+): Promise<string | null> {
+  const rows = await pg.query<{ id: string | null }>(
+    "cex_last_trade",
+    `SELECT venue_trade_id AS id FROM market_trades WHERE source_id = $1 AND pair_symbol = $2
+       AND venue_trade_id IS NOT NULL
+     ORDER BY length(venue_trade_id) DESC, venue_trade_id DESC LIMIT 1`,
+    [sourceId, pairSymbol],
+  );
+  return rows[0]?.id ?? null;
 }
 
 export async function markSourceOk(pg: PgQueryable, id: string, at: number): Promise<void> {

@@ -32,3 +32,14 @@ export function withPoint(value: bigint, places: number): string {
 export function shiftToNumber(decimal: string, shift: number): number {
   return shift === 0 ? Number(decimal) : Number(`${decimal}e${shift}`);
 }
+
+/** Exact product of two non-negative decimal strings (`"12.5" × "0.3" = "3.75"`), trailing zeros trimmed. */
+export function mulDecimal(a: string, b: string): string {
+  const parse = (x: string): [bigint, number] => {
+    const [int = "0", frac = ""] = x.split(".");
+    return [BigInt(int + frac), frac.length];
+  };
+  const [av, ap] = parse(a);
+  const [bv, bp] = parse(b);
+  return withPoint(av * bv, ap + bp);
+}

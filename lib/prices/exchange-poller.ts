@@ -7,6 +7,7 @@
  * the `price_source_up` metric, while the others go on.
  */
 import type { Logger } from "../logger.ts";
+import type { MarketTrade, TradeSink } from "../market/trade.ts";
 import type { Metrics } from "../metrics.ts";
 import { sleep } from "../retry.ts";
 import type { Ch } from "../stores/clickhouse.ts";
@@ -15,24 +16,30 @@ import {
   ensureCexSource,
   knownAssetSymbols,
   lastCandleStart,
+  lastRecordedTradeId,
   markSourceDegraded,
   markSourceOk,
   rollUpCandles,
   syncCexSource,
+  type WatchedCexPair,
   watchedCexPairs,
   writeCandles1m,
   writeCexSpot,
 } from "./cex.ts";
 import {
   CANDLES_PER_PAGE,
+  TRADES_PER_PAGE,
   type CexClient,
   createExchange,
   ExchangeError,
   fetchCandles1m,
   fetchLastPrice,
+  fetchTrades,
+  type RawTrade,
   knownMarkets,
   spotMarkets,
 } from "./exchange.ts";
+import { mulDecimal } from "./decimal.ts";
 import { marketOf } from "./reader.ts";
 
 const MINUTE = 60_000;
@@ -41,6 +48,8 @@ const DAY = 1440 * MINUTE;
 const MARKETS_REFRESH_MS = 3_600_000;
 /** Longest wait between attempts of a failing exchange (unless its Retry-After asks for more). */
 const MAX_BACKOFF_MS = 300_000;
+/** Fills read when a pair's trades are first watched (the exchange's newest ones). */
+const FIRST_TRADES = 100;
 
 export interface ExchangePollerOptions {
   /** ccxt ids (EXCHANGE_SOURCES). */
@@ -60,6 +69,8 @@ export interface ExchangePollerDeps {
   ch: Ch;
   log: Logger;
   metrics: Metrics;
+  /** Where the fills of pairs with enable_trades go (the trade watcher); null: fills are not read. */
+  sink?: TradeSink | null;
 }
 
 export type SourcePoll = "ok" | "degraded" | "waiting";
@@ -158,6 +169,25 @@ export function createExchangePoller(
     if (price !== null) await writeCexSpot(deps.ch, id, symbol, price, at);
   };
 
+  /**
+   * Hands the fills of a pair with enable_trades to the trade watcher: from the newest recorded one
+   * on (the cursor is what the watcher recorded, so a crash re-reads and the watcher drops what it
+   * has), or the exchange's newest FIRST_TRADES when the pair has none yet.
+   */
+  const pollTrades = async (s: SourceState, pair: WatchedCexPair, sink: TradeSink) => {
+    const id = s.client.id;
+    let cursor = await lastRecordedTradeId(deps.pg, id, pair.pair_symbol);
+    for (;;) {
+      const limit = cursor === null ? FIRST_TRADES : TRADES_PER_PAGE;
+      const fills = await fetchTrades(s.client, pair.pair_symbol, cursor, limit);
+      if (fills.length === 0) return;
+      await sink.record(fills.map((f) => marketTradeOf(id, pair, f)));
+      deps.metrics.pipelineRows.inc({ stage: `exchange:${id}`, table: "trades" }, fills.length);
+      cursor = fills[fills.length - 1]!.id;
+      if (fills.length < limit || limit === FIRST_TRADES) return;
+    }
+  };
+
   const cycle = async (s: SourceState): Promise<SourcePoll> => {
     const id = s.client.id;
     if (now() < s.nextAt) return "waiting";
@@ -173,6 +203,7 @@ export function createExchangePoller(
           continue;
         }
         await pollPair(s, pair.pair_symbol);
+        if (pair.enable_trades && deps.sink) await pollTrades(s, pair, deps.sink);
       }
       const at = now();
       if (s.failures > 0) log.info({ source: id, failures: s.failures }, "Exchange recovered.");
@@ -237,5 +268,25 @@ export function createExchangePoller(
       abort.abort();
       await Promise.all(loops);
     },
+  };
+}
+
+/** An exchange fill as the trade watcher takes it. */
+export function marketTradeOf(source: string, pair: WatchedCexPair, f: RawTrade): MarketTrade {
+  const [base = "", quote = ""] = pair.pair_symbol.split("_");
+  return {
+    key: `cex:${source}:${pair.pair_symbol}:${f.id}`,
+    category: "cex",
+    source_id: source,
+    pair_id: pair.id,
+    pair_symbol: pair.pair_symbol,
+    side: f.side,
+    ts: f.ts,
+    base_amount: f.amount,
+    quote_amount: mulDecimal(f.amount, f.price),
+    price: f.price,
+    base_symbol: pair.base_asset ?? base,
+    quote_symbol: pair.quote_asset ?? quote,
+    base_token_id: pair.token_id ?? "",
   };
 }

@@ -240,3 +240,55 @@ export async function fetchLastPrice(client: CexClient, symbol: string): Promise
   if (!DECIMAL.test(last)) throw badResponse(client, what, `last ${last.slice(0, 40)}`);
   return last;
 }
+
+/** One exchange fill as the exchange sent it (Gate's spot trade). */
+export interface RawTrade {
+  /** The exchange's trade id (an integer as a string), increasing with time. */
+  id: string;
+  /** Trade time (ms). */
+  ts: number;
+  /** Taker side. */
+  side: "buy" | "sell";
+  /** Base amount and price, decimal strings. */
+  amount: string;
+  price: string;
+}
+
+/** Largest number of trades Gate returns for one request. */
+export const TRADES_PER_PAGE = 1000;
+
+const byTradeId = (a: RawTrade, b: RawTrade) =>
+  a.id.length !== b.id.length ? a.id.length - b.id.length : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+
+/**
+ * Trades of a market, oldest first: those after `afterId` (at most `limit`), or without it the newest
+ * `limit` ones.
+ */
+export async function fetchTrades(
+  client: CexClient,
+  symbol: string,
+  afterId: string | null,
+  limit = TRADES_PER_PAGE,
+): Promise<RawTrade[]> {
+  const what = `trades of ${symbol}`;
+  const params: Record<string, unknown> = { currency_pair: symbol, limit };
+  if (afterId !== null) Object.assign(params, { last_id: afterId, reverse: "false" });
+  const rows = await call(client, what, () => implicit(client, "publicSpotGetTrades")(params));
+  if (!Array.isArray(rows)) throw badResponse(client, what, "not a JSON array");
+  const out: RawTrade[] = [];
+  for (const row of rows) {
+    const r = (row ?? {}) as Record<string, unknown>;
+    const id = String(r.id ?? "");
+    const ms = Math.floor(Number(r.create_time_ms ?? Number(r.create_time) * 1000));
+    const [amount, price, side] = [String(r.amount ?? ""), String(r.price ?? ""), r.side];
+    if (!/^\d{1,30}$/.test(id) || !Number.isSafeInteger(ms) || ms <= 0) {
+      throw badResponse(client, what, `bad trade ${JSON.stringify(row).slice(0, 120)}`);
+    }
+    if (!DECIMAL.test(amount) || !DECIMAL.test(price) || (side !== "buy" && side !== "sell")) {
+      throw badResponse(client, what, `bad trade ${JSON.stringify(row).slice(0, 120)}`);
+    }
+    out.push({ id, ts: ms, side, amount, price });
+  }
+  out.sort(byTradeId);
+  return afterId === null ? out : out.filter((t) => byTradeId(t, { ...t, id: afterId }) > 0);
+}
