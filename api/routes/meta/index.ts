@@ -135,7 +135,7 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
         tags: ["Docs"],
         summary: "Indexer status: per-chain durable position and lag, and the poll watermark",
         description:
-          "`watermark` is the oldest of the 16 chains' newest durable block timestamps; /events/all serves events up to it. It is 0 until every chain has a position.",
+          "`watermark` is the oldest of the 16 chains' newest durable block timestamps, and not later than the trade watcher's feed position while the watcher runs (`trade_feed`); /events/all serves events up to it. It is 0 until every chain has a position.",
         response: {
           200: Type.Object({
             now: Type.Integer(),
@@ -145,6 +145,24 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
               description: "Blocks on top of a block before ingest publishes it.",
             }),
             chains: Type.Array(ChainStatus),
+            trade_feed: Type.Union(
+              [
+                Type.Object({
+                  position: Type.Integer({
+                    description:
+                      "Every market event (exchange fill, EVM pool swap) with an id up to this time (ms) is written; later ones get later ids.",
+                  }),
+                  active: Type.Boolean({
+                    description:
+                      "True while the trade watcher runs: the watermark is then at most `position`. A watcher stopped cleanly leaves it false.",
+                  }),
+                  lag_ms: Type.Integer({ description: "now − position." }),
+                  updated_at: Type.Integer({ description: "When the watcher last wrote its position (ms)." }),
+                }),
+                Type.Null(),
+              ],
+              { description: "The trade watcher's events feed; null when no watcher ever ran." },
+            ),
             price_sources: Type.Array(PriceSourceStatus, {
               description: "Exchange price sources (kind `cex`) and the health of their polling.",
             }),
@@ -179,6 +197,7 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
         watermark_lag_ms: p?.watermark ? now - p.watermark : null,
         confirmations: deps.config.CONFIRMATIONS,
         chains: (p?.chains ?? []).map((c) => ({ ...c, lag_ms: now - c.block_ts })),
+        trade_feed: p?.feed ? { ...p.feed, lag_ms: now - p.feed.position } : null,
         price_sources: await priceSourcesStatus(deps),
         events_tail: tailStatus(deps),
       };
