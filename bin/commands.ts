@@ -3,16 +3,17 @@ import { join } from "node:path";
 import { Argument, Command, InvalidArgumentError, Option } from "commander";
 import { createApiDeps } from "../api/deps.ts";
 import { startServer } from "../api/server.ts";
+import { type ExchangeDouble, startExchangeDouble } from "../devnet/exchange.ts";
 import { DEVNET_RUN_DEFAULTS, type DevnetRunOptions, type RunningDevnet, runDevnet } from "../devnet/main.ts";
-import { registerDevnetDapps } from "../devnet/register.ts";
+import { registerDevnetDapps, watchDevnetExchangePair } from "../devnet/register.ts";
 import { ensureAdminKey } from "../lib/admin-key.ts";
 import { type Config, describeConfig, loadConfig } from "../lib/config.ts";
 import { ConfigError } from "../lib/errors.ts";
 import { createLogger, type Logger } from "../lib/logger.ts";
+import { createTradeFeed, retireTradeFeed } from "../lib/market/feed.ts";
 import { createMetrics, type Metrics } from "../lib/metrics.ts";
 import { backfillPair } from "../lib/prices/backfill.ts";
 import { parseApiUrls, parseExchangeSources } from "../lib/prices/exchange.ts";
-import { createTradeFeed, retireTradeFeed } from "../lib/market/feed.ts";
 import { createExchangePoller } from "../lib/prices/exchange-poller.ts";
 import { loadPricePairIds } from "../lib/prices/watched.ts";
 import { seedRegistry } from "../lib/registry/seed.ts";
@@ -289,6 +290,7 @@ function installPipelineCommands(program: Command): void {
         await runProcess("start", base.log, async () => {
           let ctx = base;
           let devnet: RunningDevnet | null = null;
+          let exchangeDouble: ExchangeDouble | null = null;
           if (opts.devnet) {
             // The state file makes a restart continue the same chain (the stored cursors and hashes stay valid).
             devnet = await runDevnet(
@@ -306,6 +308,14 @@ function installPipelineCommands(program: Command): void {
               EXPLORER_URL: devnet.explorerUrl,
               INGEST_START_TS: base.config.INGEST_START_TS || devnet.chain.options.startTimestamp - 1,
             };
+            // Unless EXCHANGE_SOURCES says otherwise, the demo's exchange is a double of Gate (read through ccxt).
+            if (process.env.EXCHANGE_SOURCES === undefined) {
+              exchangeDouble = await startExchangeDouble({ seed: 1 });
+              config.EXCHANGE_SOURCES = "gate";
+              config.EXCHANGE_API_URLS = JSON.stringify({ gate: exchangeDouble.url });
+              if (process.env.EXCHANGE_BACKFILL_DAYS === undefined) config.EXCHANGE_BACKFILL_DAYS = 2;
+              base.log.info({ url: exchangeDouble.url }, "Simulated exchange (Gate API v4 double) started.");
+            }
             ctx = { ...base, config };
           }
           const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "start" });
@@ -320,11 +330,24 @@ function installPipelineCommands(program: Command): void {
               })
             : null;
           const exchanges = await startMarkets(ctx, stores);
+          const demoPair = new AbortController();
+          if (exchangeDouble && exchanges && stores.pg) {
+            watchDevnetExchangePair(stores.pg, { signal: demoPair.signal })
+              .then(
+                (id) =>
+                  id !== null && ctx.log.info({ pair_id: id }, "Demo exchange pair watched with its trades."),
+              )
+              .catch((error: unknown) =>
+                ctx.log.warn({ err: error }, "Could not watch the demo exchange pair."),
+              );
+          }
           const server = await startServer(createApiDeps(ctx.config, stores, ctx.log, ctx.metrics));
           return async () => {
+            demoPair.abort();
             reporter.stop();
             await server.close();
             await exchanges?.stop();
+            await exchangeDouble?.close();
             await pipeline?.stop();
             await stores.close();
             await devnet?.close();

@@ -74,6 +74,7 @@ export function defaultExchangePairs(now: number): ExchangePairSpec[] {
       trend: 0.000005,
       precision: 5,
       amountPrecision: 2,
+      tradesPerMinute: 30,
     },
     {
       id: "ALPH_USDC",
@@ -384,7 +385,11 @@ export class ExchangeDouble {
           // Gate's reverse=true walks back from last_id; the indexer reads forward only.
           return invalid(res, "INVALID_PARAM_VALUE", "this double serves reverse=false only");
         }
-        return send(res, 200, this.trades(this.pair(id)!, lastId === null ? null : Number(lastId), Number(limit)));
+        return send(
+          res,
+          200,
+          this.trades(this.pair(id)!, lastId === null ? null : Number(lastId), Number(limit)),
+        );
       }
       default:
         return send(res, 404, { label: "NOT_FOUND", message: `No route ${url.pathname}` });

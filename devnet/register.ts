@@ -7,6 +7,7 @@
  */
 
 import { ALPH_TOKEN_ID } from "../lib/chain/types.ts";
+import { createPriceRegistry } from "../lib/prices/registry.ts";
 import type { Pg, PgQueryable } from "../lib/stores/postgres.ts";
 import type { DevnetChain } from "./chain.ts";
 
@@ -153,4 +154,34 @@ async function register(pg: PgQueryable, chain: DevnetChain): Promise<void> {
       ],
     );
   }
+}
+
+/** The demo's exchange pair: watched with its fills as events (the trade watcher), once the exchange's markets are read. */
+export const DEVNET_EXCHANGE_PAIR = { source: "gate", symbol: "ALPH_USDT" } as const;
+
+/**
+ * Waits (in the background of the demo) for the exchange poller to list the double's markets, then
+ * watches ALPH_USDT with `enable_trades`, as an admin would through the API. Idempotent.
+ */
+export async function watchDevnetExchangePair(
+  pg: Pg,
+  options: { signal: AbortSignal; timeoutMs?: number },
+): Promise<number | null> {
+  const { source, symbol } = DEVNET_EXCHANGE_PAIR;
+  const until = Date.now() + (options.timeoutMs ?? 120_000);
+  while (!options.signal.aborted && Date.now() < until) {
+    const listed = await pg.query<{ n: string }>(
+      "devnet_exchange_listed",
+      "SELECT count(*) AS n FROM price_available_pairs WHERE source_id = $1 AND pair_symbol = $2",
+      [source, symbol],
+    );
+    if (Number(listed[0]?.n ?? 0) > 0) {
+      const registry = createPriceRegistry(pg);
+      const { id } = await registry.addPair(source, { pair_symbol: symbol });
+      await registry.updatePair(source, id, { enable_trades: true });
+      return id;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  return null;
 }

@@ -26,20 +26,20 @@ import {
   writeCandles1m,
   writeCexSpot,
 } from "./cex.ts";
+import { mulDecimal } from "./decimal.ts";
 import {
   CANDLES_PER_PAGE,
-  TRADES_PER_PAGE,
   type CexClient,
   createExchange,
   ExchangeError,
   fetchCandles1m,
   fetchLastPrice,
   fetchTrades,
-  type RawTrade,
   knownMarkets,
+  type RawTrade,
   spotMarkets,
+  TRADES_PER_PAGE,
 } from "./exchange.ts";
-import { mulDecimal } from "./decimal.ts";
 import { marketOf } from "./reader.ts";
 
 const MINUTE = 60_000;

@@ -7,8 +7,8 @@
  * fills from the first one read, with their side, amounts, price and time.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { startLive } from "../../devnet/live.ts";
 import { type ExchangeDouble, type GateTrade, startExchangeDouble } from "../../devnet/exchange.ts";
+import { startLive } from "../../devnet/live.ts";
 import { idCeiling } from "../../lib/chain/types.ts";
 import { readProgress } from "../../lib/events/reader.ts";
 import { createTradeFeed, MARKET_CHAIN_INDEX, type TradeFeed } from "../../lib/market/feed.ts";
@@ -133,7 +133,11 @@ describe("trade watcher events and pollers", () => {
       // The exchange stalls: requests hang until they time out, the source is degraded, and the
       // on-chain events go on reaching the pollers.
       exchange.failure = { kind: "stall" };
-      await waitFor("the stalled exchange to be degraded", async () => (await status()) === "degraded", 30_000);
+      await waitFor(
+        "the stalled exchange to be degraded",
+        async () => (await status()) === "degraded",
+        30_000,
+      );
       const chainBefore = onChain();
       await waitFor("on-chain events during the stall", async () => onChain() >= chainBefore + 30, 60_000);
       expect(await status()).toBe("degraded");
