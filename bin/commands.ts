@@ -97,6 +97,7 @@ async function startMarkets(ctx: ProcessContext, stores: Stores): Promise<Market
       sources,
       apiUrls,
       pollMs: ctx.config.EXCHANGE_POLL_MS,
+      tradesPollMs: ctx.config.EXCHANGE_TRADES_POLL_MS,
       timeoutMs: ctx.config.EXCHANGE_TIMEOUT_MS,
       backfillDays: ctx.config.EXCHANGE_BACKFILL_DAYS,
     },

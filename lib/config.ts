@@ -151,6 +151,12 @@ export const CONFIG_SPEC = {
     3_600_000,
     "How often each exchange is polled for new 1m candles and the ticker.",
   ),
+  EXCHANGE_TRADES_POLL_MS: int(
+    1_000,
+    50,
+    3_600_000,
+    "How often each exchange is polled for new fills of pairs with enable_trades (the trade watcher); candles and the ticker keep EXCHANGE_POLL_MS.",
+  ),
   EXCHANGE_TIMEOUT_MS: int(10_000, 100, 120_000, "Timeout of one exchange request."),
   TRADE_FEED_HEARTBEAT_MS: int(
     500,

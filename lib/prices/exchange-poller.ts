@@ -57,6 +57,8 @@ export interface ExchangePollerOptions {
   /** Base URL per exchange id (EXCHANGE_API_URLS). */
   apiUrls: Record<string, string>;
   pollMs: number;
+  /** How often the fills of pairs with enable_trades are read (default: pollMs). */
+  tradesPollMs?: number;
   timeoutMs: number;
   /** 0: backfill from the pair's listing; else at most this many days back. */
   backfillDays: number;
@@ -90,6 +92,10 @@ interface SourceState {
   /** Listing time per pair symbol, from the markets. */
   listed: Map<string, number | null>;
   failures: number;
+  /** Newest recorded fill id per pair symbol. */
+  cursors: Map<string, string>;
+  /** Whether the source has a pair with enable_trades (its loop then wakes every tradesPollMs). */
+  trades: boolean;
   /** Earliest time of the next attempt (backoff). */
   nextAt: number;
 }
@@ -106,6 +112,8 @@ export function createExchangePoller(
       marketsAt: 0,
       listed: new Map(),
       failures: 0,
+      cursors: new Map(),
+      trades: false,
       nextAt: 0,
     }),
   );
@@ -176,7 +184,9 @@ export function createExchangePoller(
    */
   const pollTrades = async (s: SourceState, pair: WatchedCexPair, sink: TradeSink) => {
     const id = s.client.id;
-    let cursor = await lastRecordedTradeId(deps.pg, id, pair.pair_symbol);
+    // The newest recorded fill: read from the watcher's record once, then kept (it is durable first).
+    let cursor =
+      s.cursors.get(pair.pair_symbol) ?? (await lastRecordedTradeId(deps.pg, id, pair.pair_symbol));
     for (;;) {
       const limit = cursor === null ? FIRST_TRADES : TRADES_PER_PAGE;
       const fills = await fetchTrades(s.client, pair.pair_symbol, cursor, limit);
@@ -184,16 +194,25 @@ export function createExchangePoller(
       await sink.record(fills.map((f) => marketTradeOf(id, pair, f)));
       deps.metrics.pipelineRows.inc({ stage: `exchange:${id}`, table: "trades" }, fills.length);
       cursor = fills[fills.length - 1]!.id;
+      s.cursors.set(pair.pair_symbol, cursor);
       if (fills.length < limit || limit === FIRST_TRADES) return;
     }
   };
 
-  const cycle = async (s: SourceState): Promise<SourcePoll> => {
+  /**
+   * One poll of a source: candles and spot prices of its pairs and/or the fills of those with
+   * enable_trades. The two run in loops of their own (pollMs, tradesPollMs) so a long candle
+   * backfill never delays fills; they share the source's health and backoff.
+   */
+  const cycle = async (s: SourceState, what = { candles: true, trades: true }): Promise<SourcePoll> => {
     const id = s.client.id;
     if (now() < s.nextAt) return "waiting";
     try {
       if (s.marketsAt === 0 || now() - s.marketsAt >= MARKETS_REFRESH_MS) await refreshMarkets(s);
-      for (const pair of await watchedCexPairs(deps.pg, id)) {
+      const candlesDue = what.candles;
+      const pairs = await watchedCexPairs(deps.pg, id);
+      s.trades = deps.sink !== null && deps.sink !== undefined && pairs.some((p) => p.enable_trades);
+      for (const pair of pairs) {
         // A pair the exchange no longer lists (delisted) is skipped: it must not stall the others.
         if (!s.listed.has(pair.pair_symbol)) {
           log.warn(
@@ -202,8 +221,8 @@ export function createExchangePoller(
           );
           continue;
         }
-        await pollPair(s, pair.pair_symbol);
-        if (pair.enable_trades && deps.sink) await pollTrades(s, pair, deps.sink);
+        if (candlesDue) await pollPair(s, pair.pair_symbol);
+        if (what.trades && pair.enable_trades && deps.sink) await pollTrades(s, pair, deps.sink);
       }
       const at = now();
       if (s.failures > 0) log.info({ source: id, failures: s.failures }, "Exchange recovered.");
@@ -238,11 +257,21 @@ export function createExchangePoller(
   const loops: Promise<void>[] = [];
   const run = async (s: SourceState) => {
     await ensureCexSource(deps.pg, s.client.id, s.client.label);
-    while (!abort.signal.aborted) {
-      await cycle(s);
-      const wait = Math.max(options.pollMs, s.nextAt - now());
-      await sleep(wait, abort.signal);
-    }
+    const candles = async () => {
+      while (!abort.signal.aborted) {
+        await cycle(s, { candles: true, trades: false });
+        await sleep(Math.max(options.pollMs, s.nextAt - now()), abort.signal);
+      }
+    };
+    const trades = async () => {
+      const every = options.tradesPollMs ?? options.pollMs;
+      while (!abort.signal.aborted) {
+        // Only a source with a pair with enable_trades reads fills (known after its first poll).
+        if (s.trades) await cycle(s, { candles: false, trades: true });
+        await sleep(Math.max(every, s.nextAt - now()), abort.signal);
+      }
+    };
+    await Promise.all([candles(), trades()]);
   };
 
   return {
