@@ -145,6 +145,49 @@ describe("trade watcher feed", () => {
     });
   });
 
+  it("serves an EVM pool swap's event by its EVM transaction hash", async () => {
+    const feed = createTradeFeed(deps(), { heartbeatMs: 60_000, now });
+    await feed.start();
+    const hash = `0x${"Ab".repeat(32)}`;
+    await feed.record([
+      trade(20, {
+        key: `evm:1:${hash}:3`,
+        category: "dex",
+        source_id: "uniswap",
+        pair_symbol: `0x${"12".repeat(20)}`,
+        evm: {
+          chain_id: 1,
+          tx_hash: hash,
+          block_number: 19_000_000,
+          log_index: 3,
+          taker: `0x${"34".repeat(20)}`,
+        },
+      }),
+    ]);
+    await feed.stop();
+    await chainsAt(clock + 1_000_000);
+    const r = await api.app.inject({
+      url: `/transaction/${hash}/events`,
+      headers: api.auth(api.userKey),
+    });
+    expect(r.statusCode, r.body).toBe(200);
+    const events = r.json().events as Record<string, unknown>[];
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({
+      category: "dex",
+      type: "evm_swap",
+      tx_id: hash.toLowerCase(),
+      block_height: 19_000_000,
+      to: `0x${"34".repeat(20)}`,
+      with: `0x${"12".repeat(20)}`,
+      dapp_id: "uniswap",
+    });
+    expect(events[0]!.payload).toMatchObject({ evm_chain_id: 1, evm_log_index: 3 });
+    const bad = await api.app.inject({ url: "/transaction/0x12/events", headers: api.auth(api.userKey) });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().detail).toMatch(/Invalid txid "0x12"/);
+  });
+
   it("writes on start what a crash left between the outbox and ClickHouse", async () => {
     // A watcher recorded a trade and died before writing its event: its row is in the outbox only.
     const at = clock + 200_000;

@@ -71,6 +71,8 @@ const csv = (v: string | undefined) =>
     .filter(Boolean);
 
 export const TX_HASH = "^[0-9a-fA-F]{64}$";
+/** An EVM transaction hash (market events of EVM pool swaps). */
+const EVM_TX_HASH = /^0x[0-9a-fA-F]{64}$/;
 
 export async function eventsRoutes(app: App, deps: ApiDeps): Promise<void> {
   app.addSchema(LabelRowSchema);
@@ -125,7 +127,13 @@ export async function eventsRoutes(app: App, deps: ApiDeps): Promise<void> {
       schema: {
         tags: ["Transaction"],
         summary: "Normalized events of one transaction",
-        params: Type.Object({ txid: Type.String({ description: "Transaction hash (64 hex)." }) }),
+        description:
+          "An Alephium transaction's events, or, for `0x` + 64 hex, the market events (EVM pool swaps of pairs with `enable_trades`, recorded by the trade watcher) of that EVM transaction. Exchange fills have no transaction.",
+        params: Type.Object({
+          txid: Type.String({
+            description: "Transaction hash: 64 hex (Alephium), or 0x + 64 hex (an EVM transaction).",
+          }),
+        }),
         response: {
           200: Type.Object({
             transaction_id: Type.String(),
@@ -144,8 +152,10 @@ export async function eventsRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
     async (request) => {
       const txid = request.params.txid;
-      if (!new RegExp(TX_HASH).test(txid))
-        throw badRequest(`Invalid txid ${JSON.stringify(txid)}: expected 64 hex characters.`);
+      if (!new RegExp(TX_HASH).test(txid) && !EVM_TX_HASH.test(txid))
+        throw badRequest(
+          `Invalid txid ${JSON.stringify(txid)}: expected 64 hex characters (or 0x and 64 hex for an EVM transaction).`,
+        );
       const repo = deps.events!;
       const events = await repo.byTransaction(txid.toLowerCase());
       return {
