@@ -193,6 +193,31 @@ describe.skipIf(serverPass)("README quick start", () => {
     }
     expect(prices[2]).toMatchObject({ pair_id: 1, from_spot_table: true, price: expect.any(Number) });
 
+    // The README's exchange lines: the simulated exchange's watched pair, and its fills as cex events.
+    const exchangeLines = blocks.find((b) => b.some((l) => l.includes("category=cex")));
+    expect(exchangeLines).toHaveLength(2);
+    const exchange = await waitUntil(
+      "cex events of the simulated exchange",
+      async () => {
+        const r = spawnSync("bash", ["-e", "-c", exchangeLines!.join("\n")], {
+          cwd: dir,
+          env: env(port),
+          encoding: "utf8",
+        });
+        const values = r.status === 0 ? jsonValues(r.stdout) : [];
+        return values.length === 2 && ((values[1] as { events: unknown[] }).events?.length ?? 0) > 0
+          ? values
+          : undefined;
+      },
+      120_000,
+    );
+    expect((exchange[0] as { pairs: { pair_symbol: string; enable_trades: boolean }[] }).pairs).toEqual([
+      expect.objectContaining({ pair_symbol: "ALPH_USDT", enable_trades: true }),
+    ]);
+    for (const e of (exchange[1] as { events: Record<string, unknown>[] }).events) {
+      expect(e).toMatchObject({ category: "cex", type: "trade", dapp_id: "gate", with: "ALPH_USDT" });
+    }
+
     // While the demo holds the embedded stores, the shell command refuses and says what to do.
     const clash = spawnSync(
       "npm",
