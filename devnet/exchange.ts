@@ -50,6 +50,11 @@ export type ExchangeFailure =
   | { kind: "garbage" };
 
 export interface ExchangeDoubleOptions {
+  /**
+   * Which exchange's REST API it answers: Gate's API v4 (`gate`, default) or MEXC's spot API v3
+   * (`mexc`: symbols without the underscore, `ALPHUSDT`). The data is the same either way.
+   */
+  dialect?: "gate" | "mexc";
   seed?: number;
   /** The exchange's clock (ms). Default: the wall clock. */
   now?: () => number;
@@ -126,6 +131,7 @@ function noise(seed: number, pair: string, i: number, salt: number): number {
 
 export class ExchangeDouble {
   readonly seed: number;
+  readonly dialect: "gate" | "mexc";
   readonly pairs: ExchangePairSpec[];
   failure: ExchangeFailure = { kind: "none" };
   /** Requests served, by path (failures included). */
@@ -137,6 +143,7 @@ export class ExchangeDouble {
 
   constructor(options: ExchangeDoubleOptions = {}) {
     this.seed = options.seed ?? 1;
+    this.dialect = options.dialect ?? "gate";
     this.clock = options.now ?? Date.now;
     this.pairs = options.pairs ?? defaultExchangePairs(this.clock());
   }
@@ -342,6 +349,7 @@ export class ExchangeDouble {
     }
     if (req.method !== "GET") return send(res, 405, { label: "METHOD_NOT_ALLOWED", message: "GET only" });
     const q = url.searchParams;
+    if (this.dialect === "mexc") return this.handleMexc(url.pathname, q, res);
     switch (url.pathname) {
       case "/api/v4/spot/currencies":
         return send(res, 200, this.currencies());
@@ -393,6 +401,113 @@ export class ExchangeDouble {
       }
       default:
         return send(res, 404, { label: "NOT_FOUND", message: `No route ${url.pathname}` });
+    }
+  }
+
+  /** MEXC's symbol of a pair (`ALPH_USDT` → `ALPHUSDT`). */
+  mexcSymbol(p: ExchangePairSpec): string {
+    return `${p.base}${p.quote}`;
+  }
+
+  /**
+   * MEXC's spot API v3 (https://mexcdevelop.github.io/apidocs/spot_v3_en/): exchangeInfo, klines,
+   * ticker/price, trades (no ids, `isBuyerMaker`), and the futures contract list ccxt's loadMarkets
+   * also reads (empty).
+   */
+  private handleMexc(path: string, q: URLSearchParams, res: ServerResponse) {
+    const bad = (msg: string) => send(res, 400, { code: -1121, msg });
+    const pairOf = () => this.pairs.find((p) => this.mexcSymbol(p) === q.get("symbol"));
+    switch (path) {
+      case "/api/v1/contract/detail":
+        return send(res, 200, { success: true, code: 0, data: [] });
+      case "/api/v3/exchangeInfo":
+        return send(res, 200, {
+          timezone: "CST",
+          serverTime: this.now(),
+          symbols: this.pairs.map((p) => ({
+            symbol: this.mexcSymbol(p),
+            status: "1",
+            baseAsset: p.base,
+            baseAssetPrecision: p.amountPrecision,
+            quoteAsset: p.quote,
+            quotePrecision: p.precision,
+            quoteAssetPrecision: p.precision,
+            baseCommissionPrecision: p.amountPrecision,
+            quoteCommissionPrecision: p.precision,
+            orderTypes: ["LIMIT", "MARKET", "LIMIT_MAKER"],
+            isSpotTradingAllowed: true,
+            isMarginTradingAllowed: false,
+            quoteAmountPrecision: "1",
+            baseSizePrecision: "0",
+            permissions: ["SPOT"],
+            filters: [],
+            maxQuoteAmount: "2000000",
+            makerCommission: "0",
+            takerCommission: "0.0005",
+            quoteAmountPrecisionMarket: "1",
+            maxQuoteAmountMarket: "100000",
+            fullName: p.base,
+            tradeSideType: 1,
+          })),
+        });
+      case "/api/v3/klines": {
+        const p = pairOf();
+        if (!p) return bad("Invalid symbol.");
+        if (q.get("interval") !== "1m") return bad("this double serves interval 1m only");
+        const int = (name: string) => {
+          const raw = q.get(name);
+          return raw === null ? undefined : /^\d{1,15}$/.test(raw) ? Number(raw) : Number.NaN;
+        };
+        const [start, end, limit] = [int("startTime"), int("endTime"), int("limit") ?? 500];
+        if ([start, end, limit].some((x) => Number.isNaN(x)) || limit < 1 || limit > 1000) {
+          return bad("Illegal characters found in parameter.");
+        }
+        const to = end ?? this.now();
+        const from = start ?? Math.floor(to / MINUTE) * MINUTE - (limit - 1) * MINUTE;
+        // [open time, open, high, low, close, volume, close time, quote volume]
+        const rows = this.candles(p, from, to)
+          .slice(0, limit)
+          .map((c) => [
+            Number(c[0]) * 1000,
+            c[5],
+            c[3],
+            c[4],
+            c[2],
+            c[6],
+            Number(c[0]) * 1000 + MINUTE - 1,
+            c[1],
+          ]);
+        return send(res, 200, rows);
+      }
+      case "/api/v3/ticker/price": {
+        const p = pairOf();
+        if (!p) return bad("Invalid symbol.");
+        return send(res, 200, { symbol: this.mexcSymbol(p), price: this.ticker(p).last });
+      }
+      case "/api/v3/trades": {
+        const p = pairOf();
+        if (!p) return bad("Invalid symbol.");
+        const limit = Number(q.get("limit") ?? 500);
+        if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000) return bad("limit must be 1 to 1000");
+        // The newest `limit` fills, oldest first, without ids.
+        const fills = this.trades(p, null, limit).reverse();
+        return send(
+          res,
+          200,
+          fills.map((f) => ({
+            id: null,
+            price: f.price,
+            qty: f.amount,
+            quoteQty: (Number(f.amount) * Number(f.price)).toFixed(p.precision + p.amountPrecision),
+            time: Number(f.create_time_ms.split(".")[0]),
+            isBuyerMaker: f.side === "sell",
+            isBestMatch: true,
+            tradeType: f.side === "sell" ? "ASK" : "BID",
+          })),
+        );
+      }
+      default:
+        return send(res, 404, { code: 404, msg: `No route ${path}` });
     }
   }
 

@@ -136,8 +136,8 @@ export const CONFIG_SPEC = {
     "Payloads larger than this are offloaded and referenced by payload_ref.",
   ),
   EXCHANGE_SOURCES: str(
-    "gate",
-    "Comma-separated ccxt ids of exchanges polled for candles, spot prices and (pairs with enable_trades) fills (`gate`, `gateeu`); each gets a `cex` price source of that id. Default: the supported exchange listing ALPH (`gate`; `mexc` also lists it and is not supported yet). Empty: none. `start --devnet` uses a simulated Gate unless this is set.",
+    "gate,mexc",
+    "Comma-separated ccxt ids of exchanges polled for candles, spot prices and (pairs with enable_trades) fills (`gate`, `gateeu`, `mexc`); each gets a `cex` price source of that id. Default: the exchanges that list ALPH. Empty: none. `start --devnet` uses a simulated Gate unless this is set.",
     /^([a-z0-9]+(,[a-z0-9]+)*)?$/,
     "comma-separated exchange ids such as gate",
   ),

@@ -158,7 +158,7 @@ export function createExchangePoller(
     let written = 0;
     for (let page = 1; from <= current; page++) {
       const to = Math.min(from + (CANDLES_PER_PAGE - 1) * MINUTE, current);
-      const candles = await fetchCandles1m(s.client, symbol, from, to);
+      const candles = await fetchCandles1m(s.client, symbol, from, to, now());
       if (candles.length > 0) {
         await writeCandles1m(deps.ch, market, candles);
         await rollUpCandles(deps.ch, market, candles[0]!.t, candles[candles.length - 1]!.t);

@@ -1,15 +1,19 @@
 /**
  * Centralized exchanges through ccxt: the only module that imports it. An exchange is a ccxt
  * instance (spot markets only, ccxt's own rate limiter on), optionally pointed at other API hosts
- * (`EXCHANGE_API_URLS`, for test doubles and proxies). Candles and tickers are read through ccxt's
- * implicit endpoint methods of Gate's API v4 (`gate`, `gateeu`) so the exchange's decimal strings
- * reach the candles table as sent: ccxt's unified `fetchOHLCV` parses them into floats.
+ * (`EXCHANGE_API_URLS`, for test doubles and proxies). Candles, tickers and fills are read through
+ * ccxt's implicit endpoint methods (Gate's API v4 for `gate` and `gateeu`, MEXC's spot API v3 for
+ * `mexc`) so the exchange's decimal strings reach the stores as sent: ccxt's unified `fetchOHLCV`
+ * parses them into floats.
  */
 import ccxt, { type Exchange } from "ccxt";
 import { AppError } from "../errors.ts";
 
 /** Exchanges whose candles and tickers the indexer reads (Gate's API v4). */
-export const SUPPORTED_EXCHANGES = ["gate", "gateeu"] as const;
+export const SUPPORTED_EXCHANGES = ["gate", "gateeu", "mexc"] as const;
+
+/** The REST dialect of a supported exchange. */
+const dialectOf = (id: string): "gate" | "mexc" => (id === "mexc" ? "mexc" : "gate");
 
 /** Quote assets that count as US dollars (the denominations of USD prices). */
 export const USD_STABLECOINS = ["USDT", "USDC", "USD", "DAI", "USDD", "FDUSD"] as const;
@@ -197,7 +201,9 @@ export async function fetchCandles1m(
   symbol: string,
   from: number,
   to: number,
+  now = Date.now(),
 ): Promise<RawCandle[]> {
+  if (dialectOf(client.id) === "mexc") return mexcCandles1m(client, symbol, from, to, now);
   const what = `candles of ${symbol}`;
   const fromS = Math.ceil(from / 1000);
   const toS = Math.min(Math.floor(to / 1000), fromS + (CANDLES_PER_PAGE - 1) * 60);
@@ -227,6 +233,18 @@ export async function fetchCandles1m(
 /** The exchange's last traded price of a market (decimal string), or null when it has none. */
 export async function fetchLastPrice(client: CexClient, symbol: string): Promise<string | null> {
   const what = `ticker of ${symbol}`;
+  if (dialectOf(client.id) === "mexc") {
+    const row = (await call(client, what, () => implicit(client, "spotPublicGetTickerPrice")({ symbol }))) as
+      | { symbol?: unknown; price?: unknown }
+      | undefined;
+    if (typeof row !== "object" || row === null || Array.isArray(row)) {
+      throw badResponse(client, what, "not a JSON object");
+    }
+    const price = String(row.price ?? "");
+    if (price === "") return null;
+    if (!DECIMAL.test(price)) throw badResponse(client, what, `price ${price.slice(0, 40)}`);
+    return price;
+  }
   const rows = await call(client, what, () =>
     implicit(client, "publicSpotGetTickers")({ currency_pair: symbol }),
   );
@@ -271,6 +289,7 @@ export async function fetchTrades(
   limit = TRADES_PER_PAGE,
 ): Promise<RawTrade[]> {
   const what = `trades of ${symbol}`;
+  if (dialectOf(client.id) === "mexc") return mexcTrades(client, symbol, afterId, limit);
   const params: Record<string, unknown> = { currency_pair: symbol, limit };
   if (afterId !== null) Object.assign(params, { last_id: afterId, reverse: "false" });
   const rows = await call(client, what, () => implicit(client, "publicSpotGetTrades")(params));
@@ -291,4 +310,79 @@ export async function fetchTrades(
   }
   out.sort(byTradeId);
   return afterId === null ? out : out.filter((t) => byTradeId(t, { ...t, id: afterId }) > 0);
+}
+
+/** MEXC's 1m klines `[open time, open, high, low, close, volume, close time, quote volume]`. */
+async function mexcCandles1m(
+  client: CexClient,
+  symbol: string,
+  from: number,
+  to: number,
+  now: number,
+): Promise<RawCandle[]> {
+  const what = `candles of ${symbol}`;
+  const start = Math.ceil(from / MINUTE) * MINUTE;
+  const end = Math.min(to, start + (CANDLES_PER_PAGE - 1) * MINUTE);
+  const rows = await call(client, what, () =>
+    implicit(
+      client,
+      "spotPublicGetKlines",
+    )({ symbol, interval: "1m", startTime: start, endTime: end + MINUTE - 1, limit: CANDLES_PER_PAGE }),
+  );
+  if (!Array.isArray(rows)) throw badResponse(client, what, "not a JSON array");
+  const out: RawCandle[] = [];
+  for (const row of rows) {
+    if (!Array.isArray(row) || row.length < 6) throw badResponse(client, what, "a row is not a candle");
+    const [t, o, h, l, c, v] = row.map((x) => String(x));
+    const values = [o, h, l, c, v] as string[];
+    if (!/^\d+$/.test(t ?? "") || !values.every((x) => DECIMAL.test(x))) {
+      throw badResponse(client, what, `bad values ${JSON.stringify(row).slice(0, 120)}`);
+    }
+    const ms = Number(t);
+    if (ms % MINUTE !== 0) throw badResponse(client, what, `candle time ${t} is not a minute`);
+    if (ms < start || ms > end) continue;
+    out.push({ t: ms, o: o!, h: h!, l: l!, c: c!, v: v!, closed: ms + MINUTE <= now });
+  }
+  return out.sort((a, b) => a.t - b.t);
+}
+
+/**
+ * MEXC's recent fills (newest `limit`; its public API has no cursor and no trade ids). A fill's id is
+ * `<time ms>-<n>`, n counting the fills of the same millisecond in the answer, oldest first, so a fill
+ * read again gets the same id; fills after `afterId` are kept. More than `limit` fills between two
+ * polls cannot be read back: poll often enough (EXCHANGE_TRADES_POLL_MS).
+ */
+async function mexcTrades(
+  client: CexClient,
+  symbol: string,
+  afterId: string | null,
+  limit: number,
+): Promise<RawTrade[]> {
+  const what = `trades of ${symbol}`;
+  const rows = await call(client, what, () =>
+    implicit(client, "spotPublicGetTrades")({ symbol, limit: Math.min(limit, TRADES_PER_PAGE) }),
+  );
+  if (!Array.isArray(rows)) throw badResponse(client, what, "not a JSON array");
+  const parsed = rows.map((row) => {
+    const r = (row ?? {}) as Record<string, unknown>;
+    const ts = Number(r.time);
+    const [amount, price] = [String(r.qty ?? ""), String(r.price ?? "")];
+    if (!Number.isSafeInteger(ts) || ts <= 0 || !DECIMAL.test(amount) || !DECIMAL.test(price)) {
+      throw badResponse(client, what, `bad trade ${JSON.stringify(row).slice(0, 120)}`);
+    }
+    if (typeof r.isBuyerMaker !== "boolean") {
+      throw badResponse(client, what, `bad trade ${JSON.stringify(row).slice(0, 120)}`);
+    }
+    // The maker bought: the taker sold.
+    return { ts, amount, price, side: r.isBuyerMaker ? ("sell" as const) : ("buy" as const) };
+  });
+  parsed.sort((a, b) => a.ts - b.ts);
+  const out: RawTrade[] = [];
+  let n = 0;
+  for (let i = 0; i < parsed.length; i++) {
+    const f = parsed[i]!;
+    n = i > 0 && parsed[i - 1]!.ts === f.ts ? n + 1 : 0;
+    out.push({ id: `${String(f.ts).padStart(13, "0")}-${String(n).padStart(4, "0")}`, ...f });
+  }
+  return afterId === null ? out.slice(-limit) : out.filter((t) => t.id > afterId);
 }

@@ -7,7 +7,8 @@ describe("exchange sources", () => {
   it("parses EXCHANGE_SOURCES and refuses an exchange it cannot read, naming it", () => {
     expect(parseExchangeSources("")).toEqual([]);
     expect(parseExchangeSources("gate, gateeu,gate")).toEqual(["gate", "gateeu"]);
-    expect(() => parseExchangeSources("gate,mexc")).toThrow(/EXCHANGE_SOURCES: mexc is not supported/);
+    expect(parseExchangeSources("mexc,gate")).toEqual(["mexc", "gate"]);
+    expect(() => parseExchangeSources("gate,binance")).toThrow(/EXCHANGE_SOURCES: binance is not supported/);
   });
 
   it("parses EXCHANGE_API_URLS as a JSON map of http(s) URLs", () => {
