@@ -42,11 +42,11 @@ describe("trade watcher events and pollers", () => {
   });
 
   it("every poller receives every on-chain and market event once, in order, while the exchange stalls and recovers", async () => {
-    // Chain time follows the wall clock (one block per chain per second), as on mainnet once the
-    // index is live: market event ids are times of recording, served once the chains reach them.
+    // Chain time follows the wall clock (one block per chain every 2 s), as on mainnet once the index
+    // is live: market event ids are times of recording, served once the chains reach them.
     const start = Date.now();
     p = await startTestPipeline({
-      devnet: { startTimestamp: start - 20_000, blockIntervalMs: 1000 },
+      devnet: { startTimestamp: start - 40_000, blockIntervalMs: 2000 },
       blocks: 320,
       confirmations: 1,
     });
@@ -96,7 +96,7 @@ describe("trade watcher events and pollers", () => {
     expect(updated.statusCode, updated.body).toBe(200);
 
     pipeline.ingestor.start();
-    const stopLive = startLive(pipeline.chain, { blocksPerSecond: 16 });
+    const stopLive = startLive(pipeline.chain, { blocksPerSecond: 8 });
     poller.start();
     const pollers = Array.from({ length: 20 }, () => ({ seen: [] as Seen[], after: "0" }));
     const pollOnce = async (x: { seen: Seen[]; after: string }) => {
@@ -177,7 +177,7 @@ describe("trade watcher events and pollers", () => {
       await waitFor(
         "the watermark past the last recorded fill",
         async () => (await readProgress(ch)).watermark > recordedAt + 1000,
-        60_000,
+        120_000,
       );
     } finally {
       stopLive();
