@@ -7,6 +7,7 @@ import { clientErrorHandler, registerErrorHandling, sendProblem } from "./plugin
 import { addInputKeywords, registerInputRules } from "./plugins/input.ts";
 import { registerOpenApi } from "./plugins/openapi.ts";
 import { RequestLog } from "./plugins/request-log.ts";
+import { exchangeWalletRoutes } from "./routes/addresses/exchange-wallets.ts";
 import { addressLabelRoutes } from "./routes/addresses/labels.ts";
 import { categoryRoutes } from "./routes/categories/index.ts";
 import { chainRoutes } from "./routes/chains/index.ts";
@@ -31,6 +32,7 @@ export const ROUTE_GROUPS: RouteGroup[] = [
   systemRoutes,
   eventsRoutes,
   addressLabelRoutes,
+  exchangeWalletRoutes,
   tokenRoutes,
   categoryRoutes,
   priceRoutes,

@@ -7,6 +7,12 @@
  */
 import type { node } from "@alephium/web3";
 import type { RawBlock } from "../../lib/chain/types.ts";
+import {
+  createExchangeWalletsRepo,
+  exchangeRegistryAt,
+  loadWalletRanges,
+  type WalletRanges,
+} from "../../lib/repos/exchange-wallets.ts";
 import type { Pg } from "../../lib/stores/postgres.ts";
 import type { PipelineDeps } from "../deps.ts";
 import {
@@ -40,6 +46,9 @@ export interface NormalizeState {
   dapps: MutableDappRegistry;
   factories: PoolFactory[];
   pools: MutablePoolRegistry;
+  /** Exchange wallets with their block-time ranges, and the table's version they were read at. */
+  wallets: WalletRanges;
+  walletsVersion: string;
 }
 
 /** The normalizer's state as saved: seed lists, registered factories, and what it learned from blocks. */
@@ -82,7 +91,8 @@ export async function loadNormalizeState(pg: Pg): Promise<NormalizeState> {
       } satisfies PoolInfo;
     }),
   );
-  return { dapps, factories, pools };
+  const walletsVersion = await createExchangeWalletsRepo(pg).version();
+  return { dapps, factories, pools, wallets: await loadWalletRanges(pg), walletsVersion };
 }
 
 /** The RawBlock a block message carries. */
@@ -130,6 +140,13 @@ export const normalizeProcessor = defineProcessor<BlockMessage, NormalizeState>(
 });
 
 async function normalizeBatch(messages: BlockMessage[], deps: PipelineDeps, state: NormalizeState) {
+  // Exchange wallets are read again when they changed (one small query per batch): a change applies
+  // to blocks after every published one, so reading it before this batch is all determinism needs.
+  const version = await createExchangeWalletsRepo(deps.pg).version();
+  if (version !== state.walletsVersion) {
+    state.wallets = await loadWalletRanges(deps.pg);
+    state.walletsVersion = version;
+  }
   const out: EventsMessage[] = [];
   const pools: PoolInfo[] = [];
   const contracts: { contract_address: string; dapp_id: string }[] = [];
@@ -144,7 +161,12 @@ async function normalizeBatch(messages: BlockMessage[], deps: PipelineDeps, stat
       state.dapps.add(newContracts);
       contracts.push(...newContracts);
     }
-    const ctx = { dapps: state.dapps, pools: state.pools, maxPayloadBytes: deps.config.PAYLOAD_MAX_BYTES };
+    const ctx = {
+      dapps: state.dapps,
+      pools: state.pools,
+      exchanges: exchangeRegistryAt(state.wallets, m.kind === "block" ? m.timestamp : 0),
+      maxPayloadBytes: deps.config.PAYLOAD_MAX_BYTES,
+    };
     out.push(toEventsMessage(m, ctx, raw));
   }
   if (contracts.length > 0) {
