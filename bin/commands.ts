@@ -13,6 +13,8 @@ import { createLogger, type Logger } from "../lib/logger.ts";
 import { createTradeFeed, retireTradeFeed } from "../lib/market/feed.ts";
 import { createMetrics, type Metrics } from "../lib/metrics.ts";
 import { backfillPair } from "../lib/prices/backfill.ts";
+import { parseRpcUrls } from "../lib/prices/evm.ts";
+import { createEvmPoller } from "../lib/prices/evm-poller.ts";
 import { parseApiUrls, parseExchangeSources } from "../lib/prices/exchange.ts";
 import { createExchangePoller } from "../lib/prices/exchange-poller.ts";
 import { loadPricePairIds } from "../lib/prices/watched.ts";
@@ -60,12 +62,17 @@ function eventsWritten(metrics: Metrics): () => number {
   };
 }
 
-/** EXCHANGE_SOURCES and EXCHANGE_API_URLS parsed; a bad value is a ConfigError naming the key. */
-function exchangeSettings(config: Config): { sources: string[]; apiUrls: Record<string, string> } {
+/** EXCHANGE_SOURCES, EXCHANGE_API_URLS and EVM_RPC_URLS parsed; a bad value is a ConfigError naming the key. */
+function exchangeSettings(config: Config): {
+  sources: string[];
+  apiUrls: Record<string, string>;
+  rpcUrls: Map<number, string>;
+} {
   try {
     return {
       sources: parseExchangeSources(config.EXCHANGE_SOURCES),
       apiUrls: parseApiUrls(config.EXCHANGE_API_URLS),
+      rpcUrls: parseRpcUrls(config.EVM_RPC_URLS),
     };
   } catch (error) {
     throw new ConfigError(`Invalid configuration ${(error as Error).message}.`);
@@ -83,15 +90,30 @@ interface Markets {
  * feed a crashed watcher left active is retired, so it does not hold the events watermark.
  */
 async function startMarkets(ctx: ProcessContext, stores: Stores): Promise<Markets | null> {
-  const { sources, apiUrls } = exchangeSettings(ctx.config);
+  const { sources, apiUrls, rpcUrls } = exchangeSettings(ctx.config);
   if (!stores.pg || !stores.ch) return null;
   const feedDeps = { pg: stores.pg, ch: stores.ch, log: ctx.log, metrics: ctx.metrics };
-  if (sources.length === 0) {
+  if (sources.length === 0 && rpcUrls.size === 0) {
     if (await retireTradeFeed(feedDeps)) ctx.log.info("Trade watcher feed paused (no market source).");
     return null;
   }
   const feed = createTradeFeed(feedDeps, { heartbeatMs: ctx.config.TRADE_FEED_HEARTBEAT_MS });
   await feed.start();
+  const evm =
+    rpcUrls.size === 0
+      ? null
+      : createEvmPoller(
+          { pg: stores.pg, ch: stores.ch, log: ctx.log, metrics: ctx.metrics, sink: feed },
+          {
+            rpcUrls,
+            confirmations: ctx.config.EVM_CONFIRMATIONS,
+            pollMs: ctx.config.EVM_POLL_MS,
+            timeoutMs: ctx.config.EVM_TIMEOUT_MS,
+            blockRange: ctx.config.EVM_BLOCK_RANGE,
+            backfillBlocks: ctx.config.EVM_BACKFILL_BLOCKS,
+          },
+        );
+  evm?.start();
   const poller = createExchangePoller(
     { pg: stores.pg, ch: stores.ch, log: ctx.log, metrics: ctx.metrics, sink: feed },
     {
@@ -103,10 +125,11 @@ async function startMarkets(ctx: ProcessContext, stores: Stores): Promise<Market
       backfillDays: ctx.config.EXCHANGE_BACKFILL_DAYS,
     },
   );
-  poller.start();
+  if (sources.length > 0) poller.start();
   return {
     async stop() {
       await poller.stop();
+      await evm?.stop();
       await feed.stop();
     },
   };

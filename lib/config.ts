@@ -158,6 +158,20 @@ export const CONFIG_SPEC = {
     "How often each exchange is polled for new fills of pairs with enable_trades (the trade watcher); candles and the ticker keep EXCHANGE_POLL_MS.",
   ),
   EXCHANGE_TIMEOUT_MS: int(10_000, 100, 120_000, "Timeout of one exchange request."),
+  EVM_RPC_URLS: str(
+    "",
+    'JSON object of EVM chain id to JSON-RPC URL, for the pools of `uniswap` (chain 1) and `pancakeswap` (chain 56) sources, for example `{"1":"https://eth.example","56":"https://bsc.example"}`. Empty: EVM pools are not read.',
+  ),
+  EVM_CONFIRMATIONS: int(12, 0, 1000, "Blocks on top of an EVM block before its swaps are read."),
+  EVM_POLL_MS: int(12_000, 50, 3_600_000, "How often the EVM pools are polled for new swaps and reserves."),
+  EVM_BLOCK_RANGE: int(2_000, 1, 100_000, "Most blocks per eth_getLogs call."),
+  EVM_BACKFILL_BLOCKS: int(
+    7_200,
+    0,
+    10_000_000,
+    "How many blocks back a newly watched EVM pool is read (7,200 ≈ one day on Ethereum).",
+  ),
+  EVM_TIMEOUT_MS: int(10_000, 100, 120_000, "Timeout of one EVM JSON-RPC request."),
   TRADE_FEED_HEARTBEAT_MS: int(
     500,
     20,

@@ -17,7 +17,7 @@ async function refreshChainGauges(deps: ApiDeps) {
   return { ...progress, now };
 }
 
-/** Health of the polled external price sources (exchanges), as the exchange poller recorded it. */
+/** Health of the polled external price sources (exchanges, and EVM pool sources once polled), as their pollers recorded it. */
 async function priceSourcesStatus(deps: ApiDeps) {
   if (!deps.pg) return [];
   const rows = await deps.pg.query<{
@@ -29,7 +29,9 @@ async function priceSourcesStatus(deps: ApiDeps) {
   }>(
     "status_price_sources",
     `SELECT id, status, last_ok_at, last_error, last_error_at FROM price_sources
-     WHERE kind = 'cex' AND enabled ORDER BY id`,
+     WHERE enabled AND (kind = 'cex' OR (kind IN ('uniswap', 'pancakeswap')
+       AND (last_ok_at IS NOT NULL OR last_error_at IS NOT NULL)))
+     ORDER BY id`,
   );
   const n = (v: string | null) => (v === null ? null : Number(v));
   return rows.map((r) => ({
@@ -164,7 +166,8 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
               { description: "The trade watcher's events feed; null when no watcher ever ran." },
             ),
             price_sources: Type.Array(PriceSourceStatus, {
-              description: "Exchange price sources (kind `cex`) and the health of their polling.",
+              description:
+                "Exchange price sources (kind `cex`) and EVM pool sources (`uniswap`, `pancakeswap`, once polled), and the health of their polling.",
             }),
             events_tail: Type.Union(
               [
