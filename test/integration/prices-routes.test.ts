@@ -153,7 +153,22 @@ describe("price routes", () => {
   describe("sources and available pairs", () => {
     it("lists every source with the spec's fields, available counts from dex_pools or the list", async () => {
       const all = await sources();
-      expect(all.map((s) => s.id)).toEqual(["ayin", "dia", "elexium", "testcex", "testoracle", "testuni"]);
+      expect(all.map((s) => s.id)).toEqual([
+        "ayin",
+        "dia",
+        "elexium",
+        "pancakeswap",
+        "testcex",
+        "testoracle",
+        "testuni",
+        "uniswap",
+      ]);
+      // The seeded EVM pool sources: pools are added by address, so nothing is listed as available.
+      expect(all.find((s) => s.id === "uniswap")).toMatchObject({ kind: "uniswap", availableCount: 0 });
+      expect(all.find((s) => s.id === "pancakeswap")).toMatchObject({
+        kind: "pancakeswap",
+        availableCount: 0,
+      });
       expect(all.find((s) => s.id === "dia")).toEqual({
         id: "dia",
         label: "DIA oracle",
