@@ -179,13 +179,26 @@ describe("trade watcher events and pollers", () => {
         async () => (await readProgress(ch)).watermark > recordedAt + 1000,
         120_000,
       );
+      stopLive();
+      await poller.stop();
+      // Drain: the pipeline reaches the simulated tip (minus the confirmation) on every chain, so the
+      // watermark stops moving; then the pollers catch up.
+      await waitFor(
+        "the pipeline to reach the simulated tip",
+        async () => {
+          const progress = await readProgress(ch);
+          return (
+            progress.chains.length === 16 &&
+            progress.chains.every((c) => c.height === pipeline.chain.height(c.chain_index) - 1)
+          );
+        },
+        120_000,
+      );
     } finally {
       stopLive();
       running = false;
       await Promise.all(loops);
     }
-    await poller.stop();
-    await pipeline.ingestor.stop();
     for (const x of pollers) while ((await pollOnce(x)) > 0);
 
     const { watermark } = await readProgress(ch);

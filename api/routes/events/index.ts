@@ -31,13 +31,23 @@ export const NormalizedEventSchema = Type.Object(
       description: "Primary amount in the token's smallest unit (U256 decimal string).",
     }),
     is_main: Type.Boolean({ description: "True for the main event of its transaction." }),
-    tx_id: Type.String(),
+    tx_id: Type.String({
+      description:
+        "Transaction id (64 hex); for market events the EVM transaction (0x + 64 hex) of a pool swap, empty for an exchange fill.",
+    }),
     tx_index: Type.Integer(),
     event_index: Type.Integer(),
-    block_hash: Type.String(),
-    block_height: Type.Integer(),
-    chain_index: Type.Integer({ description: "fromGroup * 4 + toGroup" }),
-    timestamp: Type.Integer({ description: "Block timestamp, Unix ms." }),
+    block_hash: Type.String({ description: "Block hash (64 hex); empty for market events." }),
+    block_height: Type.Integer({
+      description: "Height on its chain; the EVM block number of a pool swap's market event.",
+    }),
+    chain_index: Type.Integer({
+      description:
+        "fromGroup * 4 + toGroup (0..15); 16 for market events (exchange fills and EVM pool swaps recorded by the trade watcher, whose ids sort by the time they were recorded).",
+    }),
+    timestamp: Type.Integer({
+      description: "Block timestamp, Unix ms; the venue's trade time for market events.",
+    }),
     contract_address: Type.String(),
     contract_event_index: Nullable(Type.Integer()),
     payload: Type.Object({}, { additionalProperties: true, description: "Category-specific fields." }),
