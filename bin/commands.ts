@@ -85,8 +85,8 @@ interface Markets {
 }
 
 /**
- * Starts the exchange poller of EXCHANGE_SOURCES and the trade watcher it feeds (one watcher per
- * deployment: it is the only writer of market event ids). Where no market source is configured, a
+ * Starts the exchange poller of EXCHANGE_SOURCES, the EVM pool poller of EVM_RPC_URLS and the trade
+ * watcher they feed (one watcher per deployment: it is the only writer of market event ids). Where no market source is configured, a
  * feed a crashed watcher left active is retired, so it does not hold the events watermark.
  */
 async function startMarkets(ctx: ProcessContext, stores: Stores): Promise<Markets | null> {
@@ -292,7 +292,7 @@ export function buildCli(): Command {
   program
     .command("exchanges")
     .description(
-      "Poll the exchanges of EXCHANGE_SOURCES: their markets, then 1m candles (backfilled from listing) and spot prices of their configured pairs, and run the trade watcher (fills of pairs with enable_trades become events)",
+      "Poll the exchanges of EXCHANGE_SOURCES (markets, 1m candles backfilled from listing, spot prices, fills) and the EVM pools of EVM_RPC_URLS (swaps, reserves), and run the trade watcher: fills and swaps of pairs with enable_trades become events (one watcher per deployment)",
     )
     .action(async () => {
       const ctx = context();
@@ -300,7 +300,7 @@ export function buildCli(): Command {
         const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "exchanges" });
         if (!stores.pg || !stores.ch) throw new Error("exchanges needs the databases (DATABASES=on)");
         const poller = await startMarkets(ctx, stores);
-        if (!poller) ctx.log.warn("EXCHANGE_SOURCES is empty: no exchange to poll.");
+        if (!poller) ctx.log.warn("EXCHANGE_SOURCES and EVM_RPC_URLS are empty: no market source to poll.");
         return async () => {
           await poller?.stop();
           await stores.close();
