@@ -290,6 +290,28 @@ export function buildCli(): Command {
     });
 
   program
+    .command("trade-feed-pause")
+    .description(
+      "Pause the trade watcher's feed left active by a watcher that stopped without pausing it (it holds the events watermark): writes what it recorded but did not write, then pauses it. Run it only where no watcher runs",
+    )
+    .action(async () => {
+      const ctx = context();
+      const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "trade-feed-pause" });
+      try {
+        if (!stores.pg || !stores.ch) throw new Error("trade-feed-pause needs the databases (DATABASES=on)");
+        const paused = await retireTradeFeed({
+          pg: stores.pg,
+          ch: stores.ch,
+          log: ctx.log,
+          metrics: ctx.metrics,
+        });
+        process.stdout.write(`${JSON.stringify({ paused })}\n`);
+      } finally {
+        await stores.close();
+      }
+    });
+
+  program
     .command("exchanges")
     .description(
       "Poll the exchanges of EXCHANGE_SOURCES (markets, 1m candles backfilled from listing, spot prices, fills) and the EVM pools of EVM_RPC_URLS (swaps, reserves), and run the trade watcher: fills and swaps of pairs with enable_trades become events (one watcher per deployment)",

@@ -10,6 +10,7 @@ export interface Metrics {
   chainHeight: Gauge<"chain_index">;
   chainLagMs: Gauge<"chain_index">;
   watermarkTs: Gauge;
+  tradeFeedLagMs: Gauge<"active">;
   processorBatchSeconds: Histogram<"processor">;
   processorFailures: Counter<"processor" | "retryable">;
   priceSourceUp: Gauge<"source">;
@@ -64,6 +65,12 @@ export function createMetrics(): Metrics {
     watermarkTs: new Gauge({
       name: `${METRICS_PREFIX}events_watermark_ms`,
       help: "Low watermark (ms) up to which events are served to pollers.",
+      registers: [registry],
+    }),
+    tradeFeedLagMs: new Gauge({
+      name: `${METRICS_PREFIX}trade_feed_lag_ms`,
+      help: "Time between now and the trade watcher's feed position (label active: whether it bounds the watermark); a growing lag with active=true means a watcher stopped without pausing its feed.",
+      labelNames: ["active"],
       registers: [registry],
     }),
     processorBatchSeconds: new Histogram({

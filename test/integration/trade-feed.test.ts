@@ -114,6 +114,11 @@ describe("trade watcher feed", () => {
     progress = await readProgress(ch.ch);
     expect(progress.feed!.active).toBe(false);
     expect(progress.watermark).toBe(t0 + 10_000);
+    // /status and the metrics show the paused feed and its lag.
+    const status = await api.app.inject({ url: "/status" });
+    expect(status.json().trade_feed).toMatchObject({ active: false, position: clock });
+    const metrics = await api.app.inject({ url: "/metrics" });
+    expect(metrics.body).toMatch(/alephium_trade_feed_lag_ms\{active="false"\} -?\d+/);
   });
 
   it("serves market events with their fields through /events/all", async () => {

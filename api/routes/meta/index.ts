@@ -14,6 +14,10 @@ async function refreshChainGauges(deps: ApiDeps) {
     deps.metrics.chainLagMs.set({ chain_index: String(c.chain_index) }, now - c.block_ts);
   }
   deps.metrics.watermarkTs.set(progress.watermark);
+  if (progress.feed) {
+    deps.metrics.tradeFeedLagMs.reset();
+    deps.metrics.tradeFeedLagMs.set({ active: String(progress.feed.active) }, now - progress.feed.position);
+  }
   return { ...progress, now };
 }
 
