@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { Argument, Command, InvalidArgumentError, Option } from "commander";
 import { createApiDeps } from "../api/deps.ts";
 import { startServer } from "../api/server.ts";
-import { type ExchangeDouble, startExchangeDouble } from "../devnet/exchange.ts";
+import { defaultExchangePairs, type ExchangeDouble, startExchangeDouble } from "../devnet/exchange.ts";
 import { DEVNET_RUN_DEFAULTS, type DevnetRunOptions, type RunningDevnet, runDevnet } from "../devnet/main.ts";
 import { registerDevnetDapps, watchDevnetExchangePair } from "../devnet/register.ts";
 import { ensureAdminKey } from "../lib/admin-key.ts";
@@ -396,7 +396,12 @@ function installPipelineCommands(program: Command): void {
             };
             // Unless EXCHANGE_SOURCES says otherwise, the demo's exchange is a double of Gate (read through ccxt).
             if (process.env.EXCHANGE_SOURCES === undefined) {
-              exchangeDouble = await startExchangeDouble({ seed: 1 });
+              // Its markets are anchored to the simulated network's creation, so a restart serves the same
+              // candles and fills (same ids) as before and the pollers' cursors stay valid.
+              exchangeDouble = await startExchangeDouble({
+                seed: 1,
+                pairs: defaultExchangePairs(devnet.state.createdAt),
+              });
               config.EXCHANGE_SOURCES = "gate";
               config.EXCHANGE_API_URLS = JSON.stringify({ gate: exchangeDouble.url });
               if (process.env.EXCHANGE_BACKFILL_DAYS === undefined) config.EXCHANGE_BACKFILL_DAYS = 2;

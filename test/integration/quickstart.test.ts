@@ -115,8 +115,8 @@ describe.skipIf(serverPass)("README quick start", () => {
     const res = await fetch(`http://127.0.0.1:${port}${path}`, { headers });
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   };
-  const newestEventId = async (port: number) => {
-    const { body } = await get(port, "/events/all?limit=1");
+  const newestEventId = async (port: number, query = "") => {
+    const { body } = await get(port, `/events/all?limit=1${query}`);
     const events = body.events as { id: string }[];
     return events[0]?.id;
   };
@@ -234,6 +234,8 @@ describe.skipIf(serverPass)("README quick start", () => {
     log = "";
     // Restart: the simulated network continues the same chain, so new events follow the old ones.
     const before = await waitUntil("events are served", () => newestEventId(port), 120_000);
+    const cexBefore = await newestEventId(port, "&category=cex");
+    expect(cexBefore).toBeDefined();
     await stop();
     start(demoLine!.replace(/^npm install && /, ""), port);
     const after = await waitUntil(
@@ -247,6 +249,17 @@ describe.skipIf(serverPass)("README quick start", () => {
       throw new Error(`${error.message}\n${log}`);
     });
     expect(after > before).toBe(true);
+    // The simulated exchange continues too: its new fills follow the ones served before the restart.
+    await waitUntil(
+      "new cex events after the restart",
+      async () => {
+        const id = await newestEventId(port, "&category=cex");
+        return id !== undefined && id > cexBefore! ? id : undefined;
+      },
+      120_000,
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}\n${log}`);
+    });
     // The admin key of the first start still works, and the restart made no second one.
     const key = readFileSync(join(dir, "data/prod/admin-key"), "utf8").trim();
     expect((await get(port, "/system/keys", key)).body.keys).toEqual([
