@@ -126,26 +126,26 @@ export interface Progress {
  * stalled exchange holds nothing back.
  */
 export async function readProgress(ch: Ch): Promise<Progress> {
-  const [rows, feeds] = await Promise.all([
-    ch.query<{
-      chain_index: number;
-      height: number;
-      block_hash: string;
-      block_ts: string;
-      updated_at: string;
-    }>(
-      "chain_progress_read",
-      `SELECT chain_index, height, block_hash, toUnixTimestamp64Milli(block_ts) AS block_ts,
-              toUnixTimestamp64Milli(updated_at) AS updated_at
-       FROM chain_progress FINAL ORDER BY chain_index`,
-    ),
-    ch.query<{ position: string; active: boolean | number; updated_at: string }>(
-      "market_feed_progress_read",
-      `SELECT toUnixTimestamp64Milli(position) AS position, active,
-              toUnixTimestamp64Milli(updated_at) AS updated_at
-       FROM market_feed_progress FINAL WHERE feed = 'trades'`,
-    ),
-  ]);
+  const rows = await ch.query<{
+    chain_index: number;
+    height: number;
+    block_hash: string;
+    block_ts: string;
+    updated_at: string;
+  }>(
+    "chain_progress_read",
+    `SELECT chain_index, height, block_hash, toUnixTimestamp64Milli(block_ts) AS block_ts,
+            toUnixTimestamp64Milli(updated_at) AS updated_at
+     FROM chain_progress FINAL ORDER BY chain_index`,
+  );
+  // Read after the chains, never before: a feed seen paused here was still paused when the chains
+  // were read, so a watcher starting meanwhile reads the chains later and assigns ids above them.
+  const feeds = await ch.query<{ position: string; active: boolean | number; updated_at: string }>(
+    "market_feed_progress_read",
+    `SELECT toUnixTimestamp64Milli(position) AS position, active,
+            toUnixTimestamp64Milli(updated_at) AS updated_at
+     FROM market_feed_progress FINAL WHERE feed = 'trades'`,
+  );
   const chains = rows.map((r) => ({
     chain_index: r.chain_index,
     height: r.height,
