@@ -183,7 +183,13 @@ export function buildCli(): Command {
     .requiredOption("--user <id>", "user id that owns the key")
     .addOption(new Option("--plan <plan>", "plan id").choices(["free", "pro", "enterprise"]).default("free"))
     .addOption(new Option("--level <level>", "access level").choices(["user", "admin"]).default("user"))
-    .action(async (opts: { user: string; plan: string; level: "user" | "admin" }) => {
+    .option(
+      "--valid-until <time>",
+      "end of validity (ISO 8601, or `none` for no end); default: now + the plan's validity_days",
+    )
+    .action(async (opts: { user: string; plan: string; level: "user" | "admin"; validUntil?: string }) => {
+      if (opts.validUntil && opts.validUntil !== "none" && Number.isNaN(Date.parse(opts.validUntil)))
+        throw new InvalidArgumentError(`--valid-until must be an ISO 8601 time or none, got ${opts.validUntil}`);
       const ctx = context();
       const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "keys create" });
       try {
@@ -192,6 +198,9 @@ export function buildCli(): Command {
           userId: opts.user,
           planId: opts.plan,
           level: opts.level,
+          ...(opts.validUntil
+            ? { validUntil: opts.validUntil === "none" ? null : new Date(opts.validUntil).toISOString() }
+            : {}),
         });
         process.stdout.write(
           `${JSON.stringify({ ...created, user_id: opts.user, plan_id: opts.plan, level: opts.level }, null, 2)}\n`,

@@ -3,7 +3,7 @@
  * intra-group chains, then a random mix of ALPH transfers, token transfers, DEX swaps (a `swapShare` of the txs
  * of a chain with live pools, plus the pools' bursts), generic contract calls and failed scripts.
  */
-import { DUST_AMOUNT, ONE_ALPH } from "@alephium/web3";
+import { DUST_AMOUNT, groupOfAddress, ONE_ALPH } from "@alephium/web3";
 import type { Dex } from "./dex.ts";
 import type { Accounts, Ledger } from "./ledger.ts";
 import type { Plan } from "./plan.ts";
@@ -14,8 +14,11 @@ import type { BlockCtx, EventSpec, OutSpec, ResolvedDevnetOptions } from "./type
 export interface Activity {
   /** Token issuance and generic contract deployment, on intra-group chains until each count is reached. */
   setup(ctx: BlockCtx): void;
-  /** The block's user transactions (count and kinds drawn from the seed). */
+  /** The block's user transactions (count and kinds drawn from the seed), after any queued transfer. */
   fill(ctx: BlockCtx): void;
+  /** Queues an ALPH transfer to an address for the next block into its group; returns the queue length. */
+  queueTransfer(to: string, alph: bigint): number;
+  queued(): number;
 }
 
 export function createActivity(deps: {
@@ -29,6 +32,8 @@ export function createActivity(deps: {
 }): Activity {
   const { rng, opts, ledger, builder } = deps;
   const { usersByGroup, perGroup } = deps.accounts;
+  // Transfers asked for from outside (a demo user paying an invoice); none by default, so a seed makes the same chain.
+  const outbox: { to: string; group: number; alph: bigint }[] = [];
 
   /** A tx of a user paying `alph` + gas with change back, and nothing else (inputs, outputs, events given). */
   const userTx = (
@@ -68,6 +73,19 @@ export function createActivity(deps: {
     if (!g) return false;
     userTx(ctx, g, gas, [...fixed, g.change]);
     return true;
+  };
+
+  /** A queued transfer, paid by the first user of the source group who can (no draw from the seed but gas). */
+  const queuedTransfer = (ctx: BlockCtx, to: string, alph: bigint): boolean => {
+    const gas = builder.userGas();
+    for (const sender of usersByGroup[ctx.from]!) {
+      if (sender.address === to) continue;
+      const g = ledger.gather(sender, ctx.ts, alph + BigInt(gas) * USER_GAS_PRICE);
+      if (!g) continue;
+      userTx(ctx, g, gas, [{ type: "AssetOutput", address: to, alph, tokens: new Map() }, g.change]);
+      return true;
+    }
+    return false;
   };
 
   const tokenTransfer = (ctx: BlockCtx): boolean => {
@@ -163,7 +181,22 @@ export function createActivity(deps: {
       }
     },
 
+    queueTransfer(to, alph) {
+      if (alph <= 0n) throw new Error("sendAlph needs a positive amount");
+      outbox.push({ to, group: groupOfAddress(to), alph });
+      return outbox.length;
+    },
+    queued: () => outbox.length,
+
     fill(ctx) {
+      for (let i = 0; i < outbox.length; ) {
+        const t = outbox[i]!;
+        if (t.group !== ctx.to || !queuedTransfer(ctx, t.to, t.alph)) {
+          i++;
+          continue;
+        }
+        outbox.splice(i, 1);
+      }
       const n = rng.int(opts.txPerBlock[0], opts.txPerBlock[1]);
       const swaps = deps.dex.trades(ctx);
       for (let i = 0; i < n; i++) {

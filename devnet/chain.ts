@@ -299,5 +299,7 @@ export function createDevnetChain(options: DevnetOptions = {}): DevnetChain {
     },
     oracle: () => plan.oracle,
     plan: () => publicPlan,
+    sendAlph: (to, attoAlph) => activity.queueTransfer(to, attoAlph),
+    pendingSends: () => activity.queued(),
   };
 }

@@ -324,6 +324,18 @@ export async function startDevnetServer(
     const hash = hashParam(req.params["hash"], "blockHash", "path");
     return { events: chain.getBlock(hash)?.events ?? [] };
   });
+  // Not a node endpoint: the devnet's own way to pay an address (demo of the bot's payments).
+  app.post("/devnet/send", async (req) => {
+    const body = req.body as { to?: unknown; amount?: unknown } | undefined;
+    const to = typeof body?.to === "string" ? body.to : "";
+    const amount = typeof body?.amount === "string" && /^[1-9]\d{0,40}$/.test(body.amount) ? BigInt(body.amount) : 0n;
+    if (!to || amount === 0n) throw badRequest("Invalid value for: body (to: address, amount: attoALPH string)");
+    try {
+      return { queued: chain.sendAlph(to, amount) };
+    } catch (error) {
+      throw badRequest(`Invalid value for: body (${(error as Error).message})`);
+    }
+  });
   app.post("/contracts/multicall-contract", async (req): Promise<node.MultipleCallContractResult> => {
     const body = req.body as Partial<node.MultipleCallContract> | undefined;
     if (!body || !Array.isArray(body.calls)) throw badRequest("Invalid value for: body (missing calls)");

@@ -257,6 +257,14 @@ export interface DevnetChain {
   oracle(): DevnetOracle;
   /** Tokens, factory and pools the chain creates, with their ids and addresses, before they exist. */
   plan(): DevnetPlan;
+  /**
+   * Queues an ALPH transfer of `attoAlph` to `to` (any address): the next block of a chain into the
+   * address's group carries it, sent by a funded user of the chain's source group (simple transfer,
+   * change back). Returns how many transfers wait.
+   */
+  sendAlph(to: string, attoAlph: bigint): number;
+  /** Queued transfers not in a block yet. */
+  pendingSends(): number;
 }
 
 // ---- records shared by the devnet's parts (internal: chain.ts does not re-export them) -----------------

@@ -184,6 +184,42 @@ export const CONFIG_SPEC = {
     36_500,
     "How far back a new exchange pair's 1m candles are read; 0 = from the pair's listing.",
   ),
+  TELEGRAM_BOT_TOKEN: str("", "Telegram bot token from @BotFather; empty turns the bot off (its webhook route answers 404)."),
+  TELEGRAM_WEBHOOK_SECRET: str(
+    "",
+    "Secret Telegram sends in X-Telegram-Bot-Api-Secret-Token on every webhook call (`bot set-webhook` registers it); required in webhook mode.",
+    /^[A-Za-z0-9_-]{0,256}$/,
+    "1-256 characters A-Z, a-z, 0-9, _ and -",
+  ),
+  TELEGRAM_API_ROOT: str(
+    "https://api.telegram.org",
+    "Bot API root the bot calls (a local double in tests and the offline demo).",
+    /^[a-z][a-z0-9+.-]*:\/\/.+$/i,
+    "an http(s):// URL",
+  ),
+  TELEGRAM_MODE: oneOf(
+    ["webhook", "polling"],
+    "webhook",
+    "`webhook`: Telegram posts updates to POST /telegram/webhook; `polling`: `start` (or `bot poll`) fetches them with getUpdates (local use, one process only).",
+  ),
+  TELEGRAM_WEBHOOK_URL: str(
+    "",
+    "Public https URL of POST /telegram/webhook that `bot set-webhook` registers with Telegram.",
+    URL_OR_EMPTY,
+    "an https:// URL",
+  ),
+  PAYMENT_ADDRESS: str(
+    "",
+    "Alephium address that receives ALPH payments for plans; empty turns payments off.",
+    /^[1-9A-HJ-NP-Za-km-z]{0,128}$/,
+    "a base58 Alephium address",
+  ),
+  INVOICE_TTL_MS: int(
+    3_600_000,
+    60_000,
+    30 * 86_400_000,
+    "How long an invoice waits for its transfer; a transfer in a later block is recorded as late, not credited.",
+  ),
 } as const satisfies Record<string, Spec>;
 
 type SpecValue<S> = S extends { kind: "int" }

@@ -44,6 +44,7 @@ export interface CreatedKey {
   key: string;
   keyId: string;
   key_prefix: string;
+  valid_until: string | null;
 }
 
 const KEY_COLUMNS = `k.key_id, k.key_prefix, k.user_id, k.plan_id, k.level, k.allowed_origins,
@@ -72,7 +73,15 @@ function mapKey<T extends ApiKey>(row: T): T {
 export interface KeysRepo {
   listPlans(): Promise<ApiPlan[]>;
   upsertPlan(plan: Omit<ApiPlan, "created_at" | "updated_at">): Promise<ApiPlan>;
-  createKey(input: { userId: string; planId: string; level: KeyLevel }): Promise<CreatedKey>;
+  /**
+   * Creates a key. `validUntil` absent: now + the plan's validity_days; null: no end (operators' keys).
+   */
+  createKey(input: {
+    userId: string;
+    planId: string;
+    level: KeyLevel;
+    validUntil?: string | null;
+  }): Promise<CreatedKey>;
   findByRawKey(raw: string): Promise<KeyWithPlan | null>;
   getKey(keyId: string): Promise<ApiKey | null>;
   listKeys(userId?: string): Promise<ApiKey[]>;
@@ -142,17 +151,30 @@ export function createKeysRepo(pg: PgQueryable, options: KeysRepoOptions = {}): 
       );
       return rows[0] as ApiPlan;
     },
-    async createKey({ userId, planId, level }) {
+    async createKey({ userId, planId, level, validUntil }) {
       await ensurePlan(planId);
       const raw = `alk_${randomBytes(32).toString("base64url")}`;
       const keyId = randomUUID();
       const prefix = raw.slice(0, 12);
-      await pg.query(
+      const rows = await pg.query<{ valid_until: unknown }>(
         "keys_create",
-        `INSERT INTO api_keys (key_id, key_hash, key_prefix, user_id, plan_id, level) VALUES ($1, $2, $3, $4, $5, $6)`,
-        [keyId, hashKey(raw), prefix, userId, planId, level],
+        `INSERT INTO api_keys (key_id, key_hash, key_prefix, user_id, plan_id, level, valid_until)
+         SELECT $1, $2, $3, $4, p.plan_id, $6,
+           CASE WHEN $7 THEN $8::timestamptz ELSE now() + make_interval(days => p.validity_days) END
+         FROM api_plans p WHERE p.plan_id = $5
+         RETURNING valid_until`,
+        [
+          keyId,
+          hashKey(raw),
+          prefix,
+          userId,
+          planId,
+          level,
+          String(validUntil !== undefined),
+          validUntil ?? null,
+        ],
       );
-      return { key: raw, keyId, key_prefix: prefix };
+      return { key: raw, keyId, key_prefix: prefix, valid_until: toIso(rows[0]?.valid_until) };
     },
     async findByRawKey(raw) {
       const hash = hashKey(raw);

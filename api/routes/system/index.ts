@@ -150,6 +150,13 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
             userId: AliasOf("user_id", UserId),
             planId: AliasOf("plan_id", KeyPlanId),
             level: Type.Optional(StringEnum(["user", "admin"], { default: "user" })),
+            valid_until: Type.Optional(
+              Nullable(
+                DateTime(
+                  "End of validity; absent: now + the plan's validity_days; null: no end. A payment extends it.",
+                ),
+              ),
+            ),
           },
           { additionalProperties: false },
         ),
@@ -158,6 +165,7 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
             key: Type.String({ description: "The raw key. Shown only in this response; store it now." }),
             keyId: Type.String({ format: "uuid" }),
             key_prefix: Type.String(),
+            valid_until: Nullable(DateTime("End of validity; null = no end.")),
           }),
         },
       },
@@ -167,6 +175,7 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
         userId: request.body.user_id,
         planId: request.body.plan_id,
         level: request.body.level ?? "user",
+        ...("valid_until" in request.body ? { validUntil: (request.body.valid_until as string | null) ?? null } : {}),
       }),
   );
 
