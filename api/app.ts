@@ -17,8 +17,10 @@ import { eventsRoutes } from "./routes/events/index.ts";
 import { explorerRoutes } from "./routes/explorer/index.ts";
 import { metaRoutes } from "./routes/meta/index.ts";
 import { nftRoutes } from "./routes/nft/index.ts";
+import { paymentRoutes } from "./routes/payments/index.ts";
 import { priceRoutes } from "./routes/prices/index.ts";
 import { systemRoutes } from "./routes/system/index.ts";
+import { telegramRoutes } from "./routes/telegram/index.ts";
 import { tokenRoutes } from "./routes/tokens/index.ts";
 import { Problem } from "./schemas.ts";
 import type { ApiDeps, App, RouteEntry } from "./types.ts";
@@ -41,6 +43,8 @@ export const ROUTE_GROUPS: RouteGroup[] = [
   contractRoutes,
   nftRoutes,
   explorerRoutes,
+  telegramRoutes,
+  paymentRoutes,
 ];
 
 export interface BuildOptions {

@@ -1,18 +1,21 @@
 /** The API's dependency bag, built once by `createApiDeps` (CLI, tests, benches). */
 import type { Config } from "../lib/config.ts";
 import { createLabelCache } from "../lib/events/label-cache.ts";
-import { createEventsReader } from "../lib/events/reader.ts";
+import { createEventsReader, readProgress } from "../lib/events/reader.ts";
 import { createEventsService } from "../lib/events/service.ts";
 import { createEventsTail } from "../lib/events/tail.ts";
 import { createExplorerClient } from "../lib/explorer-client.ts";
 import type { Logger } from "../lib/logger.ts";
 import { createMetrics, type Metrics } from "../lib/metrics.ts";
+import { createPaymentsRepo } from "../lib/payments/repo.ts";
 import { createPriceRegistry } from "../lib/prices/registry.ts";
 import { createAddressLabelsRepo } from "../lib/repos/address-labels.ts";
 import { createKeysRepo } from "../lib/repos/keys.ts";
 import { createRegistryRepo } from "../lib/repos/registry.ts";
 import type { Ch } from "../lib/stores/clickhouse.ts";
 import type { Pg } from "../lib/stores/postgres.ts";
+import { createTelegramBot } from "../lib/telegram/bot.ts";
+import { createTelegramStore } from "../lib/telegram/store.ts";
 import type { ApiDeps } from "./types.ts";
 
 /** Both stores, or neither (DATABASES=off). */
@@ -30,13 +33,29 @@ export function createApiDeps(
   const { pg, ch } = stores;
   const labels = pg ? createAddressLabelsRepo(pg) : null;
   const reader = ch ? createEventsReader(ch) : null;
+  const keys = pg ? createKeysRepo(pg) : null;
+  const payments = pg ? createPaymentsRepo(pg) : null;
+  const telegramStore = pg ? createTelegramStore(pg) : null;
   return {
     config,
     log,
     metrics,
     pg,
     ch,
-    keys: pg ? createKeysRepo(pg) : null,
+    keys,
+    payments,
+    telegramStore,
+    telegram:
+      keys && payments && telegramStore && config.TELEGRAM_BOT_TOKEN
+        ? createTelegramBot({
+            config,
+            log,
+            keys,
+            payments,
+            store: telegramStore,
+            progress: ch ? () => readProgress(ch) : null,
+          })
+        : null,
     registry: pg ? createRegistryRepo(pg) : null,
     labels,
     prices: pg ? createPriceRegistry(pg) : null,

@@ -11,12 +11,15 @@ import type { EventsService } from "../lib/events/service.ts";
 import type { ExplorerClient } from "../lib/explorer-client.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { Metrics } from "../lib/metrics.ts";
+import type { PaymentsRepo } from "../lib/payments/repo.ts";
 import type { PriceRegistry } from "../lib/prices/registry.ts";
 import type { AddressLabelsRepo } from "../lib/repos/address-labels.ts";
 import type { KeysRepo, KeyWithPlan } from "../lib/repos/keys.ts";
 import type { RegistryRepo } from "../lib/repos/registry.ts";
 import type { Ch } from "../lib/stores/clickhouse.ts";
 import type { Pg } from "../lib/stores/postgres.ts";
+import type { TelegramBot } from "../lib/telegram/bot.ts";
+import type { TelegramStore } from "../lib/telegram/store.ts";
 
 /** Who may call a route: anyone, any valid key, or an admin key. */
 export type AccessLevel = "public" | "user" | "admin";
@@ -92,6 +95,12 @@ export interface ApiDeps {
   prices: PriceRegistry | null;
   /** Normalized events as served (lib/events). */
   events: EventsService | null;
+  /** Invoices and payments (lib/payments). */
+  payments: PaymentsRepo | null;
+  /** The bot's admins, bans and handled updates (lib/telegram/store.ts). */
+  telegramStore: TelegramStore | null;
+  /** The Telegram bot; null when TELEGRAM_BOT_TOKEN is empty or without a database (webhook answers 404). */
+  telegram: TelegramBot | null;
   /** Explorer backend behind the decorated transaction and block routes; closed with the app. */
   explorer: ExplorerClient;
 }

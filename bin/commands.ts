@@ -189,7 +189,9 @@ export function buildCli(): Command {
     )
     .action(async (opts: { user: string; plan: string; level: "user" | "admin"; validUntil?: string }) => {
       if (opts.validUntil && opts.validUntil !== "none" && Number.isNaN(Date.parse(opts.validUntil)))
-        throw new InvalidArgumentError(`--valid-until must be an ISO 8601 time or none, got ${opts.validUntil}`);
+        throw new InvalidArgumentError(
+          `--valid-until must be an ISO 8601 time or none, got ${opts.validUntil}`,
+        );
       const ctx = context();
       const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "keys create" });
       try {
@@ -509,7 +511,7 @@ function installPipelineCommands(program: Command): void {
       const deps = await createPipelineDeps(ctx, stores);
       // The in-process bus has no consumers of its own: run normalize and the events sink here.
       const pipeline = await startPipeline(deps, {
-        processors: deps.bus.kind === "memory" ? ["normalize", "events-sink", "candles"] : [],
+        processors: deps.bus.kind === "memory" ? ["normalize", "events-sink", "candles", "payments"] : [],
         ingest: false,
       });
       try {

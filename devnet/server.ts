@@ -328,8 +328,10 @@ export async function startDevnetServer(
   app.post("/devnet/send", async (req) => {
     const body = req.body as { to?: unknown; amount?: unknown } | undefined;
     const to = typeof body?.to === "string" ? body.to : "";
-    const amount = typeof body?.amount === "string" && /^[1-9]\d{0,40}$/.test(body.amount) ? BigInt(body.amount) : 0n;
-    if (!to || amount === 0n) throw badRequest("Invalid value for: body (to: address, amount: attoALPH string)");
+    const amount =
+      typeof body?.amount === "string" && /^[1-9]\d{0,40}$/.test(body.amount) ? BigInt(body.amount) : 0n;
+    if (!to || amount === 0n)
+      throw badRequest("Invalid value for: body (to: address, amount: attoALPH string)");
     try {
       return { queued: chain.sendAlph(to, amount) };
     } catch (error) {

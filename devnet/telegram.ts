@@ -37,7 +37,11 @@ export interface TelegramDouble {
   messages(chatId?: number): SentMessage[];
   webhook(): { url: string; secret_token: string } | null;
   /** Makes a text message update (commands get their bot_command entity, as Telegram sends them). */
-  update(userId: number, text: string, options?: { updateId?: number; chat?: "private" | "group" }): TelegramUpdate;
+  update(
+    userId: number,
+    text: string,
+    options?: { updateId?: number; chat?: "private" | "group" },
+  ): TelegramUpdate;
   /**
    * A user sends `text`: delivered to the webhook (resolves with its HTTP status) or queued for
    * getUpdates (resolves with 0).
@@ -101,7 +105,9 @@ export async function startTelegramDouble(
         }
         case "setWebhook":
           if (typeof body.url !== "string") {
-            return reply.code(400).send({ ok: false, error_code: 400, description: "Bad Request: bad webhook" });
+            return reply
+              .code(400)
+              .send({ ok: false, error_code: 400, description: "Bad Request: bad webhook" });
           }
           hook = body.url ? { url: body.url, secret_token: String(body.secret_token ?? "") } : null;
           return ok(true);
@@ -109,7 +115,11 @@ export async function startTelegramDouble(
           hook = null;
           return ok(true);
         case "getWebhookInfo":
-          return ok({ url: hook?.url ?? "", has_custom_certificate: false, pending_update_count: queue.length });
+          return ok({
+            url: hook?.url ?? "",
+            has_custom_certificate: false,
+            pending_update_count: queue.length,
+          });
         case "setMyCommands":
           return ok(true);
         case "getUpdates": {
@@ -139,7 +149,9 @@ export async function startTelegramDouble(
           return ok(queue.slice(0, Number(body.limit ?? 100)));
         }
         default:
-          return reply.code(404).send({ ok: false, error_code: 404, description: "Not Found: method not found" });
+          return reply
+            .code(404)
+            .send({ ok: false, error_code: 404, description: "Not Found: method not found" });
       }
     },
   );
@@ -158,7 +170,9 @@ export async function startTelegramDouble(
             : { id: -1_000_000_000_001, type: "group", title: "Group" },
         from: { id: userId, is_bot: false, first_name: `User ${userId}`, username: `user${userId}` },
         text,
-        ...(command ? { entities: [{ type: "bot_command" as const, offset: 0, length: command[0].length }] } : {}),
+        ...(command
+          ? { entities: [{ type: "bot_command" as const, offset: 0, length: command[0].length }] }
+          : {}),
       },
     };
   };

@@ -32,7 +32,12 @@ export async function ensureAdminKey(
        WHERE level = 'admin' AND revoked_at IS NULL AND (valid_until IS NULL OR valid_until > now())`,
     );
     if ((active[0]?.n ?? 0) > 0) return null;
-    return createKeysRepo(tx).createKey({ userId: "admin", planId: "enterprise", level: "admin", validUntil: null });
+    return createKeysRepo(tx).createKey({
+      userId: "admin",
+      planId: "enterprise",
+      level: "admin",
+      validUntil: null,
+    });
   });
   if (!created) return null;
   mkdirSync(dirname(path), { recursive: true });

@@ -184,7 +184,10 @@ export const CONFIG_SPEC = {
     36_500,
     "How far back a new exchange pair's 1m candles are read; 0 = from the pair's listing.",
   ),
-  TELEGRAM_BOT_TOKEN: str("", "Telegram bot token from @BotFather; empty turns the bot off (its webhook route answers 404)."),
+  TELEGRAM_BOT_TOKEN: str(
+    "",
+    "Telegram bot token from @BotFather; empty turns the bot off (its webhook route answers 404).",
+  ),
   TELEGRAM_WEBHOOK_SECRET: str(
     "",
     "Secret Telegram sends in X-Telegram-Bot-Api-Secret-Token on every webhook call (`bot set-webhook` registers it); required in webhook mode.",

@@ -25,6 +25,7 @@ export const CONSUMER_GROUPS = {
   eventsSink: "alephium-events-sink",
   registry: "alephium-registry",
   candles: "alephium-candles",
+  payments: "alephium-payments",
 } as const;
 
 /** Where a block sits; shared by a block and its retraction. */

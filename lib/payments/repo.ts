@@ -197,7 +197,8 @@ export function createPaymentsRepo(pg: {
       [invoice.key_id],
     );
     const before = keys[0];
-    if (!before) throw new AppError("key_missing", `Key ${invoice.key_id} of invoice ${invoice.invoice_id} is gone`);
+    if (!before)
+      throw new AppError("key_missing", `Key ${invoice.key_id} of invoice ${invoice.invoice_id} is gone`);
     const updated = await tx.query<{ key_id: string; plan_id: string; valid_until: string | null }>(
       "payments_key_credit",
       `UPDATE api_keys k SET plan_id = p.plan_id,
@@ -354,9 +355,13 @@ export function createPaymentsRepo(pg: {
       if (rows[0]) return mapInvoice(rows[0]);
       const existing = await invoiceIn(pg, invoiceId);
       if (!existing) throw notFound(`Invoice ${invoiceId} not found`, { invoiceId });
-      throw new AppError("invoice_not_open", `Invoice ${invoiceId} is ${existing.status}; it cannot be cancelled.`, {
-        status: 409,
-      });
+      throw new AppError(
+        "invoice_not_open",
+        `Invoice ${invoiceId} is ${existing.status}; it cannot be cancelled.`,
+        {
+          status: 409,
+        },
+      );
     },
 
     async listPayments(filter) {

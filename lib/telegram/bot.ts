@@ -30,7 +30,11 @@ import type { TelegramStore } from "./store.ts";
 export interface TelegramBotDeps {
   config: Pick<
     Config,
-    "TELEGRAM_BOT_TOKEN" | "TELEGRAM_API_ROOT" | "TELEGRAM_WEBHOOK_SECRET" | "PAYMENT_ADDRESS" | "INVOICE_TTL_MS"
+    | "TELEGRAM_BOT_TOKEN"
+    | "TELEGRAM_API_ROOT"
+    | "TELEGRAM_WEBHOOK_SECRET"
+    | "PAYMENT_ADDRESS"
+    | "INVOICE_TTL_MS"
   >;
   log: Logger;
   keys: KeysRepo;
@@ -233,7 +237,10 @@ export function createTelegramBot(deps: TelegramBotDeps): TelegramBot {
         return reply(ctx, `User <code>${id}</code> is banned.`);
       }
       const was = await store.unban(id);
-      return reply(ctx, was ? `User <code>${id}</code> is no longer banned.` : `User <code>${id}</code> was not banned.`);
+      return reply(
+        ctx,
+        was ? `User <code>${id}</code> is no longer banned.` : `User <code>${id}</code> was not banned.`,
+      );
     });
   }
   bot.command("reindex", (ctx) => reply(ctx, "Reindex jobs are not available yet."));
@@ -253,10 +260,12 @@ export function createTelegramBot(deps: TelegramBotDeps): TelegramBot {
     },
     async startPolling() {
       await init();
-      await bot.api.setMyCommands(USER_COMMANDS.map(([command, d]) => ({ command, description: d.replace(/&lt;|&gt;/g, "") })));
-      void bot.start({ onStart: () => log.info("Telegram long polling started.") }).catch((error: unknown) =>
-        log.error({ err: error }, "Telegram long polling stopped."),
+      await bot.api.setMyCommands(
+        USER_COMMANDS.map(([command, d]) => ({ command, description: d.replace(/&lt;|&gt;/g, "") })),
       );
+      void bot
+        .start({ onStart: () => log.info("Telegram long polling started.") })
+        .catch((error: unknown) => log.error({ err: error }, "Telegram long polling stopped."));
     },
     async setWebhook(url) {
       await bot.api.setWebhook(url, {

@@ -1,13 +1,14 @@
 /** The bot's messages (pure): short, HTML parse mode, every user-given or stored value escaped. */
-import type { ApiKey, ApiPlan } from "../repos/keys.ts";
+
 import type { Invoice, PaymentOutcome } from "../payments/repo.ts";
+import type { ApiKey, ApiPlan } from "../repos/keys.ts";
 
 /** Escapes text for Telegram's HTML parse mode. */
 export function esc(text: string | number): string {
   return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 
-const day = (iso: string | null): string => (iso ? iso.slice(0, 16).replace("T", " ") + " UTC" : "no end");
+const day = (iso: string | null): string => (iso ? `${iso.slice(0, 16).replace("T", " ")} UTC` : "no end");
 
 export const USER_COMMANDS: [string, string][] = [
   ["start", "what this bot does"],
@@ -120,7 +121,9 @@ export function adminFlagMessage(o: PaymentOutcome): string | null {
   return [
     `Payment <b>${esc(p.status)}</b>: ${esc(p.amount_alph)} ALPH`,
     `tx <code>${esc(p.tx_id)}</code>`,
-    o.invoice ? `invoice <code>${esc(o.invoice.invoice_id)}</code> (${esc(o.invoice.amount_alph)} ALPH)` : "no invoice",
+    o.invoice
+      ? `invoice <code>${esc(o.invoice.invoice_id)}</code> (${esc(o.invoice.amount_alph)} ALPH)`
+      : "no invoice",
     p.user_id ? `user ${esc(p.user_id)}` : "",
   ]
     .filter(Boolean)

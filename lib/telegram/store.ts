@@ -69,7 +69,11 @@ export function createTelegramStore(pg: PgQueryable): TelegramStore {
         userId,
       ),
     isAdmin: (userId) =>
-      exists("telegram_admins_get", "SELECT 1 FROM telegram_admins WHERE telegram_user_id = $1::bigint", userId),
+      exists(
+        "telegram_admins_get",
+        "SELECT 1 FROM telegram_admins WHERE telegram_user_id = $1::bigint",
+        userId,
+      ),
     async ban(userId, by) {
       await pg.query(
         "telegram_bans_add",
@@ -93,9 +97,11 @@ export function createTelegramStore(pg: PgQueryable): TelegramStore {
         updateId,
       ),
     async releaseUpdate(updateId) {
-      await pg.query("telegram_updates_release", "DELETE FROM telegram_updates WHERE update_id = $1::bigint", [
-        String(updateId),
-      ]);
+      await pg.query(
+        "telegram_updates_release",
+        "DELETE FROM telegram_updates WHERE update_id = $1::bigint",
+        [String(updateId)],
+      );
     },
     async touchUser(userId, username, chatId) {
       const rows = await pg.query<{ free_key_id: string | null }>(

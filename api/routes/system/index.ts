@@ -175,7 +175,9 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
         userId: request.body.user_id,
         planId: request.body.plan_id,
         level: request.body.level ?? "user",
-        ...("valid_until" in request.body ? { validUntil: (request.body.valid_until as string | null) ?? null } : {}),
+        ...("valid_until" in request.body
+          ? { validUntil: (request.body.valid_until as string | null) ?? null }
+          : {}),
       }),
   );
 
