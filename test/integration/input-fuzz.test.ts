@@ -36,6 +36,7 @@ const PATH_SAMPLES: Record<string, () => string> = {
   dappid: () => "fuzz-dapp",
   srcid: () => "ayin",
   pairid: () => "1",
+  invoiceid: () => randomUUID(),
 };
 
 /** Valid values for required body fields, so that validation reaches the field under test. */
@@ -57,6 +58,9 @@ const BODY_SAMPLES: Record<string, unknown> = {
   chain: "alph",
   token_id: HEX64,
   exchange_id: "fuzz-exchange",
+  update_id: 1,
+  telegram_user_id: 42,
+  invoice_id: "00000000-0000-4000-8000-000000000000",
 };
 
 /** A required body field whose sample depends on its type (`id` is a category id or a mapping row id). */
@@ -73,6 +77,10 @@ const MS_TIME_PARAMS = new Set([
   "/price/pair/:pairid/ohlcv start",
   "/price/pair/:pairid/ohlcv end",
   "/addresses/exchange-wallets/add applies_from",
+  // Telegram ids: user ids have up to 52 significant bits, update ids are bigint columns.
+  "/system/telegram/admins/add telegram_user_id",
+  "/system/telegram/admins/remove telegram_user_id",
+  "/telegram/webhook update_id",
 ]);
 
 const NUL = "a\u0000b";

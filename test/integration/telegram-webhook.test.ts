@@ -64,8 +64,10 @@ describe("telegram webhook", () => {
     expect(missing.headers["content-type"]).toContain("application/problem+json");
     const wrong = await post(update, `${SECRET}x`);
     expect(wrong.statusCode).toBe(401);
-    // A wrong secret with a malformed body still answers 401: nothing is validated before the secret.
-    expect((await post({ nonsense: true }, "nope")).statusCode).toBe(401);
+    // The body is validated first, like on every route (its shape is in the OpenAPI document).
+    const malformed = await post({ nonsense: true }, "nope");
+    expect(malformed.statusCode).toBe(400);
+    expect(malformed.json().code).not.toBe("invalid_webhook_secret");
     expect(tg.messages(501)).toHaveLength(0);
   });
 

@@ -121,7 +121,7 @@ export async function paymentRoutes(app: App, deps: ApiDeps): Promise<void> {
         tags: ["Payment"],
         summary: "Create an invoice to buy or renew a plan in ALPH",
         description:
-          "For the calling key, or `key_id` (yours; any key for an admin). Send exactly `amount_alph` to `address` before `expires_at`: once the transfer's block is under the events watermark, the key moves to the plan and its `valid_until` grows by the plan's `validity_days` from the later of now and its current end. 503 `payments_disabled` when PAYMENT_ADDRESS is empty.",
+          "For the calling key, or `key_id` (yours; any key for an admin). Send exactly `amount_alph` to `address` before `expires_at`: once the transfer's block is under the events watermark, the key moves to the plan and its `valid_until` grows by the plan's `validity_days` from the later of now and its current end. 404 `payments_disabled` when PAYMENT_ADDRESS is empty.",
         body: Type.Object(
           {
             plan_id: PlanId,
@@ -134,14 +134,13 @@ export async function paymentRoutes(app: App, deps: ApiDeps): Promise<void> {
         response: {
           200: Type.Object({ ok: Type.Boolean(), invoice: Type.Ref("Invoice") }),
           404: Type.Ref("Problem"),
-          503: Type.Ref("Problem"),
         },
       },
     },
     async (request) => {
       if (!deps.config.PAYMENT_ADDRESS) {
         throw new AppError("payments_disabled", "Payments are off on this deployment (PAYMENT_ADDRESS).", {
-          status: 503,
+          status: 404,
         });
       }
       const caller = request.apiKey!;

@@ -39,8 +39,8 @@ export async function telegramRoutes(app: App, deps: ApiDeps): Promise<void> {
     "/telegram/webhook",
     {
       config: { access: "public", db: "optional" },
-      // Before body validation: an unknown caller learns nothing about the expected body.
-      onRequest: async (request, reply) => {
+      // After validation, like every route (the body's shape is public in the OpenAPI document).
+      preHandler: async (request, reply) => {
         if (!deps.telegram || deps.config.TELEGRAM_MODE !== "webhook") {
           return sendProblem(request, reply, 404, "bot_disabled", "The Telegram bot is not enabled here.");
         }
@@ -59,7 +59,7 @@ export async function telegramRoutes(app: App, deps: ApiDeps): Promise<void> {
         tags: ["Telegram"],
         summary: "Receive a Telegram bot update (called by Telegram)",
         description:
-          "Telegram posts each bot update here with the secret set by `bot set-webhook` in `X-Telegram-Bot-Api-Secret-Token`; a missing or wrong secret answers 401, and 404 when no bot is configured (TELEGRAM_BOT_TOKEN empty, or TELEGRAM_MODE=polling). Each `update_id` is handled once: a retried update answers 200 without being handled again. A failure answers 500 so Telegram retries.",
+          "Telegram posts each bot update here with the secret set by `bot set-webhook` in `X-Telegram-Bot-Api-Secret-Token`; a missing or wrong secret answers 401 (after the body's validation, 400), and 404 when no bot is configured (TELEGRAM_BOT_TOKEN empty, or TELEGRAM_MODE=polling). Each `update_id` is handled once: a retried update answers 200 without being handled again. A failure answers 500 so Telegram retries.",
         body: Type.Object(
           { update_id: Type.Integer({ minimum: 0, description: "Telegram's update id." }) },
           { additionalProperties: true, description: "A Telegram `Update` object." },
