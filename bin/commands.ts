@@ -3,9 +3,11 @@ import { join } from "node:path";
 import { Argument, Command, InvalidArgumentError, Option } from "commander";
 import { createApiDeps } from "../api/deps.ts";
 import { startServer } from "../api/server.ts";
+import type { ApiDeps } from "../api/types.ts";
 import { defaultExchangePairs, type ExchangeDouble, startExchangeDouble } from "../devnet/exchange.ts";
 import { DEVNET_RUN_DEFAULTS, type DevnetRunOptions, type RunningDevnet, runDevnet } from "../devnet/main.ts";
 import { registerDevnetDapps, watchDevnetExchangePair } from "../devnet/register.ts";
+import { DEVNET_PAYMENT_ADDRESS, startTelegramDouble, type TelegramDouble } from "../devnet/telegram.ts";
 import { ensureAdminKey } from "../lib/admin-key.ts";
 import { type Config, describeConfig, loadConfig } from "../lib/config.ts";
 import { ConfigError } from "../lib/errors.ts";
@@ -23,6 +25,7 @@ import { createExchangeWalletsRepo, validateWalletAddress } from "../lib/repos/e
 import { createKeysRepo } from "../lib/repos/keys.ts";
 import { runProcess } from "../lib/run-process.ts";
 import { openStores, type Stores } from "../lib/stores/index.ts";
+import type { TelegramBot } from "../lib/telegram/bot.ts";
 import { createProgressReporter } from "../pipeline/ingest/progress.ts";
 import { reprocessRange } from "../pipeline/reprocess.ts";
 import { createPipelineDeps, PROCESSORS, type ProcessorName, startPipeline } from "../pipeline/runtime.ts";
@@ -351,8 +354,56 @@ export function buildCli(): Command {
       process.stdout.write(describeConfig(opts.format));
     });
 
+  installBotCommands(program);
   installPipelineCommands(program);
   return program;
+}
+
+/** The Telegram bot of the API's deps, or a ConfigError naming what is missing. */
+function telegramOf(deps: ApiDeps): TelegramBot {
+  if (!deps.config.TELEGRAM_BOT_TOKEN) throw new ConfigError("The bot needs TELEGRAM_BOT_TOKEN.");
+  if (!deps.telegram) throw new ConfigError("The bot needs the database (DATABASES=on).");
+  return deps.telegram;
+}
+
+/** Bot subcommands: set-webhook (register POST /telegram/webhook with Telegram), poll (long polling). */
+function installBotCommands(program: Command): void {
+  const bot = program.command("bot").description("The Telegram bot (TELEGRAM_BOT_TOKEN)");
+  bot
+    .command("set-webhook")
+    .description(
+      "Register TELEGRAM_WEBHOOK_URL (or --url) and TELEGRAM_WEBHOOK_SECRET with Telegram as the bot's webhook",
+    )
+    .option("--url <url>", "public https URL of POST /telegram/webhook (default TELEGRAM_WEBHOOK_URL)")
+    .action(async (opts: { url?: string }) => {
+      const ctx = context();
+      const url = opts.url ?? ctx.config.TELEGRAM_WEBHOOK_URL;
+      if (!url) throw new InvalidArgumentError("Give --url or set TELEGRAM_WEBHOOK_URL");
+      if (!ctx.config.TELEGRAM_WEBHOOK_SECRET)
+        throw new InvalidArgumentError("Set TELEGRAM_WEBHOOK_SECRET: the webhook refuses updates without it");
+      const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "bot set-webhook" });
+      try {
+        await telegramOf(createApiDeps(ctx.config, stores, ctx.log, ctx.metrics)).setWebhook(url);
+        process.stdout.write(`${JSON.stringify({ ok: true, url })}\n`);
+      } finally {
+        await stores.close();
+      }
+    });
+  bot
+    .command("poll")
+    .description("Run the bot by long polling (getUpdates) instead of a webhook: local use, one process only")
+    .action(async () => {
+      const ctx = context();
+      await runProcess("bot", ctx.log, async () => {
+        const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "bot poll" });
+        const telegram = telegramOf(createApiDeps(ctx.config, stores, ctx.log, ctx.metrics));
+        await telegram.startPolling();
+        return async () => {
+          await telegram.stop();
+          await stores.close();
+        };
+      });
+    });
 }
 
 /** Pipeline subcommands: start (everything), ingest, process, devnet, reprocess. */
@@ -381,13 +432,26 @@ function installPipelineCommands(program: Command): void {
       positiveInt("--devnet-port"),
       0,
     )
+    .option(
+      "--telegram-port <port>",
+      "port of the simulated Telegram Bot API with --devnet (default: an ephemeral port)",
+      positiveInt("--telegram-port"),
+      0,
+    )
     .action(
-      async (opts: { devnet?: boolean; devnetBlocks: number; devnetLive: number; devnetPort: number }) => {
+      async (opts: {
+        devnet?: boolean;
+        devnetBlocks: number;
+        devnetLive: number;
+        devnetPort: number;
+        telegramPort: number;
+      }) => {
         const base = context();
         await runProcess("start", base.log, async () => {
           let ctx = base;
           let devnet: RunningDevnet | null = null;
           let exchangeDouble: ExchangeDouble | null = null;
+          let telegramDouble: TelegramDouble | null = null;
           if (opts.devnet) {
             // The state file makes a restart continue the same chain (the stored cursors and hashes stay valid).
             devnet = await runDevnet(
@@ -418,6 +482,19 @@ function installPipelineCommands(program: Command): void {
               if (process.env.EXCHANGE_BACKFILL_DAYS === undefined) config.EXCHANGE_BACKFILL_DAYS = 2;
               base.log.info({ url: exchangeDouble.url }, "Simulated exchange (Gate API v4 double) started.");
             }
+            // Unless TELEGRAM_BOT_TOKEN says otherwise, the demo's bot talks to a Bot API double by long
+            // polling and payments go to an address of the simulated network (README "Bot and payments").
+            if (process.env.TELEGRAM_BOT_TOKEN === undefined) {
+              telegramDouble = await startTelegramDouble({ port: opts.telegramPort });
+              config.TELEGRAM_BOT_TOKEN = telegramDouble.token;
+              config.TELEGRAM_API_ROOT = telegramDouble.url;
+              config.TELEGRAM_MODE = "polling";
+              if (!config.PAYMENT_ADDRESS) config.PAYMENT_ADDRESS = DEVNET_PAYMENT_ADDRESS;
+              base.log.info(
+                { url: telegramDouble.url, payment_address: config.PAYMENT_ADDRESS },
+                "Simulated Telegram (Bot API double) started.",
+              );
+            }
             ctx = { ...base, config };
           }
           const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "start" });
@@ -443,13 +520,19 @@ function installPipelineCommands(program: Command): void {
                 ctx.log.warn({ err: error }, "Could not watch the demo exchange pair."),
               );
           }
-          const server = await startServer(createApiDeps(ctx.config, stores, ctx.log, ctx.metrics));
+          const apiDeps = createApiDeps(ctx.config, stores, ctx.log, ctx.metrics);
+          const server = await startServer(apiDeps);
+          // Long polling runs here when asked for (one process only); webhook mode is served by the API.
+          const polling = ctx.config.TELEGRAM_MODE === "polling" ? apiDeps.telegram : null;
+          await polling?.startPolling();
           return async () => {
+            await polling?.stop();
             demoPair.abort();
             reporter.stop();
             await server.close();
             await exchanges?.stop();
             await exchangeDouble?.close();
+            await telegramDouble?.close();
             await pipeline?.stop();
             await stores.close();
             await devnet?.close();

@@ -7,7 +7,11 @@
  * header, or to the next getUpdates). The same over HTTP for a demo: `POST /double/say`
  * `{user_id, text}` and `GET /double/messages?chat_id=`.
  */
+import { addressFromPublicKey } from "@alephium/web3";
 import Fastify from "fastify";
+
+/** The demo's payment address (`start --devnet`): no simulated user holds it, so only payments reach it. */
+export const DEVNET_PAYMENT_ADDRESS = addressFromPublicKey(`02${"5a".repeat(32)}`);
 
 export interface SentMessage {
   chat_id: number;
