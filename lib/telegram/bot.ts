@@ -263,9 +263,20 @@ export function createTelegramBot(deps: TelegramBotDeps): TelegramBot {
       await bot.api.setMyCommands(
         USER_COMMANDS.map(([command, d]) => ({ command, description: d.replace(/&lt;|&gt;/g, "") })),
       );
-      void bot
-        .start({ onStart: () => log.info("Telegram long polling started.") })
-        .catch((error: unknown) => log.error({ err: error }, "Telegram long polling stopped."));
+      // Resolves once polling runs (any webhook deleted); a later failure is logged.
+      await new Promise<void>((resolve, reject) => {
+        bot
+          .start({
+            onStart: () => {
+              log.info("Telegram long polling started.");
+              resolve();
+            },
+          })
+          .catch((error: unknown) => {
+            log.error({ err: error }, "Telegram long polling stopped.");
+            reject(error);
+          });
+      });
     },
     async setWebhook(url) {
       await bot.api.setWebhook(url, {

@@ -5,8 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTelegramDouble, type TelegramDouble } from "../../devnet/telegram.ts";
+import { createTelegramBot } from "../../lib/telegram/bot.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
-import { openTestCh, openTestPg, type TestCh, type TestPg } from "../helpers/stores.ts";
+import { waitFor } from "../helpers/pipeline.ts";
+import { openTestCh, openTestPg, quietLog, type TestCh, type TestPg } from "../helpers/stores.ts";
 
 const SECRET = "s3cret_webhook-token";
 const PAYMENT_ADDRESS = "1DrDyTr9RpRsQnDnXo2YRiPzPW4ooHX5LLoqXrqfMrpQH";
@@ -216,6 +218,30 @@ describe("telegram webhook", () => {
       headers: t.auth(t.userKey),
     });
     expect(user.statusCode).toBe(403);
+  });
+
+  it("registers its webhook with the secret, and runs by long polling too", async () => {
+    const bot = createTelegramBot({
+      config: t.deps.config,
+      log: quietLog,
+      keys: t.deps.keys!,
+      payments: t.deps.payments!,
+      store: t.deps.telegramStore!,
+      progress: null,
+    });
+    await bot.setWebhook("https://bot.example/telegram/webhook");
+    expect(tg.webhook()).toEqual({ url: "https://bot.example/telegram/webhook", secret_token: SECRET });
+    await bot.startPolling();
+    try {
+      expect(tg.webhook()).toBeNull(); // polling removes the webhook first
+      expect(await tg.userSays(511, "/start")).toBe(0);
+      await waitFor("the polled /start answered", async () => tg.messages(511).length === 1);
+      await tg.userSays(511, "/reindex");
+      await waitFor("the polled /reindex answered", async () => tg.messages(511).length === 2);
+      expect(tg.messages(511)[1]!.text).toBe("This command is for bot admins.");
+    } finally {
+      await bot.stop();
+    }
   });
 
   it("answers 404 when no bot is configured", async () => {
