@@ -103,6 +103,15 @@ describe("telegram webhook", () => {
     const [list] = await say(503, "/keys");
     expect(list!.text).toContain(key.key_prefix);
     expect(list!.text).toContain("valid until");
+
+    // Expired: the API answers 403 key_expired and /keys offers the renewal.
+    await t.deps.keys!.update(key.key_id, { valid_until: new Date(Date.now() - 60_000).toISOString() });
+    const expired = await t.app.inject({ method: "GET", url: "/system/keys", headers: t.auth(raw!) });
+    expect(expired.statusCode).toBe(403);
+    expect(expired.json().code).toBe("key_expired");
+    const [renew] = await say(503, "/keys");
+    expect(renew!.text).toContain("<b>expired</b>");
+    expect(renew!.text).toContain("/pay pro");
   });
 
   it("shows only the caller's own keys and never sends a key into a group", async () => {
