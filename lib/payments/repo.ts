@@ -118,8 +118,11 @@ export interface PaymentsRepo {
   listPayments(filter: ListFilter): Promise<Payment[]>;
   /** Records transfers as pending (a newer message of the same block revives a reversed one). */
   recordTransfers(transfers: TransferInput[]): Promise<void>;
-  /** Settles every pending transfer of a block at or before `watermarkMs`, oldest first. */
-  settlePending(watermarkMs: number): Promise<PaymentOutcome[]>;
+  /**
+   * Settles every pending transfer of a block at or before the watermark, oldest first. `watermarkMs`
+   * is a function so that it is read only when something is pending.
+   */
+  settlePending(watermarkMs: number | (() => Promise<number>)): Promise<PaymentOutcome[]>;
   /** Reverses the payments of a retracted block (a newer message than the one they came from). */
   retractBlock(blockHash: string, seq: number): Promise<PaymentOutcome[]>;
   /** An admin's manual payment of an invoice: credits it at once. */
@@ -401,7 +404,13 @@ export function createPaymentsRepo(pg: {
       }
     },
 
-    async settlePending(watermarkMs) {
+    async settlePending(watermark) {
+      const any = await pg.query(
+        "payments_any_pending",
+        "SELECT 1 FROM payments WHERE status = 'pending' LIMIT 1",
+      );
+      if (any.length === 0) return [];
+      const watermarkMs = typeof watermark === "number" ? watermark : await watermark();
       const pending = await pg.query<{ payment_id: string }>(
         "payments_pending",
         `SELECT payment_id FROM payments WHERE status = 'pending'

@@ -41,6 +41,7 @@ export function createTelegramStore(pg: PgQueryable): TelegramStore {
     username: r.username,
     added_at: r.added_at,
   });
+  let claims = 0;
   const exists = async (label: string, sql: string, id: number) =>
     (await pg.query(label, sql, [String(id)])).length > 0;
   return {
@@ -90,12 +91,20 @@ export function createTelegramStore(pg: PgQueryable): TelegramStore {
       ),
     isBanned: (userId) =>
       exists("telegram_bans_get", "SELECT 1 FROM telegram_bans WHERE telegram_user_id = $1::bigint", userId),
-    claimUpdate: (updateId) =>
-      exists(
+    async claimUpdate(updateId) {
+      // Telegram stops retrying an update after a day: older ids are forgotten now and then.
+      if (++claims % 1000 === 0) {
+        await pg.query(
+          "telegram_updates_prune",
+          "DELETE FROM telegram_updates WHERE handled_at < now() - interval '7 days'",
+        );
+      }
+      return exists(
         "telegram_updates_claim",
         "INSERT INTO telegram_updates (update_id) VALUES ($1::bigint) ON CONFLICT DO NOTHING RETURNING 1",
         updateId,
-      ),
+      );
+    },
     async releaseUpdate(updateId) {
       await pg.query(
         "telegram_updates_release",

@@ -61,18 +61,25 @@ export const paymentsProcessor = defineProcessor<EventsMessage, PaymentsState>({
     const outcomes = [];
     // In message order: a retraction applies after the blocks before it in the batch.
     let run: EventsMessage[] = [];
+    let recorded = 0;
+    const record = async () => {
+      const transfers = paymentTransfers(run, address);
+      await state.repo.recordTransfers(transfers);
+      recorded += transfers.length;
+      run = [];
+    };
     for (const m of messages) {
       if (m.kind === "block") {
         run.push(m);
         continue;
       }
-      await state.repo.recordTransfers(paymentTransfers(run, address));
-      run = [];
+      await record();
       outcomes.push(...(await state.repo.retractBlock(m.block_hash, m.seq)));
     }
-    await state.repo.recordTransfers(paymentTransfers(run, address));
-    const { watermark } = await readProgress(deps.ch);
-    outcomes.push(...(await state.repo.settlePending(watermark)));
+    await record();
+    deps.metrics.pipelineRows.inc({ stage: "payments", table: "payments" }, recorded);
+    // The watermark (a ClickHouse read) only when a transfer waits for it.
+    outcomes.push(...(await state.repo.settlePending(async () => (await readProgress(deps.ch)).watermark)));
     for (const o of outcomes) {
       log.info(
         {
