@@ -53,6 +53,10 @@ export function createApiDeps(
             keys,
             payments,
             store: telegramStore,
+            // As the auth plugin picks its counters (api/plugins/auth.ts).
+            usageKnown:
+              config.RATE_LIMIT_STORE === "postgres" ||
+              (config.RATE_LIMIT_STORE === "auto" && pg?.pool != null),
             progress: ch ? () => readProgress(ch) : null,
           })
         : null,

@@ -40,6 +40,8 @@ export interface TelegramBotDeps {
   keys: KeysRepo;
   payments: PaymentsRepo;
   store: TelegramStore;
+  /** Whether the API counts requests in Postgres (`rate_limits`), so /keys can show each key's use. */
+  usageKnown: boolean;
   /** The events watermark (null without an event store). */
   progress: (() => Promise<{ watermark: number }>) | null;
 }
@@ -182,7 +184,8 @@ export function createTelegramBot(deps: TelegramBotDeps): TelegramBot {
   });
   bot.command("keys", async (ctx) => {
     const list = await keys.listKeys(telegramUserId(ctx.from!.id));
-    await reply(ctx, keysMessage(list, await keys.listPlans(), Date.now()));
+    const usage = deps.usageKnown ? await store.dailyUsage(list.map((k) => k.key_id)) : null;
+    await reply(ctx, keysMessage(list, await keys.listPlans(), Date.now(), usage));
   });
   bot.command("pay", async (ctx) => {
     if (!config.PAYMENT_ADDRESS) return reply(ctx, "Payments are off on this deployment.");

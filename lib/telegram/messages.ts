@@ -63,7 +63,13 @@ export function newKeyMessage(key: string, plan: ApiPlan | undefined, validUntil
     .join("\n");
 }
 
-export function keysMessage(keys: ApiKey[], plans: ApiPlan[], now: number): string {
+/** `usage`: requests of each key in its current day window, when the API counts them in Postgres. */
+export function keysMessage(
+  keys: ApiKey[],
+  plans: ApiPlan[],
+  now: number,
+  usage: ReadonlyMap<string, number> | null = null,
+): string {
   if (keys.length === 0) return "You have no key yet: /key gives you a free one.";
   const byId = new Map(plans.map((p) => [p.plan_id, p]));
   const lines = keys.map((k) => {
@@ -75,7 +81,8 @@ export function keysMessage(keys: ApiKey[], plans: ApiPlan[], now: number): stri
       const renew = k.plan_id === "free" ? "pro" : k.plan_id;
       return `${head}: <b>expired</b> ${day(k.valid_until)}; renew with /pay ${esc(renew)}`;
     }
-    return `${head}: valid until ${day(k.valid_until)}`;
+    const used = usage ? `; used today ${usage.get(k.key_id) ?? 0}/${plan?.rpd ?? "?"}` : "";
+    return `${head}: valid until ${day(k.valid_until)}${used}`;
   });
   return lines.join("\n");
 }

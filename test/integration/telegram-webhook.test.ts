@@ -103,6 +103,9 @@ describe("telegram webhook", () => {
     const [list] = await say(503, "/keys");
     expect(list!.text).toContain(key.key_prefix);
     expect(list!.text).toContain("valid until");
+    // The use shows where the API counts requests in Postgres (a server); PGlite counts in memory.
+    if (pg.pg.pool) expect(list!.text).toContain("used today 1/10000");
+    else expect(list!.text).not.toContain("used today");
 
     // Expired: the API answers 403 key_expired and /keys offers the renewal.
     await t.deps.keys!.update(key.key_id, { valid_until: new Date(Date.now() - 60_000).toISOString() });
@@ -236,6 +239,7 @@ describe("telegram webhook", () => {
       keys: t.deps.keys!,
       payments: t.deps.payments!,
       store: t.deps.telegramStore!,
+      usageKnown: false,
       progress: null,
     });
     await bot.setWebhook("https://bot.example/telegram/webhook");
