@@ -34,6 +34,9 @@ function secretMatches(given: string | string[] | undefined, secret: string): bo
 
 export async function telegramRoutes(app: App, deps: ApiDeps): Promise<void> {
   app.addSchema(TelegramAdmin);
+  if (deps.telegram && deps.config.TELEGRAM_MODE === "webhook" && !deps.config.TELEGRAM_WEBHOOK_SECRET) {
+    deps.log.warn("TELEGRAM_WEBHOOK_SECRET is empty: the Telegram webhook refuses every update.");
+  }
 
   app.post(
     "/telegram/webhook",
