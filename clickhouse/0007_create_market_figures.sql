@@ -17,7 +17,9 @@ CREATE TABLE IF NOT EXISTS supply_changes
   version UInt64 COMMENT 'ReplacingMergeTree version: the message seq'
 )
 ENGINE = ReplacingMergeTree(version)
-ORDER BY (token_id, kind, id, block_hash)
+-- kind and unlock_at lead the key: the locked sum reads only the rows still locked (one primary-key range),
+-- however many years of unlocked coinbase rewards the table holds.
+ORDER BY (kind, unlock_at, token_id, id, block_hash)
 COMMENT 'Burned and locked amounts per event; sum with FINAL and main_chain (locked: unlock_at > now)';
 
 CREATE TABLE IF NOT EXISTS pool_reserve_changes

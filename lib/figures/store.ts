@@ -57,8 +57,10 @@ export async function readSupplyChanges(
   const rows = await ch.query<{ token_id: string; burned: string; locked: string }>(
     "supply_changes_sums",
     `SELECT token_id, toString(sumIf(amount, kind = 'burned')) AS burned,
-       toString(sumIf(amount, kind = 'locked' AND unlock_at > {now:UInt64})) AS locked
-     FROM supply_changes FINAL WHERE main_chain GROUP BY token_id`,
+       toString(sumIf(amount, kind = 'locked')) AS locked
+     FROM supply_changes FINAL
+     WHERE main_chain AND (kind = 'burned' OR (kind = 'locked' AND unlock_at > {now:UInt64}))
+     GROUP BY token_id`,
     { now },
   );
   return new Map(rows.map((r) => [r.token_id, { burned: BigInt(r.burned), locked: BigInt(r.locked) }]));
