@@ -99,6 +99,7 @@ export const figuresProcessor = defineProcessor<EventsMessage, FiguresState>({
     }
     await insertFacts(ch, supply, reserves);
     deps.metrics.pipelineRows.inc({ stage: "figures", table: "supply_changes" }, supply.length);
+    deps.metrics.pipelineRows.inc({ stage: "figures", table: "pool_reserve_changes" }, reserves.length);
     const now = Date.now();
     if (
       config.FIGURES_SUPPLY_REFRESH_MS > 0 &&
