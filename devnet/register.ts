@@ -111,6 +111,14 @@ async function register(pg: PgQueryable, chain: DevnetChain): Promise<void> {
     );
   }
   const now = Date.now();
+  // The dapp itself, so its record carries its TVL (figures processor).
+  await pg.query(
+    "devnet_dapp",
+    `INSERT INTO dapps (id, name, description, website, logo, deleted, created_at, updated_at)
+     VALUES ($1, 'Devnet DEX', 'The simulated network''s DEX (Ayin-like pairs).', NULL, NULL, false, $2, $2)
+     ON CONFLICT (id) DO NOTHING`,
+    [DEVNET_DAPP, now],
+  );
   const oracle = chain.oracle();
   await pg.query(
     "devnet_price_sources",
@@ -136,7 +144,7 @@ async function register(pg: PgQueryable, chain: DevnetChain): Promise<void> {
       `INSERT INTO price_pairs (source_id, pair_symbol, pair_label, pool_created_at, token_id, quote_token_id, chain,
          chain_id, denomination, available, enabled, enable_trades, include_in_tvl, token_address, decimals,
          quote_decimals, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, 'alph', $7, $8, true, true, false, false, $9, $10, $11, $12, $12)
+       VALUES ($1, $2, $3, $4, $5, $6, 'alph', $7, $8, true, true, false, $13, $9, $10, $11, $12, $12)
        ON CONFLICT (source_id, pair_symbol) DO NOTHING`,
       [
         p.sourceId,
@@ -151,6 +159,8 @@ async function register(pg: PgQueryable, chain: DevnetChain): Promise<void> {
         p.decimals,
         p.quoteDecimals,
         now,
+        // The demo's pools count in TVL (an operator sets includeInTVL per pair).
+        p.sourceId === DEVNET_DEX_SOURCE,
       ],
     );
   }

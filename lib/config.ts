@@ -184,6 +184,30 @@ export const CONFIG_SPEC = {
     36_500,
     "How far back a new exchange pair's 1m candles are read; 0 = from the pair's listing.",
   ),
+  BURN_ADDRESSES: str(
+    "111111111111111111111111111111111",
+    "Comma-separated Alephium addresses whose received tokens count as burned (burnedSupply). Default: the all-zero P2PKH address, which nobody can spend. A change applies to new blocks; `figures backfill --rebuild` brings it to history.",
+    /^[1-9A-HJ-NP-Za-km-z]{0,100}(,[1-9A-HJ-NP-Za-km-z]{1,100})*$/,
+    "comma-separated base58 addresses",
+  ),
+  FIGURES_REFRESH_MS: int(
+    15_000,
+    0,
+    3_600_000,
+    "How often the figures processor recomputes token market figures (price_usd, supplies, circulatingSupplyUsd) and TVL; 0 = after every batch.",
+  ),
+  FIGURES_SUPPLY_REFRESH_MS: int(
+    60_000,
+    0,
+    86_400_000,
+    "How often the figures processor asks the node for the total supply (maxSupply) of up to 50 tokens: those without one and the Alephium Bridge's (their bridged amount moves), least recently read first; 0 = never.",
+  ),
+  FIGURES_MAX_PRICE_AGE_MS: int(
+    7 * 86_400_000,
+    60_000,
+    365 * 86_400_000,
+    "A watched pair whose newest trade or value is older than this is not used for price_usd.",
+  ),
   TELEGRAM_BOT_TOKEN: str(
     "",
     "Telegram bot token from @BotFather; empty turns the bot off (its webhook route answers 404).",

@@ -25,6 +25,7 @@ export const CONSUMER_GROUPS = {
   eventsSink: "alephium-events-sink",
   registry: "alephium-registry",
   candles: "alephium-candles",
+  figures: "alephium-figures",
   payments: "alephium-payments",
 } as const;
 

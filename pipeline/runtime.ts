@@ -14,6 +14,7 @@ import { createCodecs } from "./messages.ts";
 import type { Processor, ProcessorFactory } from "./processor.ts";
 import { candlesProcessor } from "./processors/candles.ts";
 import { eventsSinkProcessor } from "./processors/events-sink.ts";
+import { figuresProcessor } from "./processors/figures.ts";
 import { normalizeProcessor } from "./processors/normalize.ts";
 import { paymentsProcessor } from "./processors/payments.ts";
 import { rawSinkProcessor } from "./processors/raw-sink.ts";
@@ -26,6 +27,7 @@ export const PROCESSORS = {
   "events-sink": eventsSinkProcessor,
   registry: registryProcessor,
   candles: candlesProcessor,
+  figures: figuresProcessor,
   payments: paymentsProcessor,
 } as const satisfies Record<string, ProcessorFactory>;
 

@@ -21,6 +21,8 @@ export interface Dapp {
   logo: string | null;
   categories: string[];
   deleted: boolean;
+  /** USD value in the dapp's pools watched with includeInTVL (figures processor); null when none is counted. */
+  tvl_usd: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -68,7 +70,7 @@ const CATEGORY_SELECT = `SELECT c.id, c.sort_order, c.deleted,
      WHERE dc.category_id = c.id AND NOT d.deleted)::int AS count_dapp
   FROM categories c`;
 
-const DAPP_SELECT = `SELECT d.id, d.name, d.description, d.website, d.logo, d.deleted, d.created_at, d.updated_at,
+const DAPP_SELECT = `SELECT d.id, d.name, d.description, d.website, d.logo, d.deleted, d.tvl_usd, d.created_at, d.updated_at,
   ARRAY(SELECT dc.category_id FROM dapp_categories dc JOIN categories c ON c.id = dc.category_id
         WHERE dc.dapp_id = d.id AND NOT c.deleted ORDER BY dc.position) AS categories
   FROM dapps d`;
@@ -83,6 +85,7 @@ const toCategory = (r: Category): Category => ({
 const toDapp = (r: DappRow): Dapp => ({
   ...r,
   categories: r.categories ?? [],
+  tvl_usd: r.tvl_usd === null || r.tvl_usd === undefined ? null : Number(r.tvl_usd),
   created_at: num(r.created_at) ?? 0,
   updated_at: num(r.updated_at) ?? 0,
 });

@@ -46,6 +46,10 @@ export interface Token {
   moderation: "show" | "hide";
   marketDisplay: boolean;
   circulatingSupplyUsd: number | null;
+  /** USD price by the figures processor's rule (lib/figures/compute.ts); null when no watched pair prices it. */
+  priceUsd: number | null;
+  /** USD value of the token in pools with includeInTVL. */
+  tvlUsd: number | null;
   website: string | null;
   metadata: Record<string, unknown>;
 }
@@ -69,6 +73,8 @@ export type TokenListEntry = Pick<
   | "moderation"
   | "marketDisplay"
   | "circulatingSupplyUsd"
+  | "priceUsd"
+  | "tvlUsd"
   | "mintTime"
 >;
 
@@ -168,6 +174,8 @@ interface TokenRow {
   moderation: "show" | "hide";
   market_display: boolean;
   circulating_supply_usd: number | null;
+  price_usd: number | null;
+  tvl_usd: number | null;
   metadata: Record<string, unknown> | null;
   deleted: boolean;
   admin_edited_fields: string[];
@@ -177,7 +185,7 @@ interface TokenRow {
 const TOKEN_COLUMNS = `t.id, t.contract_address, t.name, t.symbol, t.symbol_onchain, t.decimals, t.dapp,
   t.logo_uri, t.unchained_logo_uri, t.description, t.origin_chain, t.max_supply, t.circulating_supply,
   t.burned_supply, t.lock_supply, t.created_at, t.updated_at, t.minter, t.mint_tx, t.mint_time, t.registered,
-  t.source, t.chain_id, t.moderation, t.market_display, t.circulating_supply_usd, t.metadata, t.deleted,
+  t.source, t.chain_id, t.moderation, t.market_display, t.circulating_supply_usd, t.price_usd, t.tvl_usd, t.metadata, t.deleted,
   t.admin_edited_fields,
   ARRAY(SELECT tc.category_id FROM token_categories tc JOIN categories c ON c.id = tc.category_id
         WHERE tc.token_id = t.id AND NOT c.deleted ORDER BY tc.position) AS categories`;
@@ -185,7 +193,7 @@ const TOKEN_COLUMNS = `t.id, t.contract_address, t.name, t.symbol, t.symbol_onch
 // The list reads only what a TokenListEntry shows: PGlite's cost is mostly in moving and parsing columns.
 const LIST_COLUMNS = `t.id, t.contract_address, t.name, t.symbol, t.symbol_onchain, t.decimals, t.dapp, t.logo_uri,
   t.metadata->>'logoURI' AS metadata_logo_uri, t.origin_chain, t.registered, t.source, t.chain_id, t.moderation,
-  t.market_display, t.circulating_supply_usd, t.mint_time,
+  t.market_display, t.circulating_supply_usd, t.price_usd, t.tvl_usd, t.mint_time,
   ARRAY(SELECT tc.category_id FROM token_categories tc JOIN categories c ON c.id = tc.category_id
         WHERE tc.token_id = t.id AND NOT c.deleted ORDER BY tc.position) AS categories`;
 
@@ -206,10 +214,13 @@ type ListRow = Pick<
   | "moderation"
   | "market_display"
   | "circulating_supply_usd"
+  | "price_usd"
+  | "tvl_usd"
   | "mint_time"
   | "categories"
 > & { metadata_logo_uri: string | null };
 
+const nullableNumber = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 const str = (v: unknown): string | null => (typeof v === "string" && v.length > 0 ? v : null);
 
 function toToken(row: TokenRow): Token {
@@ -243,6 +254,8 @@ function toToken(row: TokenRow): Token {
     moderation: row.moderation,
     marketDisplay: row.market_display,
     circulatingSupplyUsd: row.circulating_supply_usd === null ? null : Number(row.circulating_supply_usd),
+    priceUsd: nullableNumber(row.price_usd),
+    tvlUsd: nullableNumber(row.tvl_usd),
     website: str(metadata.website),
     metadata,
   };
@@ -266,6 +279,8 @@ function toListEntry(row: ListRow): TokenListEntry {
     moderation: row.moderation,
     marketDisplay: row.market_display,
     circulatingSupplyUsd: row.circulating_supply_usd === null ? null : Number(row.circulating_supply_usd),
+    priceUsd: nullableNumber(row.price_usd),
+    tvlUsd: nullableNumber(row.tvl_usd),
     mintTime: num(row.mint_time),
   };
 }

@@ -36,17 +36,31 @@ export interface TokenMetadata {
 
 export type MetadataSource = (tokenId: string) => Promise<TokenMetadata | null>;
 
-/** Fungible-token metadata from the node; null when the contract does not implement the interface. */
-export function nodeMetadataSource(deps: Pick<PipelineDeps, "config" | "log">): MetadataSource {
+/**
+ * Fungible-token metadata from the node; null when the contract does not implement the interface.
+ * `retries` (default 3) retries a failed call; `timeoutMs` gives up on one attempt (default: no limit).
+ */
+export function nodeMetadataSource(
+  deps: Pick<PipelineDeps, "config" | "log">,
+  options: { retries?: number; timeoutMs?: number } = {},
+): MetadataSource {
   const provider = new NodeProvider(deps.config.NODE_URL, deps.config.NODE_API_KEY || undefined);
   return async (tokenId) => {
     try {
-      const fetch = () =>
-        provider.fetchFungibleTokenMetaData(tokenId).catch((error: unknown) => {
+      const call = provider.fetchFungibleTokenMetaData.bind(provider);
+      const fetch = () => {
+        const attempt = call(tokenId).catch((error: unknown) => {
           throw nodeError("fungible-metadata", error);
         });
+        if (options.timeoutMs === undefined) return attempt;
+        let timer: NodeJS.Timeout | undefined;
+        const timeout = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error("fungible-metadata timed out")), options.timeoutMs);
+        });
+        return Promise.race([attempt, timeout]).finally(() => clearTimeout(timer));
+      };
       const m = await withRetry(fetch, {
-        retries: 3,
+        retries: options.retries ?? 3,
         baseMs: 200,
         maxMs: 2_000,
       });

@@ -117,6 +117,9 @@ export async function pricesStateHash(ch: TestCh): Promise<Record<string, { rows
     trades: "SELECT * EXCEPT (version) FROM trades FINAL WHERE main_chain",
     candles: "SELECT * EXCEPT (version) FROM candles FINAL WHERE deleted = 0",
     spot: "SELECT * EXCEPT (version) FROM spot FINAL WHERE deleted = 0",
+    // The figures processor's facts (lib/figures): burned and locked amounts, pool reserve changes.
+    supply_changes: "SELECT * EXCEPT (version) FROM supply_changes FINAL WHERE main_chain",
+    pool_reserve_changes: "SELECT * EXCEPT (version) FROM pool_reserve_changes FINAL WHERE main_chain",
   };
   for (const [name, sql] of Object.entries(tables)) {
     const [r] = await ch.ch.query<{ rows: string; hash: string }>(

@@ -101,7 +101,8 @@ describe("devnet registration for prices", () => {
         available: true,
         enabled: true,
         enable_trades: false,
-        include_in_tvl: false,
+        // The demo counts its pools in TVL, not the oracle's feeds.
+        include_in_tvl: p.sourceId === DEVNET_DEX_SOURCE,
         token_address: p.tokenAddress,
         decimals: p.decimals,
         quote_decimals: p.quoteDecimals,

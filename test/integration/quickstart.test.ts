@@ -218,6 +218,35 @@ describe.skipIf(serverPass)("README quick start", () => {
       expect(e).toMatchObject({ category: "cex", type: "trade", dapp_id: "gate", with: "ALPH_USDT" });
     }
 
+    // The README's market figures lines: tokens by circulating supply in USD (priced first), the demo DEX's TVL.
+    const figureLines = blocks.find((b) => b.some((l) => l.includes("sort=circulating_supply_usd")));
+    expect(figureLines).toHaveLength(2);
+    const figures = await waitUntil(
+      "market figures of the demo's tokens",
+      async () => {
+        const r = spawnSync("bash", ["-e", "-c", figureLines!.join("\n")], {
+          cwd: dir,
+          env: env(port),
+          encoding: "utf8",
+        });
+        const values = r.status === 0 ? jsonValues(r.stdout) : [];
+        const tokens = (values[0] as { tokens?: { circulatingSupplyUsd: number | null }[] } | undefined)
+          ?.tokens;
+        return values.length === 2 && tokens?.[0]?.circulatingSupplyUsd ? values : undefined;
+      },
+      120_000,
+    );
+    const top = (figures[0] as { tokens: { circulatingSupplyUsd: number; priceUsd: number }[] }).tokens;
+    expect(top).toHaveLength(3);
+    for (const [i, t] of top.entries()) {
+      expect(t.priceUsd).toBeGreaterThan(0);
+      if (i > 0) expect(t.circulatingSupplyUsd).toBeLessThanOrEqual(top[i - 1]!.circulatingSupplyUsd);
+    }
+    const dexTvl = (figures[1] as { dapps: { id: string; tvl_usd: number | null }[] }).dapps.find(
+      (d) => d.id === "devnet-dex",
+    );
+    expect(dexTvl?.tvl_usd).toBeGreaterThan(0);
+
     // While the demo holds the embedded stores, the shell command refuses and says what to do.
     const clash = spawnSync(
       "npm",

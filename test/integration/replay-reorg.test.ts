@@ -94,6 +94,9 @@ describe("replays are harmless", () => {
     // The devnet's pools are watched (devnet/register.ts): there are candles to compare.
     expect(first.prices.trades!.rows).toBeGreaterThan(5);
     expect(first.prices.candles!.rows).toBeGreaterThanOrEqual(8);
+    // Coinbase rewards are locked and pools hold reserves: there are figures' facts to compare.
+    expect(first.prices.supply_changes!.rows).toBeGreaterThan(100);
+    expect(first.prices.pool_reserve_changes!.rows).toBeGreaterThan(5);
 
     // Re-deliver the whole range from raw blocks (new sequence numbers, same content).
     const republished = await reprocessRange(pipeline.deps, 0, Number.MAX_SAFE_INTEGER);
@@ -204,8 +207,18 @@ describe("reorgs are handled", () => {
     );
     expect(Number(orphanTrades[0]?.all)).toBeGreaterThan(0); // the orphaned blocks held swaps (seed 11)
     expect(Number(orphanTrades[0]?.main)).toBe(0);
+    // So do their reserve changes and locked rewards (the figures' facts).
+    const orphanFacts = await pipeline.ch.ch.query<{ all: string; main: string }>(
+      "t",
+      `SELECT count() AS all, countIf(main_chain) AS main FROM (
+         SELECT main_chain FROM pool_reserve_changes FINAL WHERE block_hash IN {h:Array(String)}
+         UNION ALL SELECT main_chain FROM supply_changes FINAL WHERE block_hash IN {h:Array(String)})`,
+      { h: reorg.orphaned },
+    );
+    expect(Number(orphanFacts[0]?.all)).toBeGreaterThan(0);
+    expect(Number(orphanFacts[0]?.main)).toBe(0);
 
-    // The state equals a clean pass over the winning chain (candles and spot included).
+    // The state equals a clean pass over the winning chain (candles, spot and the figures' facts included).
     const clean = await cleanPass(pipeline, 0);
     expect(await eventsStateHash(pipeline.ch)).toEqual(clean.events);
     const prices = await pricesStateHash(pipeline.ch);

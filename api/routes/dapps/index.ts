@@ -14,6 +14,12 @@ export const DappSchema = Type.Object(
     logo: Nullable(Type.String({ description: "Logo URL." })),
     categories: Type.Array(Type.String(), { description: "Up to 3 category ids (deleted ones omitted)." }),
     deleted: Type.Boolean(),
+    tvl_usd: Nullable(
+      Type.Number({
+        description:
+          "USD value locked in the dapp's Alephium DEX pools watched with includeInTVL (reserves × price_usd; see Token.tvlUsd), kept current by the figures processor; null when none is counted.",
+      }),
+    ),
     created_at: Type.Number({ description: "Unix ms." }),
     updated_at: Type.Number({ description: "Unix ms." }),
   },

@@ -35,10 +35,18 @@ export const TokenSchema = Type.Object(
     unchainedLogoURI: S("Logo without the chain badge."),
     description: S("Description from the list."),
     originChain: S("Origin chain of a bridged token (ETH, BSC)."),
-    maxSupply: S("Issued amount in the smallest unit (decimal string)."),
-    circulatingSupply: S("Circulating amount in the smallest unit."),
-    burnedSupply: S("Burned amount in the smallest unit."),
-    lockSupply: S("Locked amount in the smallest unit."),
+    maxSupply: S(
+      "Issued amount in the smallest unit (decimal string): the node's getTotalSupply when the indexer discovered the token (for Alephium Bridge tokens their totalBridged, so the pool's unissued balance is not in it), or as an admin set it.",
+    ),
+    circulatingSupply: S(
+      "maxSupply - burnedSupply - lockSupply in the smallest unit (at least 0); null while maxSupply is unknown. Kept current by the figures processor (FIGURES_REFRESH_MS).",
+    ),
+    burnedSupply: S(
+      "Burned amount in the smallest unit: Token Furnace burns plus transfers to a burn address (BURN_ADDRESSES), as far as the index reaches back.",
+    ),
+    lockSupply: S(
+      "Amount in outputs whose lock time is still ahead (coinbase and uncle rewards, locked 500 minutes; genesis allocations), in the smallest unit.",
+    ),
     createdAt: Type.Number({ description: "Registry creation, Unix ms." }),
     updatedAt: Type.Number({ description: "Registry last update, Unix ms." }),
     minter: S("Deployer / first-transaction address."),
@@ -53,7 +61,23 @@ export const TokenSchema = Type.Object(
     chainId: Type.Integer({ description: "8738 for the indexed Alephium chain." }),
     moderation: StringEnum(["show", "hide"]),
     marketDisplay: Type.Boolean({ description: "Show in market lists." }),
-    circulatingSupplyUsd: Nullable(Type.Number()),
+    circulatingSupplyUsd: Nullable(
+      Type.Number({
+        description: "circulatingSupply in whole tokens × priceUsd; null when either is unknown.",
+      }),
+    ),
+    priceUsd: Nullable(
+      Type.Number({
+        description:
+          "USD price from the best watched pair: quoted in USD (oracle X/USD, an exchange's USD/USDT/USDC quote, a pool against USDT or USDC) or in ALPH × ALPH's USD price; the pair with the largest 24 h USD volume wins, then USD before ALPH quotes, the newest price, the lowest pair id. USDT and USDC are 1. Pairs without a price newer than FIGURES_MAX_PRICE_AGE_MS are skipped.",
+      }),
+    ),
+    tvlUsd: Nullable(
+      Type.Number({
+        description:
+          "USD value of this token's reserves in Alephium DEX pools watched with includeInTVL (a leg without a price counts as much as the priced leg of its pool).",
+      }),
+    ),
     website: S("metadata.website."),
     metadata: Type.Object({}, { additionalProperties: true, description: "Full metadata JSON." }),
   },
@@ -78,6 +102,8 @@ export const TokenListEntrySchema = Type.Object(
     moderation: StringEnum(["show", "hide"]),
     marketDisplay: Type.Boolean(),
     circulatingSupplyUsd: Nullable(Type.Number()),
+    priceUsd: Nullable(Type.Number()),
+    tvlUsd: Nullable(Type.Number()),
     mintTime: Nullable(Type.Number({ description: "On-chain mint time, Unix ms." })),
   },
   {
