@@ -51,6 +51,8 @@ export interface TelegramDouble {
    * getUpdates (resolves with 0).
    */
   userSays(userId: number, text: string, options?: { chat?: "private" | "group" }): Promise<number>;
+  /** The next `times` calls of `method` answer 500 `Internal Server Error` (failure injection). */
+  failNext(method: string, times?: number): void;
   close(): Promise<void>;
 }
 
@@ -73,6 +75,7 @@ export async function startTelegramDouble(
   const queue: TelegramUpdate[] = [];
   const waiters = new Set<() => void>();
   let hook: { url: string; secret_token: string } | null = null;
+  const failures = new Map<string, number>();
   let nextUpdateId = 100_000;
   let nextMessageId = 1;
 
@@ -86,6 +89,11 @@ export async function startTelegramDouble(
       }
       const body = request.body ?? {};
       calls.push({ method, body });
+      const failing = failures.get(method) ?? 0;
+      if (failing > 0) {
+        failures.set(method, failing - 1);
+        return reply.code(500).send({ ok: false, error_code: 500, description: "Internal Server Error" });
+      }
       const ok = (result: unknown) => ({ ok: true, result });
       switch (method) {
         case "getMe":
@@ -218,6 +226,7 @@ export async function startTelegramDouble(
     webhook: () => hook,
     update,
     userSays,
+    failNext: (method, times = 1) => failures.set(method, times),
     async close() {
       for (const w of [...waiters]) w();
       await app.close();

@@ -83,6 +83,19 @@ describe("telegram webhook", () => {
     expect(sent[0]!.text).toContain("/key");
   });
 
+  it("answers 500 when an update fails, so Telegram's retry of it is handled", async () => {
+    const update = tg.update(512, "/plans");
+    tg.failNext("sendMessage");
+    const failed = await post(update);
+    expect(failed.statusCode).toBe(500);
+    expect(failed.json().code).toBeDefined();
+    expect(tg.messages(512)).toHaveLength(0);
+    expect((await post(update)).statusCode).toBe(200);
+    expect(tg.messages(512)).toHaveLength(1);
+    expect((await post(update)).statusCode).toBe(200);
+    expect(tg.messages(512)).toHaveLength(1);
+  });
+
   it("issues one free key per user, shown once, that works on the API", async () => {
     const [first] = await say(503, "/key");
     const raw = /<code>(alk_[\w-]+)<\/code>/.exec(first!.text)?.[1];
