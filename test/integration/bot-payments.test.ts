@@ -127,8 +127,19 @@ describe("bot payments on the simulated network", () => {
     expect(before.plan_id).toBe("free");
     expect(before.last_payment_at).toBeNull();
 
-    // The payments processor restarts while the transfer's block is on its way.
-    await payAndSettle([BigInt(invoice!.amount_atto)], () => p.restartProcessor("payments"));
+    // Paid through the devnet's HTTP endpoint (as a demo user would); the payments processor restarts
+    // while the transfer's block is on its way.
+    const send = (body: object) =>
+      fetch(`${p.server.url}/devnet/send`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    expect((await send({ to: PAYMENT_ADDRESS, amount: "-5" })).status).toBe(400);
+    expect((await send({ to: "not-an-address", amount: "5" })).status).toBe(400);
+    const sent = await send({ to: PAYMENT_ADDRESS, amount: invoice!.amount_atto });
+    expect(await sent.json()).toEqual({ queued: 1 });
+    await payAndSettle([], () => p.restartProcessor("payments"));
     const [payment] = await payments();
     expect(payment).toMatchObject({ status: "credited", invoice_id: invoice!.invoice_id });
     const after = await keyRow(keyId);
