@@ -171,14 +171,20 @@ export function createTelegramBot(deps: TelegramBotDeps): TelegramBot {
       await reply(ctx, "You already have your free key (keys are shown once). /keys lists yours.");
       return;
     }
+    let keyId: string | null = null;
     try {
       const created = await keys.createKey({ userId: telegramUserId(uid), planId: "free", level: "user" });
+      keyId = created.keyId;
       await store.confirmFreeKey(uid, marker, created.keyId);
       const plan = (await keys.listPlans()).find((p) => p.plan_id === "free");
-      log.info({ telegram_user_id: uid, key_id: created.keyId }, "Free key issued.");
       await reply(ctx, newKeyMessage(created.key, plan, created.valid_until));
+      log.info({ telegram_user_id: uid, key_id: created.keyId }, "Free key issued.");
     } catch (error) {
-      await store.unreserveFreeKey(uid, marker);
+      // A key the user never saw is no key: revoked, and Telegram's retry of the update issues another.
+      if (keyId) {
+        await keys.revoke(keyId);
+        await store.unreserveFreeKey(uid, keyId);
+      } else await store.unreserveFreeKey(uid, marker);
       throw error;
     }
   });
@@ -206,8 +212,14 @@ export function createTelegramBot(deps: TelegramBotDeps): TelegramBot {
       ttlMs: config.INVOICE_TTL_MS,
       chatId: ctx.chat.id,
     });
+    try {
+      await reply(ctx, invoiceMessage(invoice));
+    } catch (error) {
+      // Unseen, it would only hold its amount until expiry: Telegram's retry makes a new one.
+      await payments.cancelInvoice(invoice.invoice_id);
+      throw error;
+    }
     log.info({ invoice_id: invoice.invoice_id, plan_id: plan.plan_id }, "Invoice created by the bot.");
-    return reply(ctx, invoiceMessage(invoice));
   });
   bot.command("status", async (ctx) =>
     reply(ctx, statusMessage(deps.progress ? await deps.progress() : null, Date.now())),

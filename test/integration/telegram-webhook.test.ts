@@ -94,6 +94,18 @@ describe("telegram webhook", () => {
     expect(tg.messages(512)).toHaveLength(1);
     expect((await post(update)).statusCode).toBe(200);
     expect(tg.messages(512)).toHaveLength(1);
+
+    // A /key whose message fails: that key is revoked, and the retry shows a new one.
+    const key = tg.update(512, "/key");
+    tg.failNext("sendMessage");
+    expect((await post(key)).statusCode).toBe(500);
+    expect((await post(key)).statusCode).toBe(200);
+    const shown = /<code>(alk_[\w-]+)<\/code>/.exec(tg.messages(512)[1]!.text)?.[1];
+    expect(shown).toBeDefined();
+    const keys = await t.deps.keys!.listKeys("tg:512");
+    expect(keys).toHaveLength(2);
+    expect(keys.filter((k) => k.revoked_at === null)).toHaveLength(1);
+    expect(shown!.startsWith(keys.find((k) => k.revoked_at === null)!.key_prefix)).toBe(true);
   });
 
   it("issues one free key per user, shown once, that works on the API", async () => {
