@@ -623,9 +623,13 @@ function installPipelineCommands(program: Command): void {
       const ctx = context();
       const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "reprocess" });
       const deps = await createPipelineDeps(ctx, stores);
-      // The in-process bus has no consumers of its own: run normalize and the events sink here.
+      // The in-process bus has no consumers of its own: run the processors here, but the raw sink (raw blocks
+      // are what is republished) and the registry (it asks the node, which reprocessing does without).
+      const processors = (Object.keys(PROCESSORS) as ProcessorName[]).filter(
+        (name) => name !== "raw-sink" && name !== "registry",
+      );
       const pipeline = await startPipeline(deps, {
-        processors: deps.bus.kind === "memory" ? ["normalize", "events-sink", "candles", "payments"] : [],
+        processors: deps.bus.kind === "memory" ? processors : [],
         ingest: false,
       });
       try {
