@@ -12,6 +12,7 @@ import type { Pg } from "../stores/postgres.ts";
 import {
   BlockReserves,
   type FactContext,
+  type FactSource,
   type ReserveChangeRow,
   type SupplyChangeRow,
   supplyChangeOf,
@@ -20,22 +21,8 @@ import { insertFacts } from "./store.ts";
 
 const CHUNK_MS = 7 * 86_400_000;
 
-interface EventRow {
-  id: string;
-  block_hash: string;
-  ts: string;
-  category: string;
-  sub_kind: string;
-  type: string;
-  to: string;
-  token_id: string;
-  amount: string;
-  contract_address: string;
-  contract_event_index: number | null;
-  payload: string;
-  main_chain: boolean;
-  version: string;
-}
+/** An events-table row as the backfill reads it: the fact's fields, with its block state. */
+type EventRow = Omit<FactSource, "timestamp"> & { ts: string; main_chain: boolean; version: string };
 
 export interface FiguresBackfillResult {
   events: number;

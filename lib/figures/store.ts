@@ -8,6 +8,7 @@ import { ALPH_TOKEN_ID } from "../chain/types.ts";
 import type { Logger } from "../logger.ts";
 import { shiftToNumber } from "../prices/decimal.ts";
 import { poolOf } from "../prices/reader.ts";
+import { PAIR_DECIMALS_COLUMNS, PAIR_DECIMALS_FROM } from "../prices/registry.ts";
 import type { Ch } from "../stores/clickhouse.ts";
 import type { Pg } from "../stores/postgres.ts";
 import {
@@ -138,14 +139,8 @@ async function loadPairs(pg: Pg): Promise<PairRow[]> {
   const rows = await pg.query<PairRow>(
     "figures_pairs",
     `SELECT p.id, p.source_id, s.kind AS source_kind, s.dapp_id AS source_dapp, p.pair_symbol, p.token_id,
-       p.quote_token_id, p.denomination, p.include_in_tvl,
-       COALESCE(p.decimals, CASE WHEN s.kind IN ('oracle', 'cex') THEN 0 ELSE tb.decimals END, 0) AS base_decimals,
-       COALESCE(p.quote_decimals,
-         CASE WHEN s.kind = 'oracle' THEN s.value_decimals WHEN s.kind = 'cex' THEN 0 ELSE tq.decimals END, 0)
-         AS quote_decimals
-     FROM price_pairs p JOIN price_sources s ON s.id = p.source_id
-     LEFT JOIN tokens tb ON tb.id = p.token_id
-     LEFT JOIN tokens tq ON tq.id = p.quote_token_id
+       p.quote_token_id, p.denomination, p.include_in_tvl, ${PAIR_DECIMALS_COLUMNS}
+     ${PAIR_DECIMALS_FROM}
      WHERE p.enabled AND s.enabled ORDER BY p.id`,
   );
   return rows.map((r) => ({

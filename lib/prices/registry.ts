@@ -286,6 +286,20 @@ function isPoolAddress(value: string): boolean {
  */
 const PRICED_PAIR_CACHE_MS = 2000;
 
+/**
+ * The decimals a pair's prices are served with (`base_decimals`, `quote_decimals`): the pair's own, else
+ * the tokens' (oracle sources: the source's value_decimals for the quote; cex: 0). Columns of a SELECT over
+ * {@link PAIR_DECIMALS_FROM} (`p` the pair, `s` its source).
+ */
+export const PAIR_DECIMALS_COLUMNS = `COALESCE(p.decimals, CASE WHEN s.kind IN ('oracle', 'cex') THEN 0 ELSE tb.decimals END, 0)
+    AS base_decimals,
+  COALESCE(p.quote_decimals,
+    CASE WHEN s.kind = 'oracle' THEN s.value_decimals WHEN s.kind = 'cex' THEN 0 ELSE tq.decimals END, 0)
+    AS quote_decimals`;
+export const PAIR_DECIMALS_FROM = `FROM price_pairs p JOIN price_sources s ON s.id = p.source_id
+  LEFT JOIN tokens tb ON tb.id = p.token_id
+  LEFT JOIN tokens tq ON tq.id = p.quote_token_id`;
+
 export function createPriceRegistry(pg: Pg): PriceRegistry {
   const priced = new Map<number, { at: number; value: PricedPair | null }>();
   const getSource = async (id: string): Promise<SourceRow | null> => {
@@ -775,14 +789,8 @@ export function createPriceRegistry(pg: Pg): PriceRegistry {
       const rows = await pg.query<PricedPair>(
         "price_pair_priced",
         `SELECT p.id, p.source_id, s.kind AS source_kind, p.pair_symbol, p.pair_label, p.token_id, p.quote_token_id,
-           p.denomination,
-           COALESCE(p.decimals, CASE WHEN s.kind IN ('oracle', 'cex') THEN 0 ELSE tb.decimals END, 0) AS base_decimals,
-           COALESCE(p.quote_decimals,
-             CASE WHEN s.kind = 'oracle' THEN s.value_decimals WHEN s.kind = 'cex' THEN 0 ELSE tq.decimals END, 0)
-             AS quote_decimals
-         FROM price_pairs p JOIN price_sources s ON s.id = p.source_id
-         LEFT JOIN tokens tb ON tb.id = p.token_id
-         LEFT JOIN tokens tq ON tq.id = p.quote_token_id
+           p.denomination, ${PAIR_DECIMALS_COLUMNS}
+         ${PAIR_DECIMALS_FROM}
          WHERE p.id = $1`,
         [pairId],
       );
