@@ -25,6 +25,7 @@ export const CONSUMER_GROUPS = {
   eventsSink: "alephium-events-sink",
   registry: "alephium-registry",
   candles: "alephium-candles",
+  series: "alephium-series",
 } as const;
 
 /** Where a block sits; shared by a block and its retraction. */

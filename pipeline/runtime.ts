@@ -17,6 +17,7 @@ import { eventsSinkProcessor } from "./processors/events-sink.ts";
 import { normalizeProcessor } from "./processors/normalize.ts";
 import { rawSinkProcessor } from "./processors/raw-sink.ts";
 import { registryProcessor } from "./processors/registry.ts";
+import { seriesProcessor } from "./processors/series.ts";
 
 /** Every processor by its command-line name (`process <name>`); `start` runs them all. */
 export const PROCESSORS = {
@@ -25,6 +26,7 @@ export const PROCESSORS = {
   "events-sink": eventsSinkProcessor,
   registry: registryProcessor,
   candles: candlesProcessor,
+  series: seriesProcessor,
 } as const satisfies Record<string, ProcessorFactory>;
 
 export type ProcessorName = keyof typeof PROCESSORS;
