@@ -18,6 +18,7 @@ import { explorerRoutes } from "./routes/explorer/index.ts";
 import { metaRoutes } from "./routes/meta/index.ts";
 import { nftRoutes } from "./routes/nft/index.ts";
 import { priceRoutes } from "./routes/prices/index.ts";
+import { seriesRoutes } from "./routes/series/index.ts";
 import { systemRoutes } from "./routes/system/index.ts";
 import { tokenRoutes } from "./routes/tokens/index.ts";
 import { Problem } from "./schemas.ts";
@@ -36,6 +37,7 @@ export const ROUTE_GROUPS: RouteGroup[] = [
   tokenRoutes,
   categoryRoutes,
   priceRoutes,
+  seriesRoutes,
   dappRoutes,
   chainRoutes,
   contractRoutes,

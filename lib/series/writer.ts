@@ -486,21 +486,26 @@ async function archiveRaw(
   pages: Map<string, { start: number; end: number }[]>,
 ): Promise<void> {
   const { ch, settings } = deps;
-  const days = await pageDaysOf(deps, ids);
-  for (const id of ids) {
-    const newestT = newest.get(`${id}/0`);
-    if (newestT === undefined) continue;
+  const live = ids.filter((id) => newest.has(`${id}/0`));
+  if (live.length === 0) return;
+  const days = await pageDaysOf(deps, live);
+  const floors = live.map((id) => pages.get(id)?.at(-1)?.end ?? 0);
+  const firsts = await ch.query<{ instance_id: string; f: string }>(
+    "series_raw_first_live",
+    `SELECT instance_id, toString(min(t)) AS f FROM series_points FINAL
+     WHERE instance_id IN {ids:Array(String)} AND scale = '0' AND deleted = 0
+       AND t >= {floors:Array(UInt64)}[indexOf({ids:Array(String)}, instance_id)]
+     GROUP BY instance_id`,
+    { ids: live, floors },
+  );
+  const firstOf = new Map(firsts.map((r) => [r.instance_id, Number(r.f)]));
+  for (const [i, id] of live.entries()) {
+    const newestT = newest.get(`${id}/0`)!;
     const limit = Math.min(newestT - settings.retentionMs, spanOf(settings, "0", newestT));
     const pageMs = (days.get(id) ?? settings.pageDays) * DAY_MS;
-    const archivedUntil = pages.get(id)?.at(-1)?.end ?? 0;
-    const [first] = await ch.query<{ f: string | null }>(
-      "series_raw_first_live",
-      `SELECT toString(min(t)) AS f FROM series_points FINAL
-       WHERE instance_id = {id:String} AND scale = '0' AND deleted = 0 AND t >= {from:UInt64}`,
-      { id, from: archivedUntil },
-    );
-    const firstLive = first?.f == null ? Number.NaN : Number(first.f);
-    if (!Number.isFinite(firstLive) || firstLive >= newestT) continue;
+    const archivedUntil = floors[i]!;
+    const firstLive = firstOf.get(id);
+    if (firstLive === undefined) continue;
     let start = Math.max(archivedUntil, firstLive - (firstLive % pageMs));
     while (start + pageMs - (start % pageMs) <= limit) {
       const end = start - (start % pageMs) + pageMs;
