@@ -19,12 +19,12 @@ import { parseApiUrls, parseExchangeSources } from "../lib/prices/exchange.ts";
 import { createExchangePoller } from "../lib/prices/exchange-poller.ts";
 import { loadPricePairIds } from "../lib/prices/watched.ts";
 import { seedRegistry } from "../lib/registry/seed.ts";
-import { backfillSeries } from "../lib/series/backfill.ts";
-import { TIMESERIES } from "../lib/series/definitions/index.ts";
-import { seriesObjectStore, seriesSettings } from "../lib/series/settings.ts";
 import { createExchangeWalletsRepo, validateWalletAddress } from "../lib/repos/exchange-wallets.ts";
 import { createKeysRepo } from "../lib/repos/keys.ts";
 import { runProcess } from "../lib/run-process.ts";
+import { backfillSeries } from "../lib/series/backfill.ts";
+import { TIMESERIES } from "../lib/series/definitions/index.ts";
+import { seriesObjectStore, seriesSettings } from "../lib/series/settings.ts";
 import { openStores, type Stores } from "../lib/stores/index.ts";
 import { createProgressReporter } from "../pipeline/ingest/progress.ts";
 import { reprocessRange } from "../pipeline/reprocess.ts";
@@ -272,7 +272,10 @@ export function buildCli(): Command {
         const result = await backfillSeries(
           { ch: stores.ch, objects, settings: seriesSettings(ctx.config), log: ctx.log },
           defs,
-          (p) => process.stderr.write(`series backfill: day ${p.day}/${p.days}, ${p.events} events, ${p.facts} facts\n`),
+          (p) =>
+            process.stderr.write(
+              `series backfill: day ${p.day}/${p.days}, ${p.events} events, ${p.facts} facts\n`,
+            ),
         );
         process.stdout.write(`${JSON.stringify(result)}\n`);
       } finally {

@@ -194,7 +194,10 @@ export const CONFIG_SPEC = {
     URL_OR_EMPTY,
     "an http(s):// URL",
   ),
-  SERIES_S3_BUCKET: str("", "Bucket of the series archive pages (required with SERIES_S3_ENDPOINT; created when missing)."),
+  SERIES_S3_BUCKET: str(
+    "",
+    "Bucket of the series archive pages (required with SERIES_S3_ENDPOINT; created when missing).",
+  ),
   SERIES_S3_REGION: str("us-east-1", "Region sent to the S3 store."),
   SERIES_S3_ACCESS_KEY_ID: str("", "Access key id of the S3 store."),
   SERIES_S3_SECRET_ACCESS_KEY: str("", "Secret access key of the S3 store."),

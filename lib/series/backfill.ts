@@ -7,7 +7,14 @@
 import { idFloor } from "../chain/types.ts";
 import type { TimeseriesDefinition } from "./definition.ts";
 import { CHAIN_COUNT } from "./definition.ts";
-import { type FactRow, factsOfEvent, insertFacts, recomputeSeries, type SeriesDeps, type SeriesTouched } from "./writer.ts";
+import {
+  type FactRow,
+  factsOfEvent,
+  insertFacts,
+  recomputeSeries,
+  type SeriesDeps,
+  type SeriesTouched,
+} from "./writer.ts";
 
 const CHUNK_MS = 86_400_000;
 

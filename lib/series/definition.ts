@@ -85,12 +85,20 @@ export function instanceIdOf(seriesId: string, dimensions: Record<string, string
   const parts = Object.keys(dimensions)
     .sort()
     .map((k) => `${k}=${dimensions[k]}`);
-  return createHash("sha256").update([seriesId, ...parts].join("\n")).digest("hex");
+  return createHash("sha256")
+    .update([seriesId, ...parts].join("\n"))
+    .digest("hex");
 }
 
 /** Dimensions as stored and served: JSON with sorted keys. */
 export function dimensionsJson(dimensions: Record<string, string>): string {
-  return JSON.stringify(Object.fromEntries(Object.keys(dimensions).sort().map((k) => [k, dimensions[k]])));
+  return JSON.stringify(
+    Object.fromEntries(
+      Object.keys(dimensions)
+        .sort()
+        .map((k) => [k, dimensions[k]]),
+    ),
+  );
 }
 
 /** Chains the per-chain series count (the market feed's off-chain events use index 16). */

@@ -43,7 +43,7 @@ export async function listInstances(
 ): Promise<{ instances: SeriesInstance[]; count: number }> {
   const rows = await ch.query<InstanceRow & { total: string }>(
     "series_instances_list",
-    `SELECT instance_id, series_id, dimensions, toString(last_seen_at) AS last_seen_at, count() OVER () AS total
+    `SELECT instance_id, series_id, dimensions, last_seen_at, count() OVER () AS total
      FROM series_instances FINAL WHERE series_id = {series:String} AND last_seen_at > 0
      ORDER BY last_seen_at DESC, instance_id LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
     { series: seriesId, limit, offset },
@@ -68,7 +68,7 @@ export interface ResolvedInstance extends SeriesInstance {
 export async function getInstance(ch: Ch, instanceId: string): Promise<ResolvedInstance> {
   const [row] = await ch.query<InstanceRow>(
     "series_instance_get",
-    `SELECT instance_id, series_id, dimensions, toString(last_seen_at) AS last_seen_at
+    `SELECT instance_id, series_id, dimensions, last_seen_at
      FROM series_instances FINAL WHERE instance_id = {id:String}`,
     { id: instanceId },
   );
@@ -217,8 +217,7 @@ const toSegment = (r: SegmentRow): SegmentEntry => ({
   archived: !r.storage_key.startsWith("clickhouse:"),
 });
 
-const SEGMENT_COLUMNS =
-  "toString(segment_id) AS segment_id, toString(span_start) AS span_start, toString(span_end) AS span_end, toString(first_ts) AS first_ts, toString(last_ts) AS last_ts, point_count, storage_key";
+const SEGMENT_COLUMNS = "segment_id, span_start, span_end, first_ts, last_ts, point_count, storage_key";
 
 export async function listSegments(
   ch: Ch,
@@ -272,7 +271,7 @@ async function pointsFromClickHouse(
 ): Promise<RawPoint[]> {
   const rows = await ch.query<{ t: string; key: string; value: string }>(
     "series_points_range",
-    `SELECT toString(t) AS t, key, value FROM series_points FINAL
+    `SELECT t, key, value FROM series_points FINAL
      WHERE instance_id = {id:String} AND scale = {scale:String} AND t >= {lo:UInt64} AND t < {hi:UInt64}
        AND deleted = 0 ${key === undefined ? "" : "AND key = {key:String}"}
      ORDER BY t`,
@@ -459,7 +458,9 @@ export async function readChart(
     collected.push(...pending);
   }
   collected.sort((a, b) => a.t - b.t);
-  const points = latest ? collected.slice(Math.max(0, collected.length - q.limit)) : collected.slice(0, q.limit);
+  const points = latest
+    ? collected.slice(Math.max(0, collected.length - q.limit))
+    : collected.slice(0, q.limit);
   const included = points.filter((p) => p.kind === "pending").length;
   audit.pointsRead = collected.length;
   return {
@@ -485,9 +486,12 @@ export async function readChart(
 export function checkBucket(scale: SeriesScale, bucketStartTs: number): void {
   const w = SERIES_SCALE_MS[scale];
   if (bucketStartTs % w !== 0)
-    throw badRequest(`bucket_start_ts ${bucketStartTs} is not the start of a ${scale} bucket (a multiple of ${w} ms)`, {
-      field: "bucket_start_ts",
-    });
+    throw badRequest(
+      `bucket_start_ts ${bucketStartTs} is not the start of a ${scale} bucket (a multiple of ${w} ms)`,
+      {
+        field: "bucket_start_ts",
+      },
+    );
 }
 
 export interface BucketLocation {
@@ -547,10 +551,17 @@ export async function segmentPoints(
   segment: SegmentEntry,
 ): Promise<RawPoint[]> {
   if (!segment.archived)
-    return pointsFromClickHouse(ch, instanceId, scale, segment.spanStart, segment.spanEnd, undefined, () => "sealed");
+    return pointsFromClickHouse(
+      ch,
+      instanceId,
+      scale,
+      segment.spanStart,
+      segment.spanEnd,
+      undefined,
+      () => "sealed",
+    );
   const page = await pages.read(segment.storageKey);
   return page.points
     .filter((p) => p.t >= segment.spanStart && p.t < segment.spanEnd)
     .map((p) => ({ t: p.t, values: p.values, kind: "archived" as const }));
 }
-

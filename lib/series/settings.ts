@@ -32,7 +32,9 @@ export function seriesSettings(config: Config): SeriesSettings {
 export function seriesObjectStore(config: Config): ObjectStore {
   if (config.SERIES_S3_ENDPOINT) {
     if (!config.SERIES_S3_BUCKET)
-      throw new ConfigError("Invalid configuration SERIES_S3_BUCKET=\"\": expected a bucket name with SERIES_S3_ENDPOINT.");
+      throw new ConfigError(
+        'Invalid configuration SERIES_S3_BUCKET="": expected a bucket name with SERIES_S3_ENDPOINT.',
+      );
     return createObjectStore({
       dir: "",
       s3: {

@@ -293,7 +293,14 @@ async function recomputeSegments(
     scale_los: [...scaleLo.values()],
   };
   // The per-scale lower bounds let the primary key skip old points; the per-key bound is exact.
-  const groups = await ch.query<{ instance_id: string; scale: string; s: string; f: string; l: string; n: string }>(
+  const groups = await ch.query<{
+    instance_id: string;
+    scale: string;
+    s: string;
+    f: string;
+    l: string;
+    n: string;
+  }>(
     "series_segments_recompute",
     `SELECT instance_id, scale, t - t % {widths:Array(UInt64)}[j] AS s, min(t) AS f, max(t) AS l, uniqExact(t) AS n
      FROM (
@@ -378,7 +385,11 @@ function pageOf(instanceId: string, pageStart: number, pageEnd: number, rows: Po
     .sort((a, b) => a[0] - b[0])
     .map(([t, values]) => ({
       t,
-      values: Object.fromEntries(Object.keys(values).sort().map((k) => [k, values[k]!])),
+      values: Object.fromEntries(
+        Object.keys(values)
+          .sort()
+          .map((k) => [k, values[k]!]),
+      ),
     }));
   return { instanceId, scale: "0", pageStart, pageEnd, points };
 }
@@ -471,7 +482,7 @@ async function rebuildPages(deps: SeriesDeps, pages: { id: string; start: number
   for (const p of pages) {
     const rows = await deps.ch.query<PointRow>(
       "series_page_rebuild",
-      `SELECT toString(o_t) AS t, o_key AS key, o_value AS value FROM (${pointsFromFactsSql()}) WHERE o_deleted = 0`,
+      `SELECT o_t AS t, o_key AS key, o_value AS value FROM (${pointsFromFactsSql()}) WHERE o_deleted = 0`,
       { ids: [p.id], los: [p.start], his: [p.end], scale: "0", width: 1 },
     );
     await storePage(deps, pageOf(p.id, p.start, p.end, rows));
@@ -511,7 +522,7 @@ async function archiveRaw(
       const end = start - (start % pageMs) + pageMs;
       const rows = await ch.query<PointRow>(
         "series_raw_page_points",
-        `SELECT toString(t) AS t, key, value FROM series_points FINAL
+        `SELECT t, key, value FROM series_points FINAL
          WHERE instance_id = {id:String} AND scale = '0' AND deleted = 0 AND t >= {lo:UInt64} AND t < {hi:UInt64}`,
         { id, lo: start, hi: end },
       );
@@ -594,7 +605,8 @@ export async function recomputeSeries(deps: SeriesDeps, touched: SeriesTouched):
   // Archived pages the touched spans reach are rebuilt from the facts.
   const rebuild: { id: string; start: number; end: number }[] = [];
   for (const [id, span] of touched) {
-    for (const p of pages.get(id) ?? []) if (p.start <= span.hi && span.lo < p.end) rebuild.push({ id, ...p });
+    for (const p of pages.get(id) ?? [])
+      if (p.start <= span.hi && span.lo < p.end) rebuild.push({ id, ...p });
   }
   await rebuildPages(deps, rebuild);
 

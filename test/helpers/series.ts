@@ -7,6 +7,23 @@ import { expect } from "vitest";
 import type { TestApp } from "./app.ts";
 import type { TestCh } from "./stores.ts";
 
+export const HOUR = 3_600_000;
+
+/**
+ * A devnet that spans about 28 hours from a midnight (blocks every 15 minutes per chain, 1,800 blocks):
+ * with a 3-hour raw retention and 1-day pages, the first day is archived.
+ */
+export const SERIES_DEVNET = { startTimestamp: 1752537600000, blockIntervalMs: 15 * 60_000 };
+
+/** Small segments (10 buckets, 1-hour raw spans) so the 1m scale of the `all` instances has more than 128. */
+export const SERIES_TEST_ENV = {
+  SERIES_SEGMENT_POINTS: "10",
+  SERIES_RAW_SEGMENT_MS: String(HOUR),
+  SERIES_RAW_RETENTION_HOURS: "3",
+  SERIES_RAW_ARCHIVE_PAGE_DAYS: "1",
+  INGEST_WINDOW_MS: String(30 * 60_000),
+};
+
 export interface RefEvent {
   id: string;
   chain_index: number;
@@ -33,7 +50,12 @@ export async function readEvents(ch: TestCh): Promise<RefEvent[]> {
 
 const WIDTH: Record<string, number> = { "0": 1, "1m": 60_000, "1h": 3_600_000, "1d": 86_400_000 };
 
-type Acc = { count: number; sum: bigint; set: Set<string>; last: { ts: number; id: string; v: string } | null };
+type Acc = {
+  count: number;
+  sum: bigint;
+  set: Set<string>;
+  last: { ts: number; id: string; v: string } | null;
+};
 
 /** instance key (JSON of dims) → scale → t → key → value */
 export type RefSeries = Map<string, Map<string, Map<number, Record<string, number>>>>;
@@ -46,27 +68,36 @@ export type RefSeries = Map<string, Map<string, Map<number, Record<string, numbe
 export function reference(
   events: RefEvent[],
   scales: string[],
-  contribute: (e: RefEvent) => { dims: Record<string, string>; key: string; add: "count" | "sum" | "distinct" | "last"; v?: string }[],
+  contribute: (e: RefEvent) => {
+    dims: Record<string, string>;
+    key: string;
+    add: "count" | "sum" | "distinct" | "last";
+    v?: string;
+  }[],
 ): RefSeries {
   const accs = new Map<string, Map<string, Map<number, Map<string, Acc>>>>();
   for (const e of events) {
     for (const c of contribute(e)) {
       const inst = JSON.stringify(Object.fromEntries(Object.entries(c.dims).sort()));
-      let byScale = accs.get(inst);
-      if (!byScale) accs.set(inst, (byScale = new Map()));
+      const byScale = getOr(accs, inst, () => new Map());
       for (const scale of scales) {
         const t = e.timestamp - (e.timestamp % WIDTH[scale]!);
-        let byT = byScale.get(scale);
-        if (!byT) byScale.set(scale, (byT = new Map()));
-        let byKey = byT.get(t);
-        if (!byKey) byT.set(t, (byKey = new Map()));
-        let acc = byKey.get(c.key);
-        if (!acc) byKey.set(c.key, (acc = { count: 0, sum: 0n, set: new Set(), last: null }));
+        const byKey = getOr(
+          getOr(byScale, scale, () => new Map()),
+          t,
+          () => new Map(),
+        );
+        const acc = getOr(
+          byKey,
+          c.key,
+          () => ({ count: 0, sum: 0n, set: new Set<string>(), last: null }) as Acc,
+        );
         if (c.add === "count") acc.count++;
         if (c.add === "sum") acc.sum += BigInt(c.v!);
         if (c.add === "distinct") acc.set.add(c.v!);
         if (c.add === "last") {
-          const newer = !acc.last || e.timestamp > acc.last.ts || (e.timestamp === acc.last.ts && e.id > acc.last.id);
+          const newer =
+            !acc.last || e.timestamp > acc.last.ts || (e.timestamp === acc.last.ts && e.id > acc.last.id);
           if (newer) acc.last = { ts: e.timestamp, id: e.id, v: c.v! };
         }
         (acc as Acc & { kind?: string }).kind = c.add;
@@ -98,6 +129,15 @@ export function reference(
     out.set(inst, s);
   }
   return out;
+}
+
+function getOr<K, V>(m: Map<K, V>, k: K, make: () => V): V {
+  let v = m.get(k);
+  if (v === undefined) {
+    v = make();
+    m.set(k, v);
+  }
+  return v;
 }
 
 export interface ChartPoint {

@@ -11,26 +11,25 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TIMESERIES } from "../../lib/series/definitions/index.ts";
 import { createTestApp } from "../helpers/app.ts";
 import { startTestPipeline, type TestPipeline } from "../helpers/pipeline.ts";
-import { type ChartPoint, type RefEvent, readAllPoints, readEvents, reference } from "../helpers/series.ts";
-
-/** Midnight UTC: archive pages (whole days) start with the chain. */
-const START = 1752537600000;
-const HOUR = 3_600_000;
-
-export const SERIES_TEST_ENV = {
-  SERIES_SEGMENT_POINTS: "10",
-  SERIES_RAW_SEGMENT_MS: String(HOUR),
-  SERIES_RAW_RETENTION_HOURS: "6",
-  SERIES_RAW_ARCHIVE_PAGE_DAYS: "1",
-  INGEST_WINDOW_MS: String(30 * 60_000),
-};
+import {
+  type ChartPoint,
+  HOUR,
+  type RefEvent,
+  readAllPoints,
+  readEvents,
+  reference,
+  SERIES_DEVNET,
+  SERIES_TEST_ENV,
+} from "../helpers/series.ts";
 
 const chainDims = (e: RefEvent) => [{ chain_index: String(e.chain_index) }, { chain_index: "all" }];
 
 /** What each series counts, written again here from the definitions' descriptions. */
 const CONTRIBUTIONS: Record<
   string,
-  (e: RefEvent) => { dims: Record<string, string>; key: string; add: "count" | "sum" | "distinct" | "last"; v?: string }[]
+  (
+    e: RefEvent,
+  ) => { dims: Record<string, string>; key: string; add: "count" | "sum" | "distinct" | "last"; v?: string }[]
 > = {
   "chain-transactions": (e) =>
     e.is_main ? chainDims(e).map((dims) => ({ dims, key: "transactions", add: "count" as const })) : [],
@@ -61,10 +60,13 @@ const CONTRIBUTIONS: Record<
       : [],
   "dapp-activity": (e) => [
     { dims: { dapp_id: e.dapp_id }, key: "events", add: "count" as const },
-    ...(e.from !== "" ? [{ dims: { dapp_id: e.dapp_id }, key: "users", add: "distinct" as const, v: e.from }] : []),
+    ...(e.from !== ""
+      ? [{ dims: { dapp_id: e.dapp_id }, key: "users", add: "distinct" as const, v: e.from }]
+      : []),
   ],
   "dex-pair": (e) => {
-    if (e.category !== "dex" || e.type !== "swap" || (e.sub_kind !== "buy" && e.sub_kind !== "sell")) return [];
+    if (e.category !== "dex" || e.type !== "swap" || (e.sub_kind !== "buy" && e.sub_kind !== "sell"))
+      return [];
     const pool = String(e.payload.pool_address);
     return [
       { dims: { pool }, key: "volume", add: "sum" as const, v: String(e.payload.base_amount) },
@@ -86,7 +88,11 @@ describe("series", () => {
   const archiveDir = mkdtempSync(join(tmpdir(), "series-archive-"));
   const env = { ...SERIES_TEST_ENV, SERIES_ARCHIVE_DIR: archiveDir };
   beforeAll(async () => {
-    p = await startTestPipeline({ blocks: 1200, devnet: { startTimestamp: START, blockIntervalMs: 30 * 60_000 }, env });
+    p = await startTestPipeline({
+      blocks: 1800,
+      devnet: SERIES_DEVNET,
+      env,
+    });
     await p.catchUp();
   }, 300_000);
   afterAll(async () => p?.close());
@@ -95,7 +101,7 @@ describe("series", () => {
   const admin = () => p.api.auth(p.api.adminKey);
   const get = async (url: string, headers = user()) => {
     const r = await p.api.app.inject({ url, headers });
-    return { status: r.statusCode, body: r.json() as Record<string, unknown> & never };
+    return { status: r.statusCode, body: r.json() as Record<string, unknown> };
   };
   const instancesOf = async (seriesId: string): Promise<Instance[]> => {
     const out: Instance[] = [];
@@ -113,9 +119,16 @@ describe("series", () => {
   it("lists the definitions", async () => {
     const r = await get("/series/available");
     expect(r.status).toBe(200);
-    const body = r.body as { timeseries: { id: string; scales: string[]; pointKeys: string[] }[]; lists: { id: string }[] };
+    const body = r.body as {
+      timeseries: { id: string; scales: string[]; pointKeys: string[] }[];
+      lists: { id: string }[];
+    };
     expect(body.timeseries.map((d) => d.id).sort()).toEqual(TIMESERIES.map((d) => d.id).sort());
-    expect(body.timeseries.find((d) => d.id === "dex-pair")?.pointKeys).toEqual(["volume", "trades", "price"]);
+    expect(body.timeseries.find((d) => d.id === "dex-pair")?.pointKeys).toEqual([
+      "volume",
+      "trades",
+      "price",
+    ]);
     expect(body.lists.map((l) => l.id)).toEqual(["tokens-by-volume-24h", "dapps-by-users-7d"]);
   });
 
@@ -127,7 +140,9 @@ describe("series", () => {
     for (const def of TIMESERIES) {
       const ref = reference(events, [...def.scales], CONTRIBUTIONS[def.id]!);
       const instances = await instancesOf(def.id);
-      expect(instances.map((i) => JSON.stringify(i.dimensions)).sort(), def.id).toEqual([...ref.keys()].sort());
+      expect(instances.map((i) => JSON.stringify(i.dimensions)).sort(), def.id).toEqual(
+        [...ref.keys()].sort(),
+      );
       expect(instances.length, def.id).toBeGreaterThan(0);
       // Newest activity first.
       const seen = instances.map((i) => i.lastSeenAt);
@@ -147,12 +162,24 @@ describe("series", () => {
             const finer = [...byScale.get("1m")!.entries()];
             for (const [t, v] of expected) {
               const w = scale === "1h" ? 3_600_000 : 86_400_000;
-              const sum = finer.filter(([ft]) => ft - (ft % w) === t).reduce((n, [, fv]) => n + fv.addresses!, 0);
+              const sum = finer
+                .filter(([ft]) => ft - (ft % w) === t)
+                .reduce((n, [, fv]) => n + fv.addresses!, 0);
               if (sum !== v.addresses) distinctRolled++;
             }
           }
         }
-        const last = Math.max(...events.filter((e) => CONTRIBUTIONS[def.id]!(e).some((c) => JSON.stringify(Object.fromEntries(Object.entries(c.dims).sort())) === JSON.stringify(inst.dimensions))).map((e) => e.timestamp));
+        const last = Math.max(
+          ...events
+            .filter((e) =>
+              CONTRIBUTIONS[def.id]!(e).some(
+                (c) =>
+                  JSON.stringify(Object.fromEntries(Object.entries(c.dims).sort())) ===
+                  JSON.stringify(inst.dimensions),
+              ),
+            )
+            .map((e) => e.timestamp),
+        );
         expect(inst.lastSeenAt, `${def.id} lastSeenAt`).toBe(last);
       }
     }
@@ -205,15 +232,34 @@ describe("series", () => {
     const inst = await allTx();
     const all = await readAllPoints(p.api, inst.instanceId, "1m");
     const scales = await get(`/series/instances/${inst.instanceId}/scales?has_data=1`);
-    const m1 = (scales.body as { scales: { scale: string; pendingPoints: number; segmentCount: number; hasData: boolean; totalPoints: number }[] }).scales.find((s) => s.scale === "1m")!;
+    const m1 = (
+      scales.body as {
+        scales: {
+          scale: string;
+          pendingPoints: number;
+          segmentCount: number;
+          hasData: boolean;
+          totalPoints: number;
+        }[];
+      }
+    ).scales.find((s) => s.scale === "1m")!;
     expect(m1.hasData).toBe(true);
     expect(m1.pendingPoints).toBeGreaterThan(0);
     expect(m1.segmentCount).toBeGreaterThan(128);
     expect(m1.totalPoints).toBe(all.length);
     const chart = async (q: string) => {
       const r = await get(`/series/instances/${inst.instanceId}/1m/chart?${q}`);
-      expect(r.status, r.body.detail).toBe(200);
-      return r.body as { points: ChartPoint[]; window: { truncated: boolean; segmentsScanned: number; pendingPointsIncluded: number; from: number; to: number } };
+      expect(r.status, String(r.body.detail)).toBe(200);
+      return r.body as {
+        points: ChartPoint[];
+        window: {
+          truncated: boolean;
+          segmentsScanned: number;
+          pendingPointsIncluded: number;
+          from: number;
+          to: number;
+        };
+      };
     };
     // Rule 1: the latest `limit`, ascending; the pending points are among them.
     const r1 = await chart("limit=25");
@@ -296,7 +342,12 @@ describe("series", () => {
       expect((await p.api.app.inject({ url })).statusCode, url).toBe(401);
     }
     const patch = (payload: unknown, headers = admin(), id = inst.instanceId) =>
-      p.api.app.inject({ method: "PATCH", url: `/series/instances/${id}`, headers, payload: payload as object });
+      p.api.app.inject({
+        method: "PATCH",
+        url: `/series/instances/${id}`,
+        headers,
+        payload: payload as object,
+      });
     expect((await patch({ rawArchivePageDays: 0 })).statusCode).toBe(400);
     expect((await patch({ rawArchivePageDays: 367 })).statusCode).toBe(400);
     expect((await patch({ other: 1 })).statusCode).toBe(400);
@@ -315,7 +366,18 @@ describe("series", () => {
     const base = `/series/instances/${inst.instanceId}`;
     const segs = await get(`${base}/segments?scale=0&limit=500`, admin());
     expect(segs.status).toBe(200);
-    const list = (segs.body as { segments: { segmentId: string; archived: boolean; pointCount: number; storageKey: string; spanStart: number; firstTs: number }[] }).segments;
+    const list = (
+      segs.body as {
+        segments: {
+          segmentId: string;
+          archived: boolean;
+          pointCount: number;
+          storageKey: string;
+          spanStart: number;
+          firstTs: number;
+        }[];
+      }
+    ).segments;
     const archived = list.find((s) => s.archived)!;
     const live = list.find((s) => !s.archived)!;
     expect(archived.storageKey).toMatch(/^series\/[0-9a-f]{64}\/0\/\d+-\d+\.json$/);
@@ -327,7 +389,13 @@ describe("series", () => {
       expect(new Set(pts.map((x) => x.t)).size).toBe(s.pointCount);
       const b = await get(`${base}/bucket?scale=0&bucket_start_ts=${s.firstTs}`, admin());
       expect(b.status).toBe(200);
-      const bb = b.body as { segmentIds: string[]; key: string; keyOrUrl: string; bucket: { values: Record<string, string> }; segmentS3Keys: string[] };
+      const bb = b.body as {
+        segmentIds: string[];
+        key: string;
+        keyOrUrl: string;
+        bucket: { values: Record<string, string> };
+        segmentS3Keys: string[];
+      };
       expect(bb.segmentIds).toEqual([s.segmentId]);
       expect(bb.key).toBe(s.storageKey);
       expect(bb.bucket.values.transactions).toBe(pts.find((x) => x.t === s.firstTs)!.value);
@@ -337,7 +405,10 @@ describe("series", () => {
     }
     // A segment of another instance is not found for this one.
     const other = (await instancesOf("chain-transactions")).find((i) => i.dimensions.chain_index === "0")!;
-    const miss = await get(`/series/instances/${other.instanceId}/segment-data?scale=0&segment_id=${live.segmentId}`, admin());
+    const miss = await get(
+      `/series/instances/${other.instanceId}/segment-data?scale=0&segment_id=${live.segmentId}`,
+      admin(),
+    );
     expect(miss.status).toBe(404);
     expect((await get(`${base}/bucket?scale=1m&bucket_start_ts=7`, admin())).status).toBe(400);
   });

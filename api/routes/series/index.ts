@@ -52,14 +52,18 @@ import {
 const Problem = Type.Ref("Problem");
 const ERRORS_NOTE =
   "Errors are `application/problem+json`: 400 names the refused parameter, 404 the missing instance or segment.";
-const TimeMsQ = (description: string) => Type.Integer({ minimum: 0, maximum: 8_640_000_000_000_000, description });
+const TimeMsQ = (description: string) =>
+  Type.Integer({ minimum: 0, maximum: 8_640_000_000_000_000, description });
 
 /** The instance's scale, or 400 naming the scales it serves. */
 function scaleOf(inst: ResolvedInstance, scale: string): SeriesScale {
   if (!(inst.def.scales as readonly string[]).includes(scale)) {
-    throw badRequest(`Unknown scale ${scale} for series ${inst.seriesId}: use one of ${inst.def.scales.join(", ")}`, {
-      field: "scale",
-    });
+    throw badRequest(
+      `Unknown scale ${scale} for series ${inst.seriesId}: use one of ${inst.def.scales.join(", ")}`,
+      {
+        field: "scale",
+      },
+    );
   }
   return scale as SeriesScale;
 }
@@ -232,9 +236,13 @@ export async function seriesRoutes(app: App, deps: ApiDeps): Promise<void> {
     async (request) => {
       const body = request.body ?? {};
       if (body.rawArchivePageDays === undefined)
-        throw badRequest("No field to update: give rawArchivePageDays (1-366)", { field: "rawArchivePageDays" });
+        throw badRequest("No field to update: give rawArchivePageDays (1-366)", {
+          field: "rawArchivePageDays",
+        });
       const inst = await instance(request.params.instanceid);
-      const metadata = await setMetadata(ch(), inst.instanceId, { rawArchivePageDays: body.rawArchivePageDays });
+      const metadata = await setMetadata(ch(), inst.instanceId, {
+        rawArchivePageDays: body.rawArchivePageDays,
+      });
       return { instanceId: inst.instanceId, metadata };
     },
   );
@@ -328,9 +336,13 @@ export async function seriesRoutes(app: App, deps: ApiDeps): Promise<void> {
           });
       }
       if (q.to_ts !== undefined && q.from_ts === undefined)
-        throw badRequest("to_ts needs from_ts (rule 4); for the points up to a time use until_ts", { field: "to_ts" });
+        throw badRequest("to_ts needs from_ts (rule 4); for the points up to a time use until_ts", {
+          field: "to_ts",
+        });
       if (q.until_ts !== undefined && q.from_ts !== undefined)
-        throw badRequest("until_ts cannot be combined with from_ts: use from_ts with to_ts", { field: "until_ts" });
+        throw badRequest("until_ts cannot be combined with from_ts: use from_ts with to_ts", {
+          field: "until_ts",
+        });
       if (q.from_ts !== undefined && q.to_ts !== undefined && q.to_ts < q.from_ts)
         throw badRequest(`to_ts (${q.to_ts}) is before from_ts (${q.from_ts})`, { field: "to_ts" });
       const inst = await instance(request.params.instanceid);

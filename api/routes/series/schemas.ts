@@ -17,13 +17,16 @@ export const InstanceIdParam = Type.String({
 const ScaleDoc =
   "Scale: `0` (raw: one point per distinct event time), `1m`, `1h` or `1d`; each series serves the scales it lists.";
 export const ScaleQuery = StringEnum(SERIES_SCALES, { description: ScaleDoc });
-export const ScaleParam = Type.String({ maxLength: 8, description: `${ScaleDoc} Another value answers 400.` });
+export const ScaleParam = Type.String({
+  maxLength: 8,
+  description: `${ScaleDoc} Another value answers 400.`,
+});
 
 export const InstanceParams = Type.Object({ instanceid: InstanceIdParam });
 export const ChartParams = Type.Object({ instanceid: InstanceIdParam, scale: ScaleParam });
 
 export const Dimensions = Type.Record(Type.String(), Type.String(), {
-  description: "Dimension name to value, for example `{ \"chain_index\": \"3\" }` or `{ \"chain_index\": \"all\" }`.",
+  description: 'Dimension name to value, for example `{ "chain_index": "3" }` or `{ "chain_index": "all" }`.',
 });
 
 export const TimeseriesDefinitionSchema = Type.Object(
@@ -43,7 +46,9 @@ export const TimeseriesDefinitionSchema = Type.Object(
       }),
     ),
     chartType: Type.String({ description: "Suggested chart: `line`, `bar` or `area`." }),
-    dimensions: Type.Array(Type.String(), { description: "Dimension names; one instance per distinct value set." }),
+    dimensions: Type.Array(Type.String(), {
+      description: "Dimension names; one instance per distinct value set.",
+    }),
   },
   { $id: "SeriesTimeseriesDefinition", title: "SeriesTimeseriesDefinition" },
 );
@@ -82,7 +87,8 @@ export const ScaleEntrySchema = Type.Object(
     minPointTs: Nullable(Type.Integer({ description: "Oldest point time (ms); null without points." })),
     maxPointTs: Nullable(Type.Integer({ description: "Newest point time (ms); null without points." })),
     pendingPoints: Type.Integer({
-      description: "Points of the newest span, not yet sealed into a segment (served by charts all the same).",
+      description:
+        "Points of the newest span, not yet sealed into a segment (served by charts all the same).",
     }),
   },
   { $id: "SeriesScaleEntry", title: "SeriesScaleEntry" },
@@ -97,17 +103,23 @@ export const InstanceDetailSchema = Type.Object(
     scales: Type.Array(Type.Ref("SeriesScaleEntry")),
     pendingPoints: Type.Integer({ description: "Pending points over every scale." }),
     metadata: Nullable(
-      Type.Object({}, { additionalProperties: true, description: "Admin overrides (PATCH), null when none." }),
+      Type.Object(
+        {},
+        { additionalProperties: true, description: "Admin overrides (PATCH), null when none." },
+      ),
     ),
     rawArchivePageDays: Type.Integer({
-      description: "Width of this instance's raw archive pages in days: its override, else SERIES_RAW_ARCHIVE_PAGE_DAYS.",
+      description:
+        "Width of this instance's raw archive pages in days: its override, else SERIES_RAW_ARCHIVE_PAGE_DAYS.",
     }),
     archive: Type.Object(
       {
         pages: Type.Integer({ description: "Raw-scale pages in the object store." }),
         archivedPoints: Type.Integer({ description: "Raw points in those pages." }),
         archivedUntil: Nullable(
-          Type.Integer({ description: "End (exclusive, ms) of the newest page; older raw points are read from pages." }),
+          Type.Integer({
+            description: "End (exclusive, ms) of the newest page; older raw points are read from pages.",
+          }),
         ),
       },
       { description: "Raw-scale archive of the instance." },
@@ -156,7 +168,9 @@ export const ChartWindowSchema = Type.Object(
         "True when the 128-segment cap stopped the scan before `limit` points were found and more segments remain in the window (rule 5): ask again with a narrower window.",
     }),
     segmentsScanned: Type.Integer({ description: "Sealed segments read (at most 128)." }),
-    pendingPointsIncluded: Type.Integer({ description: "Points served from the pending (not yet sealed) span." }),
+    pendingPointsIncluded: Type.Integer({
+      description: "Points served from the pending (not yet sealed) span.",
+    }),
   },
   { description: "The window actually served." },
 );
@@ -168,9 +182,13 @@ export const ChartAuditSchema = Type.Object(
     }),
     segmentsScanned: Type.Integer(),
     segmentIds: Type.Array(Type.String(), { description: "Ids of the segments read, in reading order." }),
-    clickhouseRangesRead: Type.Integer({ description: "ClickHouse range reads (sealed and pending points)." }),
+    clickhouseRangesRead: Type.Integer({
+      description: "ClickHouse range reads (sealed and pending points).",
+    }),
     archivePagesRead: Type.Integer({ description: "Archive pages read from the object store." }),
-    pendingIncluded: Type.Boolean({ description: "The pending span held points in the window and was read." }),
+    pendingIncluded: Type.Boolean({
+      description: "The pending span held points in the window and was read.",
+    }),
     pointsRead: Type.Integer({ description: "Points read before the limit was applied." }),
     segmentCap: Type.Integer({ description: "Most segments scanned per request (128)." }),
   },
@@ -179,7 +197,10 @@ export const ChartAuditSchema = Type.Object(
 
 export const ChartQuery = Type.Object({
   key: Type.Optional(
-    Type.String({ maxLength: 64, description: "Point key: points are then `{t, y, kind}`; unknown keys answer 400." }),
+    Type.String({
+      maxLength: 64,
+      description: "Point key: points are then `{t, y, kind}`; unknown keys answer 400.",
+    }),
   ),
   limit: Type.Integer({ minimum: 1, maximum: 5000, default: 1000, description: "Most points returned." }),
   until_ts: Type.Optional(TimeMs("Rule 2: points with t <= until_ts, the last `limit`.")),
@@ -219,7 +240,9 @@ export const SegmentSchema = Type.Object(
       description:
         "`clickhouse:series_points/<instance>/<scale>/<span start>` for points in ClickHouse, else the object key of the archive page holding them.",
     }),
-    archived: Type.Boolean({ description: "True when the points are in an archived page of the object store." }),
+    archived: Type.Boolean({
+      description: "True when the points are in an archived page of the object store.",
+    }),
   },
   { $id: "SeriesSegment", title: "SeriesSegment" },
 );

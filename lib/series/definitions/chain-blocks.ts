@@ -3,7 +3,8 @@ import { CHAIN_COUNT, chainDims, type TimeseriesDefinition } from "../definition
 
 export const chainBlocks: TimeseriesDefinition = {
   id: "chain-blocks",
-  description: "Main-chain blocks per chain (chain_index 0-15, or all), counted by their coinbase reward event (genesis blocks have none).",
+  description:
+    "Main-chain blocks per chain (chain_index 0-15, or all), counted by their coinbase reward event (genesis blocks have none).",
   scales: ["0", "1m", "1h", "1d"],
   chartType: "bar",
   dimensions: ["chain_index"],
