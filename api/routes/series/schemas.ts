@@ -7,8 +7,8 @@ import { MAX_TIME_MS } from "../prices/schemas.ts";
 const TimeMs = (description: string) => Type.Integer({ minimum: 0, maximum: MAX_TIME_MS, description });
 
 export const SeriesIdParam = Type.String({
-  pattern: "^[a-z0-9][a-z0-9-]{0,63}$",
-  description: "Series definition id (see GET /series/available).",
+  pattern: "^(?!instances$)[a-z0-9][a-z0-9-]{0,63}$",
+  description: "Series definition id (see GET /series/available); never `instances`.",
 });
 export const InstanceIdParam = Type.String({
   pattern: "^[0-9a-f]{64}$",
