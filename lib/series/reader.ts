@@ -349,7 +349,11 @@ export interface ChartResult {
   };
 }
 
-/** Chart rules 1-4 (SPEC.md) over sealed segments, pending points and archive pages; rule 5's cap. */
+/**
+ * Chart rules 1-4 (SPEC.md) over sealed segments, pending points and archive pages; rule 5's cap. The
+ * segments of the window are listed once (with where pending points start), then the points of the chosen
+ * segments that are in ClickHouse, and the pending ones, are one range read: they are contiguous in time.
+ */
 export async function readChart(
   ch: Ch,
   pages: PageReader,
@@ -364,7 +368,6 @@ export async function readChart(
   // Half-open internally: hi is one past the last time served.
   const hi = (q.to_ts ?? q.until_ts ?? Number.MAX_SAFE_INTEGER - 1) + 1;
   const id = inst.instanceId;
-  const from = await pendingFrom(ch, id, scale);
   const inWindow = (p: RawPoint) => p.t >= lo && p.t < hi;
   const audit: ChartResult["audit"] = {
     store: "clickhouse",
@@ -376,67 +379,61 @@ export async function readChart(
     pointsRead: 0,
     segmentCap: MAX_CHART_SEGMENTS,
   };
-  const readPending = async () => {
-    if (Math.max(lo, from) >= hi) return [];
-    audit.clickhouseRangesRead++;
-    const ps = await pointsFromClickHouse(ch, id, scale, Math.max(lo, from), hi, q.key, () => "pending");
-    audit.pendingIncluded = true;
-    return ps;
-  };
   // Segments in the window, in reading order, one more than the cap to know whether it truncated.
-  const segRows = await ch.query<SegmentRow>(
+  const segRows = await ch.query<SegmentRow & { pending_from: string }>(
     "series_chart_segments",
-    `SELECT ${SEGMENT_COLUMNS} FROM series_segments FINAL
+    `SELECT ${SEGMENT_COLUMNS},
+       (SELECT max(span_end) FROM series_segments FINAL
+        WHERE instance_id = {id:String} AND scale = {scale:String} AND deleted = 0) AS pending_from
+     FROM series_segments FINAL
      WHERE instance_id = {id:String} AND scale = {scale:String} AND deleted = 0
        AND span_end > {lo:UInt64} AND span_start < {hi:UInt64} AND last_ts >= {lo:UInt64} AND first_ts < {hi:UInt64}
      ORDER BY span_start ${latest ? "DESC" : "ASC"} LIMIT {n:UInt32}`,
     { id, scale, lo, hi, n: MAX_CHART_SEGMENTS + 1 },
   );
+  const pendingFromTs =
+    segRows.length > 0 ? Number(segRows[0]!.pending_from) : await pendingFrom(ch, id, scale);
   const segments = segRows.map(toSegment);
-  const readSegments = async (batch: SegmentEntry[]): Promise<RawPoint[]> => {
+  const kindOf = (t: number): RawPoint["kind"] => (t >= pendingFromTs ? "pending" : "sealed");
+
+  /** Archived segments of a batch, from their pages. */
+  const readArchived = async (chosen: SegmentEntry[]): Promise<RawPoint[]> => {
     const out: RawPoint[] = [];
-    const inCh = batch.filter((s) => !s.archived);
-    if (inCh.length > 0) {
-      const a = Math.max(lo, Math.min(...inCh.map((s) => s.spanStart)));
-      const b = Math.min(hi, Math.max(...inCh.map((s) => s.spanEnd)));
-      const spans = new Set(inCh.map((s) => s.spanStart));
-      audit.clickhouseRangesRead++;
-      const ps = await pointsFromClickHouse(ch, id, scale, a, b, q.key, () => "sealed");
-      // Only points of the chosen segments (the range may cover older segments not chosen).
-      const width = inCh[0]!.spanEnd - inCh[0]!.spanStart;
-      out.push(...ps.filter((p) => spans.has(p.t - (p.t % width))));
-    }
-    const keys = [...new Set(batch.filter((s) => s.archived).map((s) => s.storageKey))];
+    const keys = [...new Set(chosen.map((s) => s.storageKey))];
     if (keys.length > 0) audit.store = "clickhouse+object-store";
-    const chosen = batch.filter((s) => s.archived);
     for (const k of keys) {
       const page = await pages.read(k);
       audit.archivePagesRead++;
       for (const p of page.points) {
         if (!chosen.some((s) => s.storageKey === k && p.t >= s.spanStart && p.t < s.spanEnd)) continue;
-        const values =
-          q.key === undefined
-            ? p.values
-            : p.values[q.key] === undefined
-              ? null
-              : { [q.key]: p.values[q.key]! };
-        if (values) out.push({ t: p.t, values, kind: "archived" });
+        const v = q.key === undefined ? p.values : p.values[q.key];
+        if (v === undefined || p.t < lo || p.t >= hi) continue;
+        out.push({ t: p.t, values: typeof v === "string" ? { [q.key!]: v } : v, kind: "archived" });
       }
     }
-    return out.filter(inWindow);
+    return out;
+  };
+  const readRange = async (a: number, b: number): Promise<RawPoint[]> => {
+    if (a >= b) return [];
+    audit.clickhouseRangesRead++;
+    return pointsFromClickHouse(ch, id, scale, a, b, q.key, kindOf);
   };
 
   let collected: RawPoint[] = [];
   let truncated = false;
-  let pendingCount = 0;
-  if (latest) {
-    const pending = (await readPending()).filter(inWindow);
-    pendingCount = pending.length;
-    collected = pending;
-  }
-  // Walk segments in batches whose point counts cover what is still missing.
   let i = 0;
-  while (collected.length < q.limit && i < segments.length) {
+  // Latest first: ranges go down from the window's end, the first one holding the pending span.
+  // Earliest first: ranges go up, the pending span after the last segment.
+  let chLow = hi;
+  const pendingStart = Math.max(lo, pendingFromTs);
+  for (;;) {
+    if (collected.length >= q.limit) break;
+    if (i >= segments.length) {
+      // No sealed segment (left) in the window: only the pending span can hold more.
+      if (latest && chLow === hi) collected.push(...(await readRange(pendingStart, hi)));
+      if (!latest) collected.push(...(await readRange(Math.max(pendingStart, lastEnd(collected)), hi)));
+      break;
+    }
     if (i >= MAX_CHART_SEGMENTS) {
       truncated = true;
       break;
@@ -450,19 +447,30 @@ export async function readChart(
     }
     audit.segmentsScanned += batch.length;
     audit.segmentIds.push(...batch.map((s) => s.segmentId));
-    collected.push(...(await readSegments(batch)));
+    const inCh = batch.filter((s) => !s.archived);
+    if (latest) {
+      const a =
+        inCh.length > 0
+          ? Math.max(lo, Math.min(...inCh.map((s) => s.spanStart)))
+          : Math.min(chLow, pendingStart);
+      if (a < chLow) collected.push(...(await readRange(a, chLow)));
+      chLow = Math.min(chLow, a);
+    } else if (inCh.length > 0) {
+      const a = Math.max(lo, Math.min(...inCh.map((s) => s.spanStart)));
+      const b = Math.min(hi, Math.max(...inCh.map((s) => s.spanEnd)));
+      collected.push(...(await readRange(a, b)));
+    }
+    collected.push(...(await readArchived(batch.filter((s) => s.archived))));
   }
-  if (!latest && collected.length < q.limit && !truncated) {
-    const pending = (await readPending()).filter(inWindow);
-    pendingCount = pending.length;
-    collected.push(...pending);
-  }
-  collected.sort((a, b) => a.t - b.t);
+  collected = collected.filter(inWindow).sort((a, b) => a.t - b.t);
+  // A range read may hold points past the segments chosen (older ones in latest mode): keep them only if
+  // the chosen segments did not cover the limit, which is what the limit slice does.
   const points = latest
     ? collected.slice(Math.max(0, collected.length - q.limit))
     : collected.slice(0, q.limit);
   const included = points.filter((p) => p.kind === "pending").length;
   audit.pointsRead = collected.length;
+  audit.pendingIncluded = included > 0;
   return {
     points,
     window: {
@@ -478,8 +486,15 @@ export async function readChart(
       segmentsScanned: audit.segmentsScanned,
       pendingPointsIncluded: included,
     },
-    audit: { ...audit, pendingIncluded: audit.pendingIncluded && pendingCount > 0 },
+    audit,
   };
+}
+
+/** End (exclusive) of what was collected so far, for the pending read after ascending segments. */
+function lastEnd(points: RawPoint[]): number {
+  let m = 0;
+  for (const p of points) if (p.t + 1 > m) m = p.t + 1;
+  return m;
 }
 
 /** Start of the bucket's segment span (raw: of its archive page when archived). */

@@ -103,6 +103,16 @@ export async function seriesRoutes(app: App, deps: ApiDeps): Promise<void> {
   app.addHook("onClose", async () => objects?.close());
   const ch = () => deps.ch!;
   const instance = (id: string) => getInstance(ch(), id);
+  // Charts need an instance's series and dimensions only, which never change: kept once read.
+  const known = new Map<string, ResolvedInstance>();
+  const chartInstance = async (id: string) => {
+    const hit = known.get(id);
+    if (hit) return hit;
+    const inst = await instance(id);
+    if (known.size >= 10_000) known.delete(known.keys().next().value!);
+    known.set(id, inst);
+    return inst;
+  };
 
   app.get(
     "/series/available",
@@ -345,7 +355,7 @@ export async function seriesRoutes(app: App, deps: ApiDeps): Promise<void> {
         });
       if (q.from_ts !== undefined && q.to_ts !== undefined && q.to_ts < q.from_ts)
         throw badRequest(`to_ts (${q.to_ts}) is before from_ts (${q.from_ts})`, { field: "to_ts" });
-      const inst = await instance(request.params.instanceid);
+      const inst = await chartInstance(request.params.instanceid);
       const scale = scaleOf(inst, request.params.scale);
       if (q.key !== undefined && !inst.def.pointKeys.some((k) => k.key === q.key)) {
         throw badRequest(
