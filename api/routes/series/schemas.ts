@@ -132,21 +132,22 @@ export const InstanceDetailSchema = Type.Object(
   },
 );
 
-export const ChartPointKeySchema = Type.Object({
-  t: Type.Integer({ description: "Bucket start (raw scale: event time), Unix ms." }),
-  y: Type.Number({ description: "Value of `key` in the bucket." }),
-  kind: StringEnum(["sealed", "pending", "archived"] as const, {
-    description: "Where the point was read: a sealed segment, the pending span, or an archived raw page.",
-  }),
-});
-
-export const ChartPointAllSchema = Type.Object({
-  t: Type.Integer({ description: "Bucket start (raw scale: event time), Unix ms." }),
-  values: Type.Record(Type.String(), Type.Number(), {
-    description: "Every point key whose value is a finite number in the bucket.",
-  }),
-  kind: StringEnum(["sealed", "pending", "archived"] as const),
-});
+/** One object type for both point shapes: a union (anyOf) would make the serializer try each branch per point. */
+export const ChartPointSchema = Type.Object(
+  {
+    t: Type.Integer({ description: "Bucket start (raw scale: event time), Unix ms." }),
+    y: Type.Optional(Type.Number({ description: "With `key`: the key's value in the bucket." })),
+    values: Type.Optional(
+      Type.Record(Type.String(), Type.Number(), {
+        description: "Without `key`: every point key whose value is a finite number in the bucket.",
+      }),
+    ),
+    kind: StringEnum(["sealed", "pending", "archived"] as const, {
+      description: "Where the point was read: a sealed segment, the pending span, or an archived raw page.",
+    }),
+  },
+  { description: "With `key`: `{ t, y, kind }`; without: `{ t, values, kind }`." },
+);
 
 export const ChartWindowSchema = Type.Object(
   {
