@@ -8,7 +8,9 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TIMESERIES } from "../../lib/series/definitions/index.ts";
+import { backfillSeries } from "../../lib/series/backfill.ts";
+import { TIMESERIES, timeseriesById } from "../../lib/series/definitions/index.ts";
+import { seriesObjectStore, seriesSettings } from "../../lib/series/settings.ts";
 import { createTestApp } from "../helpers/app.ts";
 import { startTestPipeline, type TestPipeline } from "../helpers/pipeline.ts";
 import {
@@ -20,6 +22,7 @@ import {
   reference,
   SERIES_DEVNET,
   SERIES_TEST_ENV,
+  seriesStateHash,
 } from "../helpers/series.ts";
 
 const chainDims = (e: RefEvent) => [{ chain_index: String(e.chain_index) }, { chain_index: "all" }];
@@ -412,4 +415,33 @@ describe("series", () => {
     expect(miss.status).toBe(404);
     expect((await get(`${base}/bucket?scale=1m&bucket_start_ts=7`, admin())).status).toBe(400);
   });
+
+  it("series backfill rebuilds a definition's history from the stored events, identical to the processor's", async () => {
+    const before = await seriesStateHash(p.ch);
+    const ids = (await instancesOf("dex-pair")).map((i) => i.instanceId);
+    expect(ids.length).toBeGreaterThan(0);
+    // Forget everything of one series, as for a definition added after its events were stored.
+    for (const table of [
+      "series_facts",
+      "series_points",
+      "series_segments",
+      "series_instances",
+      "series_archive_pages",
+    ])
+      await p.ch.ch.command("t", `DELETE FROM ${table} WHERE instance_id IN {ids:Array(String)}`, { ids });
+    expect((await seriesStateHash(p.ch)).facts).not.toEqual(before.facts);
+    const config = p.api.deps.config;
+    const objects = seriesObjectStore(config);
+    const progress: number[] = [];
+    const result = await backfillSeries(
+      { ch: p.ch.ch, objects, settings: seriesSettings(config), log: p.deps.log },
+      [timeseriesById("dex-pair")!],
+      (x) => progress.push(x.day),
+    );
+    objects.close();
+    expect(result.series).toEqual(["dex-pair"]);
+    expect(result.facts).toBeGreaterThan(0);
+    expect(progress.length).toBe(result.days);
+    expect(await seriesStateHash(p.ch)).toEqual(before);
+  }, 300_000);
 });
