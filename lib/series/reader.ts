@@ -580,3 +580,64 @@ export async function segmentPoints(
     .filter((p) => p.t >= segment.spanStart && p.t < segment.spanEnd)
     .map((p) => ({ t: p.t, values: p.values, kind: "archived" as const }));
 }
+
+export interface ListEntry {
+  rank: number;
+  instanceId: string;
+  dimensions: Record<string, string>;
+  value: string;
+}
+
+/**
+ * A list metric: the instances of its timeseries ranked by the point key over the window's whole hours
+ * ending with the hour of the series' newest event (1h buckets; distinct keys merge their states, so a
+ * 7-day distinct count is exact). Ties go by instance id.
+ */
+export async function readList(
+  ch: Ch,
+  list: { seriesId: string; key: string; agg: "count" | "sum" | "distinct" | "last"; windowMs: number },
+  limit: number,
+  offset: number,
+): Promise<{ from: number | null; to: number | null; count: number; entries: ListEntry[] }> {
+  const [newest] = await ch.query<{ n: string }>(
+    "series_list_newest",
+    "SELECT max(last_seen_at) AS n FROM series_instances FINAL WHERE series_id = {series:String}",
+    { series: list.seriesId },
+  );
+  const newestTs = Number(newest?.n ?? 0);
+  if (newestTs === 0) return { from: null, to: null, count: 0, entries: [] };
+  const to = newestTs - (newestTs % 3_600_000) + 3_600_000;
+  const from = Math.max(0, to - list.windowMs);
+  const value =
+    list.agg === "distinct"
+      ? "toString(uniqExactMerge(state))"
+      : list.agg === "last"
+        ? "argMax(value, t)"
+        : "toString(sum(toUInt256OrZero(value)))";
+  const order = list.agg === "last" ? "toFloat64OrZero(v)" : "toUInt256(v)";
+  const rows = await ch.query<{ instance_id: string; dimensions: string; v: string; total: string }>(
+    "series_list_read",
+    `SELECT p.instance_id AS instance_id, i.dimensions AS dimensions, p.v AS v, count() OVER () AS total
+     FROM (
+       SELECT instance_id, ${value} AS v FROM series_points FINAL
+       WHERE instance_id IN (SELECT instance_id FROM series_instances FINAL WHERE series_id = {series:String})
+         AND scale = '1h' AND key = {key:String} AND deleted = 0 AND t >= {from:UInt64} AND t < {to:UInt64}
+       GROUP BY instance_id
+     ) AS p
+     INNER JOIN (SELECT instance_id, dimensions FROM series_instances FINAL WHERE series_id = {series:String}) AS i
+       ON i.instance_id = p.instance_id
+     ORDER BY ${order} DESC, instance_id ASC LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
+    { series: list.seriesId, key: list.key, from, to, limit, offset },
+  );
+  return {
+    from,
+    to,
+    count: Number(rows[0]?.total ?? 0),
+    entries: rows.map((r, i) => ({
+      rank: offset + i + 1,
+      instanceId: r.instance_id,
+      dimensions: JSON.parse(r.dimensions) as Record<string, string>,
+      value: r.v,
+    })),
+  };
+}

@@ -37,6 +37,7 @@ const PATH_SAMPLES: Record<string, () => string> = {
   srcid: () => "ayin",
   pairid: () => "1",
   seriesid: () => "chain-transactions",
+  listid: () => "tokens-by-volume-24h",
   instanceid: () => HEX64,
   scale: () => "1m",
 };

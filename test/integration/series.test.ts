@@ -444,4 +444,57 @@ describe("series", () => {
     expect(progress.length).toBe(result.days);
     expect(await seriesStateHash(p.ch)).toEqual(before);
   }, 300_000);
+
+  it("ranks list metrics over their trailing window like a reference from the events", async () => {
+    const events = await readEvents(p.ch);
+    const lists = [
+      { id: "tokens-by-volume-24h", series: "token-transfers", windowMs: 86_400_000 },
+      { id: "dapps-by-users-7d", series: "dapp-activity", windowMs: 7 * 86_400_000 },
+    ];
+    for (const list of lists) {
+      const contribute = CONTRIBUTIONS[list.series]!;
+      const instances = await instancesOf(list.series);
+      const idOf = new Map(instances.map((i) => [JSON.stringify(i.dimensions), i.instanceId]));
+      const newest = Math.max(...events.filter((e) => contribute(e).length > 0).map((e) => e.timestamp));
+      const to = newest - (newest % HOUR) + HOUR;
+      const from = to - list.windowMs;
+      const totals = new Map<string, { sum: bigint; set: Set<string> }>();
+      for (const e of events) {
+        if (e.timestamp < from || e.timestamp >= to) continue;
+        for (const c of contribute(e)) {
+          if (c.key !== (list.series === "token-transfers" ? "volume" : "users")) continue;
+          const k = JSON.stringify(Object.fromEntries(Object.entries(c.dims).sort()));
+          const acc = totals.get(k) ?? { sum: 0n, set: new Set<string>() };
+          if (c.add === "sum") acc.sum += BigInt(c.v!);
+          else acc.set.add(c.v!);
+          totals.set(k, acc);
+        }
+      }
+      const expected = [...totals.entries()]
+        .map(([k, acc]) => ({
+          instanceId: idOf.get(k)!,
+          value: list.series === "token-transfers" ? acc.sum : BigInt(acc.set.size),
+        }))
+        .sort((a, b) =>
+          a.value === b.value ? (a.instanceId < b.instanceId ? -1 : 1) : a.value > b.value ? -1 : 1,
+        );
+      const r = await get(`/series/lists/${list.id}/entries?limit=200`);
+      expect(r.status).toBe(200);
+      const body = r.body as {
+        from: number;
+        to: number;
+        count: number;
+        entries: { rank: number; instanceId: string; value: string }[];
+      };
+      expect([body.from, body.to]).toEqual([from, to]);
+      expect(body.count).toBe(expected.length);
+      expect(body.entries.map((x) => [x.rank, x.instanceId, x.value])).toEqual(
+        expected.map((x, i) => [i + 1, x.instanceId, x.value.toString()]),
+      );
+      expect(expected.length).toBeGreaterThan(1);
+    }
+    expect((await get("/series/lists/nope/entries")).status).toBe(404);
+    const second = await get("/series/lists/tokens-by-volume-24h/entries?limit=1&offset=1");
+    expect((second.body as { entries: { rank: number }[] }).entries.map((x) => x.rank)).toEqual([2]);
+  });
 });

@@ -21,6 +21,7 @@ import {
   type RawPoint,
   type ResolvedInstance,
   readChart,
+  readList,
   scaleEntries,
   segmentPoints,
   setMetadata,
@@ -175,6 +176,80 @@ export async function seriesRoutes(app: App, deps: ApiDeps): Promise<void> {
       const { limit, offset } = request.query;
       const r = await listInstances(ch(), seriesid, limit, offset);
       return { instances: r.instances, limit, offset, count: r.count };
+    },
+  );
+
+  app.get(
+    "/series/lists/:listid/entries",
+    {
+      config: { access: "user", db: "required" },
+      schema: {
+        tags: ["Series"],
+        summary: "A list metric: instances of a timeseries ranked over a trailing window",
+        description:
+          "Ranks the instances of the list's timeseries by its `sortKey` summed (distinct keys: merged, exact) " +
+          "over the list's window, in whole hours ending with the hour of the series' newest event (`from`, `to`: " +
+          "the window served, `to` exclusive; null while the series has no data). Highest first, ties by instance " +
+          "id. `value` is exact decimal text. `limit` defaults to the list's `pageSize`. " +
+          `An unknown list answers 404. ${ERRORS_NOTE}`,
+        params: Type.Object({
+          listid: Type.String({
+            pattern: "^[a-z0-9][a-z0-9-]{0,63}$",
+            description: "List id (GET /series/available).",
+          }),
+        }),
+        querystring: Type.Object({
+          limit: Type.Optional(
+            Type.Integer({ minimum: 1, maximum: 200, description: "Default: the list's pageSize." }),
+          ),
+          offset: Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0 }),
+        }),
+        response: {
+          200: Type.Object({
+            listId: Type.String(),
+            seriesId: Type.String(),
+            sortKey: Type.String(),
+            windowMs: Type.Integer(),
+            from: Nullable(Type.Integer()),
+            to: Nullable(Type.Integer()),
+            limit: Type.Integer(),
+            offset: Type.Integer(),
+            count: Type.Integer({ description: "Instances with data in the window." }),
+            entries: Type.Array(
+              Type.Object({
+                rank: Type.Integer(),
+                instanceId: Type.String(),
+                dimensions: Dimensions,
+                value: Type.String({ description: "The ranked value, exact decimal text." }),
+              }),
+            ),
+          }),
+          404: Problem,
+        },
+      },
+    },
+    async (request) => {
+      const { listid } = request.params;
+      const list = LISTS.find((l) => l.id === listid);
+      if (!list) throw notFound(`List ${listid} not found (see GET /series/available)`, { listid });
+      const [seriesId, key] = list.sortKey.split(".") as [string, string];
+      const agg = timeseriesById(seriesId)?.pointKeys.find((k) => k.key === key)?.agg;
+      if (!agg) throw new Error(`List ${list.id} sorts by ${list.sortKey}, which no timeseries defines`);
+      const limit = request.query.limit ?? list.pageSize;
+      const { offset } = request.query;
+      const r = await readList(ch(), { seriesId, key, agg, windowMs: list.windowMs }, limit, offset);
+      return {
+        listId: list.id,
+        seriesId,
+        sortKey: list.sortKey,
+        windowMs: list.windowMs,
+        from: r.from,
+        to: r.to,
+        limit,
+        offset,
+        count: r.count,
+        entries: r.entries,
+      };
     },
   );
 
