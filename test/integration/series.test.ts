@@ -311,6 +311,9 @@ describe("series", () => {
     const base = `/series/instances/${inst.instanceId}`;
     const cases: [string, number, string?][] = [
       [`${base}/5m/chart`, 400, "scale"],
+      [`${base}//chart`, 400, "scale"],
+      [`${base}/0/chart`, 200],
+      [`/series/instances/${"a".repeat(64)}/5m/chart`, 400, "scale"],
       [`${base}/1m/chart?key=nope`, 400, "key"],
       [`${base}/1m/chart?bucket_start_ts=0`, 400, "bucket_start_ts"],
       [`${base}/1m/chart?from=0`, 400, "from_ts"],

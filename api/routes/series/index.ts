@@ -5,7 +5,7 @@
  */
 import { Type } from "@sinclair/typebox";
 import { badRequest, notFound } from "../../../lib/errors.ts";
-import type { SeriesScale } from "../../../lib/series/definition.ts";
+import { SERIES_SCALES, type SeriesScale } from "../../../lib/series/definition.ts";
 import { LISTS, TIMESERIES, timeseriesById } from "../../../lib/series/definitions/index.ts";
 import {
   archiveSummary,
@@ -429,6 +429,11 @@ export async function seriesRoutes(app: App, deps: ApiDeps): Promise<void> {
         });
       if (q.from_ts !== undefined && q.to_ts !== undefined && q.to_ts < q.from_ts)
         throw badRequest(`to_ts (${q.to_ts}) is before from_ts (${q.from_ts})`, { field: "to_ts" });
+      if (!(SERIES_SCALES as readonly string[]).includes(request.params.scale)) {
+        throw badRequest(`Unknown scale ${request.params.scale}: use one of ${SERIES_SCALES.join(", ")}`, {
+          field: "scale",
+        });
+      }
       const inst = await chartInstance(request.params.instanceid);
       const scale = scaleOf(inst, request.params.scale);
       if (q.key !== undefined && !inst.def.pointKeys.some((k) => k.key === q.key)) {
