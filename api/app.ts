@@ -19,6 +19,7 @@ import { metaRoutes } from "./routes/meta/index.ts";
 import { nftRoutes } from "./routes/nft/index.ts";
 import { paymentRoutes } from "./routes/payments/index.ts";
 import { priceRoutes } from "./routes/prices/index.ts";
+import { seriesRoutes } from "./routes/series/index.ts";
 import { systemRoutes } from "./routes/system/index.ts";
 import { telegramRoutes } from "./routes/telegram/index.ts";
 import { tokenRoutes } from "./routes/tokens/index.ts";
@@ -38,6 +39,7 @@ export const ROUTE_GROUPS: RouteGroup[] = [
   tokenRoutes,
   categoryRoutes,
   priceRoutes,
+  seriesRoutes,
   dappRoutes,
   chainRoutes,
   contractRoutes,

@@ -27,6 +27,9 @@ import { seedRegistry } from "../lib/registry/seed.ts";
 import { createExchangeWalletsRepo, validateWalletAddress } from "../lib/repos/exchange-wallets.ts";
 import { createKeysRepo } from "../lib/repos/keys.ts";
 import { runProcess } from "../lib/run-process.ts";
+import { backfillSeries } from "../lib/series/backfill.ts";
+import { TIMESERIES } from "../lib/series/definitions/index.ts";
+import { seriesObjectStore, seriesSettings } from "../lib/series/settings.ts";
 import { openStores, type Stores } from "../lib/stores/index.ts";
 import type { TelegramBot } from "../lib/telegram/bot.ts";
 import { createProgressReporter } from "../pipeline/ingest/progress.ts";
@@ -291,6 +294,37 @@ export function buildCli(): Command {
         });
         process.stdout.write(`${JSON.stringify({ ...facts, ...refreshed })}\n`);
       } finally {
+        await stores.close();
+      }
+    });
+
+  const series = program.command("series").description("Series (timeseries of the normalized events)");
+  series
+    .command("backfill")
+    .description(
+      "Build series history from the stored normalized events (idempotent): facts, points at every scale, segments, archive pages; progress on stderr, one JSON result on stdout",
+    )
+    .option("--series <id...>", `series ids (default: all): ${TIMESERIES.map((d) => d.id).join(", ")}`)
+    .action(async (opts: { series?: string[] }) => {
+      const unknown = (opts.series ?? []).filter((id) => !TIMESERIES.some((d) => d.id === id));
+      if (unknown.length > 0) throw new InvalidArgumentError(`Unknown series ${unknown.join(", ")}`);
+      const defs = opts.series ? TIMESERIES.filter((d) => opts.series!.includes(d.id)) : TIMESERIES;
+      const ctx = context();
+      const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "series backfill" });
+      const objects = seriesObjectStore(ctx.config);
+      try {
+        if (!stores.ch) throw new Error("series backfill needs the databases (DATABASES=on)");
+        const result = await backfillSeries(
+          { ch: stores.ch, objects, settings: seriesSettings(ctx.config), log: ctx.log },
+          defs,
+          (p) =>
+            process.stderr.write(
+              `series backfill: day ${p.day}/${p.days}, ${p.events} events, ${p.facts} facts\n`,
+            ),
+        );
+        process.stdout.write(`${JSON.stringify(result)}\n`);
+      } finally {
+        objects.close();
         await stores.close();
       }
     });

@@ -247,6 +247,47 @@ export const CONFIG_SPEC = {
     30 * 86_400_000,
     "How long an invoice waits for its transfer; a transfer in a later block is recorded as late, not credited.",
   ),
+  SERIES_ARCHIVE_DIR: str(
+    "",
+    "Directory of the series archive pages when no S3 store is configured; empty means `<DATA_DIR>/<STAGE>/series-archive`.",
+  ),
+  SERIES_S3_ENDPOINT: str(
+    "",
+    "S3-compatible endpoint for series archive pages (path-style requests); empty uses SERIES_ARCHIVE_DIR.",
+    URL_OR_EMPTY,
+    "an http(s):// URL",
+  ),
+  SERIES_S3_BUCKET: str(
+    "",
+    "Bucket of the series archive pages (required with SERIES_S3_ENDPOINT; created when missing).",
+  ),
+  SERIES_S3_REGION: str("us-east-1", "Region sent to the S3 store."),
+  SERIES_S3_ACCESS_KEY_ID: str("", "Access key id of the S3 store."),
+  SERIES_S3_SECRET_ACCESS_KEY: str("", "Secret access key of the S3 store."),
+  SERIES_RAW_RETENTION_HOURS: int(
+    720,
+    1,
+    876_000,
+    "Raw-scale (`0`) series points older than this, counted back from the instance's newest point, are archived to the object store in pages.",
+  ),
+  SERIES_RAW_ARCHIVE_PAGE_DAYS: int(
+    7,
+    1,
+    366,
+    "Width of a raw-scale archive page in days (per instance: PATCH /series/instances/{instanceid} rawArchivePageDays).",
+  ),
+  SERIES_SEGMENT_POINTS: int(
+    1440,
+    2,
+    1_000_000,
+    "Buckets per series segment at the 1m, 1h and 1d scales (a segment spans this many bucket widths).",
+  ),
+  SERIES_RAW_SEGMENT_MS: int(
+    3_600_000,
+    1_000,
+    86_400_000,
+    "Time span of a raw-scale series segment in ms (a divisor of one day, so pages hold whole segments).",
+  ),
 } as const satisfies Record<string, Spec>;
 
 type SpecValue<S> = S extends { kind: "int" }

@@ -27,6 +27,7 @@ export const CONSUMER_GROUPS = {
   candles: "alephium-candles",
   figures: "alephium-figures",
   payments: "alephium-payments",
+  series: "alephium-series",
 } as const;
 
 /** Where a block sits; shared by a block and its retraction. */

@@ -19,6 +19,7 @@ import { normalizeProcessor } from "./processors/normalize.ts";
 import { paymentsProcessor } from "./processors/payments.ts";
 import { rawSinkProcessor } from "./processors/raw-sink.ts";
 import { registryProcessor } from "./processors/registry.ts";
+import { seriesProcessor } from "./processors/series.ts";
 
 /** Every processor by its command-line name (`process <name>`); `start` runs them all. */
 export const PROCESSORS = {
@@ -29,6 +30,7 @@ export const PROCESSORS = {
   candles: candlesProcessor,
   figures: figuresProcessor,
   payments: paymentsProcessor,
+  series: seriesProcessor,
 } as const satisfies Record<string, ProcessorFactory>;
 
 export type ProcessorName = keyof typeof PROCESSORS;

@@ -44,9 +44,28 @@ try {
 }
 rmSync(dir, { recursive: true, force: true });
 const report = JSON.parse(output) as LintReport;
+
+/**
+ * Warnings accepted with a reason (rule, JSON pointer). SPEC.md fixes both `/series/{seriesid}/instances`
+ * and `/series/instances/{instanceid}`: `/series/instances/instances` would match both, but the router
+ * prefers the static segment and `seriesid` refuses `instances` by its pattern.
+ */
+const ACCEPTED = new Set(["no-ambiguous-paths #/paths/~1series~1instances~1{instanceid}"]);
+
+let errors = 0;
+let warnings = 0;
+let accepted = 0;
 for (const p of report.problems) {
-  process.stdout.write(`${p.severity} ${p.ruleId} ${p.location[0]?.pointer ?? ""}: ${p.message}\n`);
+  const where = `${p.ruleId} ${p.location[0]?.pointer ?? ""}`;
+  if (p.severity !== "error" && ACCEPTED.has(where)) {
+    accepted++;
+    continue;
+  }
+  if (p.severity === "error") errors++;
+  else warnings++;
+  process.stdout.write(`${p.severity} ${where}: ${p.message}\n`);
 }
-const { errors, warnings } = report.totals;
-process.stdout.write(`OpenAPI lint (redocly recommended): ${errors} errors, ${warnings} warnings.\n`);
+process.stdout.write(
+  `OpenAPI lint (redocly recommended): ${errors} errors, ${warnings} warnings (${accepted} accepted, see ACCEPTED).\n`,
+);
 process.exitCode = errors + warnings > 0 ? 1 : 0;

@@ -204,7 +204,14 @@ function createKafkaBus(options: BusOptions): Bus {
             partition: batch.partition,
             offset: m.offset,
           }));
-          await handle(records);
+          // A long batch (a processor's first archive pages, a big recompute) keeps its group membership:
+          // kafkajs heartbeats only when asked, and the session expires after sessionTimeout without one.
+          const beating = setInterval(() => void heartbeat().catch(() => undefined), 1_000);
+          try {
+            await handle(records);
+          } finally {
+            clearInterval(beating);
+          }
           resolveOffset(batch.lastOffset());
           // Commit only after the handler's writes resolved: a crash before this line replays the batch.
           const next = (BigInt(batch.lastOffset()) + 1n).toString();

@@ -13,7 +13,7 @@ interface FieldSchema {
   default?: unknown;
 }
 interface Operation {
-  parameters?: { name: string; in: "path" | "query"; schema: FieldSchema }[];
+  parameters?: { name: string; in: "path" | "query"; required?: boolean; schema: FieldSchema }[];
   requestBody?: {
     content: Record<string, { schema: { properties?: Record<string, FieldSchema>; required?: string[] } }>;
   };
@@ -37,6 +37,17 @@ const PATH_SAMPLES: Record<string, () => string> = {
   srcid: () => "ayin",
   pairid: () => "1",
   invoiceid: () => randomUUID(),
+  seriesid: () => "chain-transactions",
+  listid: () => "tokens-by-volume-24h",
+  instanceid: () => HEX64,
+  scale: () => "1m",
+};
+
+/** Valid values for required query parameters, so that validation reaches the parameter under test. */
+const QUERY_SAMPLES: Record<string, string> = {
+  scale: "1m",
+  bucket_start_ts: "0",
+  segment_id: "00000000-0000-0000-0000-000000000000",
 };
 
 /** Valid values for required body fields, so that validation reaches the field under test. */
@@ -81,6 +92,11 @@ const MS_TIME_PARAMS = new Set([
   "/system/telegram/admins/add telegram_user_id",
   "/system/telegram/admins/remove telegram_user_id",
   "/telegram/webhook update_id",
+  "/series/instances/:instanceid/:scale/chart until_ts",
+  "/series/instances/:instanceid/:scale/chart from_ts",
+  "/series/instances/:instanceid/:scale/chart to_ts",
+  "/series/instances/:instanceid/bucket bucket_start_ts",
+  "/series/instances/:instanceid/bucket-data bucket_start_ts",
 ]);
 
 const NUL = "a\u0000b";
@@ -129,6 +145,15 @@ describe("hostile input on every route", () => {
       const bodyProps = bodySchema?.properties ?? {};
       for (const p of pathParams)
         if (!PATH_SAMPLES[p.name]) problems.push(`${route.url}: no sample for path parameter ${p.name}`);
+      const requiredQuery = queryParams.filter((p) => p.required && p.schema.default === undefined);
+      for (const p of requiredQuery)
+        if (!(p.name in QUERY_SAMPLES)) problems.push(`${route.url}: no sample for required query ${p.name}`);
+      /** The required query parameters but `except`, with their samples. */
+      const baseQuery = (except: string) =>
+        requiredQuery
+          .filter((p) => p.name !== except)
+          .map((p) => `&${p.name}=${encodeURIComponent(QUERY_SAMPLES[p.name] ?? "")}`)
+          .join("");
       const baseBody: Record<string, unknown> = {};
       for (const name of bodySchema?.required ?? []) {
         if (bodyProps[name]?.default !== undefined) continue;
@@ -179,7 +204,9 @@ describe("hostile input on every route", () => {
             expect414: where === "path" && value.length > 256,
             send: () =>
               inject(
-                where === "path" ? url({ name: p.name, raw }) : url(undefined, `${p.name}=${raw}`),
+                where === "path"
+                  ? url({ name: p.name, raw }, baseQuery("").slice(1))
+                  : url(undefined, `${p.name}=${raw}${baseQuery(p.name)}`),
                 plainBody,
               ),
           });

@@ -10,6 +10,7 @@ import { reprocessRange } from "../../pipeline/reprocess.ts";
 import { PROCESSORS, type ProcessorName } from "../../pipeline/runtime.ts";
 import { eventsStateHash, startTestPipeline, type TestPipeline } from "../helpers/pipeline.ts";
 import { pricesStateHash } from "../helpers/prices.ts";
+import { seriesStateHash } from "../helpers/series.ts";
 import { openTestCh, openTestPg } from "../helpers/stores.ts";
 
 async function rawStateHash(ch: Ch) {
@@ -36,6 +37,7 @@ async function cleanPass(p: TestPipeline, confirmations: number) {
     events: await eventsStateHash(ch),
     raw: await rawStateHash(ch.ch),
     prices: await pricesStateHash(ch),
+    series: await seriesStateHash(ch),
   };
   await clean.close();
   await pg.close();
@@ -89,8 +91,10 @@ describe("replays are harmless", () => {
       events: await eventsStateHash(pipeline.ch),
       raw: await rawStateHash(pipeline.ch.ch),
       prices: await pricesStateHash(pipeline.ch),
+      series: await seriesStateHash(pipeline.ch),
     };
     expect(first.events.rows).toBeGreaterThan(400);
+    expect(first.series.points!.rows).toBeGreaterThan(400);
     // The devnet's pools are watched (devnet/register.ts): there are candles to compare.
     expect(first.prices.trades!.rows).toBeGreaterThan(5);
     expect(first.prices.candles!.rows).toBeGreaterThanOrEqual(8);
@@ -104,6 +108,7 @@ describe("replays are harmless", () => {
     await pipeline.catchUp();
     expect(await eventsStateHash(pipeline.ch)).toEqual(first.events);
     expect(await pricesStateHash(pipeline.ch)).toEqual(first.prices);
+    expect(await seriesStateHash(pipeline.ch)).toEqual(first.series);
 
     // Re-run the block range from the node: forget the ingest cursors.
     await pipeline.pg.pg.query("t", "DELETE FROM ingest_cursor");
@@ -118,12 +123,14 @@ describe("replays are harmless", () => {
     expect(await eventsStateHash(pipeline.ch)).toEqual(first.events);
     expect(await rawStateHash(pipeline.ch.ch)).toEqual(first.raw);
     expect(await pricesStateHash(pipeline.ch)).toEqual(first.prices);
+    expect(await seriesStateHash(pipeline.ch)).toEqual(first.series);
 
     // And all of it equals one clean pass.
     const clean = await cleanPass(pipeline, 2);
     expect(clean.events).toEqual(first.events);
     expect(clean.raw).toEqual(first.raw);
     expect(clean.prices).toEqual(first.prices);
+    expect(clean.series).toEqual(first.series);
   }, 180_000);
 });
 
@@ -224,6 +231,8 @@ describe("reorgs are handled", () => {
     const prices = await pricesStateHash(pipeline.ch);
     expect(prices.candles!.rows).toBeGreaterThan(8);
     expect(prices).toEqual(clean.prices);
+    // Series points of the orphaned blocks are retracted too (candles and series alike).
+    expect(await seriesStateHash(pipeline.ch)).toEqual(clean.series);
     await server.close();
   }, 180_000);
 });

@@ -1,0 +1,110 @@
+/**
+ * The contract of a series definition. A timeseries derives facts from each normalized event (a pure
+ * function); the series processor stores them (series_facts) and recomputes the buckets they touch at
+ * every scale. Adding a series = one file in `definitions/`, listed in `definitions/index.ts`, then
+ * `alephium-indexer series backfill --series <id>` to build its history from the stored events.
+ */
+import { createHash } from "node:crypto";
+
+/** Scales of a timeseries: `0` is raw (one point per distinct event time), then fixed-width buckets. */
+export const SERIES_SCALES = ["0", "1m", "1h", "1d"] as const;
+export type SeriesScale = (typeof SERIES_SCALES)[number];
+
+/** Bucket width in ms (raw: 1, so a bucket is one event time). */
+export const SERIES_SCALE_MS: Record<SeriesScale, number> = {
+  "0": 1,
+  "1m": 60_000,
+  "1h": 3_600_000,
+  "1d": 86_400_000,
+};
+
+/** How a point key aggregates its facts; every aggregation rolls up exactly into coarser scales. */
+export type Agg = "count" | "sum" | "distinct" | "last";
+
+export interface PointKey {
+  key: string;
+  agg: Agg;
+  description: string;
+}
+
+/** The fields of a normalized event a definition reads (payload parsed on demand). */
+export interface SeriesEvent {
+  id: string;
+  chain_index: number;
+  block_hash: string;
+  timestamp: number;
+  tx_id: string;
+  is_main: boolean;
+  dapp_id: string;
+  category: string;
+  sub_kind: string;
+  type: string;
+  from: string;
+  to: string;
+  with: string;
+  token_id: string;
+  amount: string;
+  payload(): Record<string, unknown>;
+}
+
+/** One contribution of an event to a point key of one instance. */
+export interface Fact {
+  dimensions: Record<string, string>;
+  key: string;
+  /** Decimal text: the amount (sum), the value (last); omitted for count and distinct. */
+  value?: string;
+  /** What a distinct key counts. */
+  member?: string;
+}
+
+export interface TimeseriesDefinition {
+  id: string;
+  description: string;
+  /** Scales served; `1m` is always among them (the instances' last_seen_at reads it). */
+  scales: readonly SeriesScale[];
+  chartType: "line" | "bar" | "area";
+  dimensions: readonly string[];
+  pointKeys: readonly PointKey[];
+  /** Facts of one event (pure: the same event always gives the same facts). */
+  facts(e: SeriesEvent): Fact[];
+}
+
+/** A list metric: instances of a timeseries ranked by a point key over a trailing window. */
+export interface ListDefinition {
+  id: string;
+  description: string;
+  dimensions: readonly string[];
+  /** `<timeseries id>.<point key>` summed over `windowMs`. */
+  sortKey: string;
+  windowMs: number;
+  pageSize: number;
+}
+
+/** The instance id of (series id, dimensions): sha256 hex of the id and the sorted `key=value` pairs. */
+export function instanceIdOf(seriesId: string, dimensions: Record<string, string>): string {
+  const parts = Object.keys(dimensions)
+    .sort()
+    .map((k) => `${k}=${dimensions[k]}`);
+  return createHash("sha256")
+    .update([seriesId, ...parts].join("\n"))
+    .digest("hex");
+}
+
+/** Dimensions as stored and served: JSON with sorted keys. */
+export function dimensionsJson(dimensions: Record<string, string>): string {
+  return JSON.stringify(
+    Object.fromEntries(
+      Object.keys(dimensions)
+        .sort()
+        .map((k) => [k, dimensions[k]]),
+    ),
+  );
+}
+
+/** Chains the per-chain series count (the market feed's off-chain events use index 16). */
+export const CHAIN_COUNT = 16;
+
+/** The per-chain dimensions of an event: its chain, and the `all` instance. */
+export function chainDims(e: SeriesEvent): Record<string, string>[] {
+  return [{ chain_index: String(e.chain_index) }, { chain_index: "all" }];
+}

@@ -1,0 +1,630 @@
+/**
+ * The writer of the series tables. Facts (series_facts) are keyed by (instance, key, time, event, block)
+ * with the block message's seq as version; a retraction writes them again with main_chain = false.
+ * Points are never summed on insert: each batch recomputes the buckets it touched, raw and 1m from
+ * `series_facts FINAL`, 1h from 1m and 1d from 1h (distinct counts merge uniqExact states), then the
+ * segments of the touched spans, the archive pages of raw points past retention, and the instances'
+ * last_seen_at. Any order, repetition or retraction of batches leaves the state of one clean pass.
+ */
+import { createHash } from "node:crypto";
+import type { EventsMessage } from "../events/wire.ts";
+import type { Logger } from "../logger.ts";
+import type { Ch } from "../stores/clickhouse.ts";
+import type { ObjectStore } from "../stores/object-store.ts";
+import {
+  dimensionsJson,
+  instanceIdOf,
+  SERIES_SCALE_MS,
+  type SeriesEvent,
+  type SeriesScale,
+  type TimeseriesDefinition,
+} from "./definition.ts";
+import { TIMESERIES, timeseriesById } from "./definitions/index.ts";
+import { clickhouseKeyOf, pageKeyOf, segmentIdOf } from "./ids.ts";
+import { bucketOf, DAY_MS, type SeriesSettings, segmentSpanMs, spanOf } from "./settings.ts";
+
+export interface SeriesDeps {
+  ch: Ch;
+  objects: ObjectStore;
+  settings: SeriesSettings;
+  log: Logger;
+}
+
+export interface FactRow {
+  series_id: string;
+  instance_id: string;
+  dimensions: string;
+  key: string;
+  agg: string;
+  ts: number;
+  fact_id: string;
+  block_hash: string;
+  value: string;
+  member: string;
+  main_chain: boolean;
+  version: number;
+}
+
+/** Time span of the facts a batch wrote or retracted, per instance. */
+export type SeriesTouched = Map<string, { seriesId: string; lo: number; hi: number }>;
+
+export function touchSeries(touched: SeriesTouched, instanceId: string, seriesId: string, ts: number): void {
+  const span = touched.get(instanceId);
+  if (!span) touched.set(instanceId, { seriesId, lo: ts, hi: ts });
+  else {
+    if (ts < span.lo) span.lo = ts;
+    if (ts > span.hi) span.hi = ts;
+  }
+}
+
+/** The facts of one event under the given definitions (pure). */
+export function factsOfEvent(
+  e: SeriesEvent,
+  version: number,
+  defs: readonly TimeseriesDefinition[] = TIMESERIES,
+): FactRow[] {
+  const rows: FactRow[] = [];
+  for (const def of defs) {
+    const facts = def.facts(e);
+    for (const [i, f] of facts.entries()) {
+      const agg = def.pointKeys.find((k) => k.key === f.key)?.agg;
+      if (!agg) throw new Error(`Series ${def.id} derived a fact for unknown point key ${f.key}`);
+      rows.push({
+        series_id: def.id,
+        instance_id: instanceIdOf(def.id, f.dimensions),
+        dimensions: dimensionsJson(f.dimensions),
+        key: f.key,
+        agg,
+        ts: e.timestamp,
+        fact_id: `${e.id}/${def.id}/${i}`,
+        block_hash: e.block_hash,
+        value: agg === "count" ? "1" : agg === "distinct" ? "" : (f.value ?? "0"),
+        member: f.member ?? "",
+        main_chain: true,
+        version,
+      });
+    }
+  }
+  return rows;
+}
+
+/** The facts of a block message's events. */
+export function factsOfMessage(
+  m: EventsMessage & { kind: "block" },
+  defs: readonly TimeseriesDefinition[] = TIMESERIES,
+): FactRow[] {
+  const rows: FactRow[] = [];
+  for (const w of m.events) {
+    let parsed: Record<string, unknown> | null = null;
+    const e: SeriesEvent = {
+      ...w,
+      chain_index: m.chain_index,
+      block_hash: m.block_hash,
+      timestamp: m.block_timestamp,
+      payload: () => {
+        parsed ??= JSON.parse(w.payload_json) as Record<string, unknown>;
+        return parsed;
+      },
+    };
+    rows.push(...factsOfEvent(e, m.seq, defs));
+  }
+  return rows;
+}
+
+export async function insertFacts(ch: Ch, rows: readonly FactRow[], touched: SeriesTouched): Promise<void> {
+  for (const r of rows) touchSeries(touched, r.instance_id, r.series_id, r.ts);
+  await ch.insert("series_facts_insert", "series_facts", rows);
+}
+
+/** Marks the facts of a block that left the main chain (a newer seq wins) and touches their spans. */
+export async function retractFacts(
+  ch: Ch,
+  block: { block_hash: string; seq: number },
+  touched: SeriesTouched,
+): Promise<void> {
+  const spans = await ch.query<{ instance_id: string; series_id: string; lo: string; hi: string }>(
+    "series_facts_retracted_spans",
+    `SELECT instance_id, any(series_id) AS series_id, min(ts) AS lo, max(ts) AS hi
+     FROM series_facts FINAL WHERE block_hash = {hash:String} GROUP BY instance_id`,
+    { hash: block.block_hash },
+  );
+  if (spans.length === 0) return;
+  await ch.command(
+    "series_facts_retract",
+    `INSERT INTO series_facts SELECT * REPLACE (false AS main_chain, {seq:UInt64} AS version)
+     FROM series_facts FINAL WHERE block_hash = {hash:String}`,
+    { seq: block.seq, hash: block.block_hash },
+  );
+  for (const s of spans) {
+    touchSeries(touched, s.instance_id, s.series_id, Number(s.lo));
+    touchSeries(touched, s.instance_id, s.series_id, Number(s.hi));
+  }
+}
+
+/** Half-open ranges [lo, hi) per instance, as array parameters. */
+interface Ranges {
+  ids: string[];
+  los: number[];
+  his: number[];
+}
+
+const RANGE_WHERE = (col: string) =>
+  `instance_id IN {ids:Array(String)}
+   AND ${col} >= {los:Array(UInt64)}[indexOf({ids:Array(String)}, instance_id)]
+   AND ${col} < {his:Array(UInt64)}[indexOf({ids:Array(String)}, instance_id)]`;
+
+/** Buckets of one base scale (raw or 1m) computed from the facts of the ranges. */
+function pointsFromFactsSql(): string {
+  return `SELECT instance_id, {scale:String} AS o_scale, b AS o_t, fkey AS o_key, any(fagg) AS o_agg,
+       multiIf(o_agg = 'sum', toString(sumIf(toUInt256OrZero(fv), main_chain)),
+               o_agg = 'distinct', toString(uniqExactIf(fm, main_chain)),
+               o_agg = 'last', argMaxIf(fv, (ts, fact_id), main_chain),
+               toString(countIf(main_chain))) AS o_value,
+       uniqExactStateIf(fm, main_chain AND fagg = 'distinct') AS o_state,
+       toUInt8(countIf(main_chain) = 0) AS o_deleted,
+       max(fver) * 1000000 + least(countIf(main_chain), 999999) AS o_version
+     FROM (
+       SELECT instance_id, key AS fkey, agg AS fagg, ts, fact_id, value AS fv, member AS fm, main_chain,
+         version AS fver, ts - ts % {width:UInt64} AS b
+       FROM series_facts FINAL
+       WHERE ${RANGE_WHERE("ts")}
+     )
+     GROUP BY instance_id, fkey, b`;
+}
+
+const POINT_COLUMNS = "(instance_id, scale, t, key, agg, value, state, deleted, version)";
+
+async function recomputeFromFacts(ch: Ch, scale: SeriesScale, r: Ranges): Promise<void> {
+  if (r.ids.length === 0) return;
+  await ch.command(
+    `series_points_recompute_${scale}`,
+    `INSERT INTO series_points ${POINT_COLUMNS} ${pointsFromFactsSql()}`,
+    { ...r, scale, width: SERIES_SCALE_MS[scale] },
+  );
+}
+
+async function rollUp(ch: Ch, from: SeriesScale, to: SeriesScale, r: Ranges): Promise<void> {
+  if (r.ids.length === 0) return;
+  await ch.command(
+    `series_points_rollup_${to}`,
+    `INSERT INTO series_points ${POINT_COLUMNS}
+     SELECT instance_id, {to:String}, b, pkey, any(pagg) AS o_agg,
+       multiIf(o_agg = 'distinct', toString(uniqExactMerge(pstate)),
+               o_agg = 'last', argMaxIf(pv, t, pdeleted = 0),
+               toString(sumIf(toUInt256OrZero(pv), pdeleted = 0))),
+       uniqExactMergeState(pstate), toUInt8(countIf(pdeleted = 0) = 0), max(pver)
+     FROM (
+       SELECT instance_id, key AS pkey, agg AS pagg, t, value AS pv, state AS pstate, deleted AS pdeleted,
+         version AS pver, t - t % {width:UInt64} AS b
+       FROM series_points FINAL
+       WHERE scale = {from:String} AND ${RANGE_WHERE("t")}
+     )
+     GROUP BY instance_id, pkey, b`,
+    { ...r, from, to, width: SERIES_SCALE_MS[to] },
+  );
+}
+
+/** A version that beats every earlier write of this process (segments, pages, instances). */
+let lastVersion = 0;
+function nextVersion(): number {
+  lastVersion = Math.max(Date.now() * 1000, lastVersion + 1);
+  return lastVersion;
+}
+
+interface SegmentRow {
+  instance_id: string;
+  scale: string;
+  span_start: number;
+  span_end: number;
+  segment_id: string;
+  first_ts: number;
+  last_ts: number;
+  point_count: number;
+  storage_key: string;
+  deleted: number;
+  version: number;
+}
+
+function segmentRow(
+  s: SeriesSettings,
+  instanceId: string,
+  scale: SeriesScale,
+  spanStart: number,
+  stats: { first: number; last: number; count: number } | null,
+  storageKey: string,
+): SegmentRow {
+  return {
+    instance_id: instanceId,
+    scale,
+    span_start: spanStart,
+    span_end: spanStart + segmentSpanMs(s, scale),
+    segment_id: segmentIdOf(instanceId, scale, spanStart),
+    first_ts: stats?.first ?? 0,
+    last_ts: stats?.last ?? 0,
+    point_count: stats?.count ?? 0,
+    storage_key: stats ? storageKey : "",
+    deleted: stats ? 0 : 1,
+    version: nextVersion(),
+  };
+}
+
+/** Newest point time per (instance, scale) after a segment recompute, for archiving and last_seen_at. */
+type Newest = Map<string, number>;
+
+/**
+ * Recomputes the segments of (instance, scale) from the start of the touched span (or of the last sealed
+ * segment, which a retraction may make pending again) onwards: every span but the newest is sealed.
+ */
+async function recomputeSegments(
+  deps: SeriesDeps,
+  jobs: { id: string; scale: SeriesScale; lo: number; floor: number }[],
+  newest: Newest,
+): Promise<void> {
+  if (jobs.length === 0) return;
+  const { ch, settings } = deps;
+  const ids = [...new Set(jobs.map((j) => j.id))];
+  const sealed = await ch.query<{ instance_id: string; scale: string; s: string }>(
+    "series_segments_last_sealed",
+    `SELECT instance_id, scale, max(span_start) AS s FROM series_segments FINAL
+     WHERE instance_id IN {ids:Array(String)} AND deleted = 0 AND storage_key LIKE 'clickhouse:%'
+     GROUP BY instance_id, scale`,
+    { ids },
+  );
+  const lastSealed = new Map(sealed.map((r) => [`${r.instance_id}/${r.scale}`, Number(r.s)]));
+  const keys: string[] = [];
+  const los: number[] = [];
+  const widths: number[] = [];
+  const scaleLo = new Map<string, number>();
+  for (const j of jobs) {
+    const k = `${j.id}/${j.scale}`;
+    keys.push(k);
+    // Without a sealed segment every point is in one span: start from the floor.
+    const lo = Math.max(j.floor, Math.min(spanOf(settings, j.scale, j.lo), lastSealed.get(k) ?? 0));
+    los.push(lo);
+    widths.push(segmentSpanMs(settings, j.scale));
+    scaleLo.set(j.scale, Math.min(scaleLo.get(j.scale) ?? lo, lo));
+  }
+  const params = {
+    ids,
+    keys,
+    los,
+    widths,
+    scales: [...scaleLo.keys()],
+    scale_los: [...scaleLo.values()],
+  };
+  // The per-scale lower bounds let the primary key skip old points; the per-key bound is exact.
+  const groups = await ch.query<{
+    instance_id: string;
+    scale: string;
+    s: string;
+    f: string;
+    l: string;
+    n: string;
+  }>(
+    "series_segments_recompute",
+    `SELECT instance_id, scale, t - t % {widths:Array(UInt64)}[j] AS s, min(t) AS f, max(t) AS l, uniqExact(t) AS n
+     FROM (
+       SELECT instance_id, scale, t, indexOf({keys:Array(String)}, concat(instance_id, '/', scale)) AS j
+       FROM series_points FINAL
+       WHERE instance_id IN {ids:Array(String)} AND deleted = 0 AND scale IN {scales:Array(String)}
+         AND t >= {scale_los:Array(UInt64)}[indexOf({scales:Array(String)}, scale)]
+     )
+     WHERE j > 0 AND t >= {los:Array(UInt64)}[j]
+     GROUP BY instance_id, scale, j, s ORDER BY instance_id, scale, s`,
+    params,
+  );
+  const existing = await ch.query<{ instance_id: string; scale: string; s: string }>(
+    "series_segments_existing",
+    `SELECT instance_id, scale, s FROM (
+       SELECT instance_id, scale, span_start AS s, indexOf({keys:Array(String)}, concat(instance_id, '/', scale)) AS j
+       FROM series_segments FINAL
+       WHERE instance_id IN {ids:Array(String)} AND deleted = 0
+     ) WHERE j > 0 AND s >= {los:Array(UInt64)}[j]`,
+    params,
+  );
+  const byKey = new Map<string, typeof groups>();
+  for (const g of groups) {
+    const k = `${g.instance_id}/${g.scale}`;
+    const list = byKey.get(k) ?? [];
+    list.push(g);
+    byKey.set(k, list);
+  }
+  const rows: SegmentRow[] = [];
+  const written = new Set<string>();
+  for (const [k, list] of byKey) {
+    const newestGroup = list[list.length - 1]!;
+    newest.set(k, Number(newestGroup.l));
+    for (const g of list.slice(0, -1)) {
+      const scale = g.scale as SeriesScale;
+      const s = Number(g.s);
+      written.add(`${k}/${s}`);
+      rows.push(
+        segmentRow(
+          settings,
+          g.instance_id,
+          scale,
+          s,
+          { first: Number(g.f), last: Number(g.l), count: Number(g.n) },
+          clickhouseKeyOf(g.instance_id, scale, s),
+        ),
+      );
+    }
+  }
+  for (const e of existing) {
+    const s = Number(e.s);
+    if (written.has(`${e.instance_id}/${e.scale}/${s}`)) continue;
+    rows.push(segmentRow(settings, e.instance_id, e.scale as SeriesScale, s, null, ""));
+  }
+  await ch.insert("series_segments_insert", "series_segments", rows);
+}
+
+/** Raw points of a page as stored in the object store. */
+export interface ArchivePage {
+  instanceId: string;
+  scale: "0";
+  pageStart: number;
+  pageEnd: number;
+  points: { t: number; values: Record<string, string> }[];
+}
+
+interface PointRow {
+  t: string;
+  key: string;
+  value: string;
+}
+
+function pageOf(instanceId: string, pageStart: number, pageEnd: number, rows: PointRow[]): ArchivePage {
+  const byT = new Map<number, Record<string, string>>();
+  for (const r of rows) {
+    const t = Number(r.t);
+    const values = byT.get(t) ?? {};
+    values[r.key] = r.value;
+    byT.set(t, values);
+  }
+  const points = [...byT.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([t, values]) => ({
+      t,
+      values: Object.fromEntries(
+        Object.keys(values)
+          .sort()
+          .map((k) => [k, values[k]!]),
+      ),
+    }));
+  return { instanceId, scale: "0", pageStart, pageEnd, points };
+}
+
+/** Writes a page, its segments and its row; the segments of its spans without points are deleted. */
+async function storePage(deps: SeriesDeps, page: ArchivePage): Promise<void> {
+  const { ch, objects, settings } = deps;
+  const key = pageKeyOf(page.instanceId, page.pageStart, page.pageEnd);
+  const body = Buffer.from(JSON.stringify(page));
+  await objects.put(key, body);
+  const stats = new Map<number, { first: number; last: number; count: number }>();
+  for (const p of page.points) {
+    const s = spanOf(settings, "0", p.t);
+    const st = stats.get(s);
+    if (!st) stats.set(s, { first: p.t, last: p.t, count: 1 });
+    else {
+      st.last = p.t;
+      st.count++;
+    }
+  }
+  const existing = await ch.query<{ s: string }>(
+    "series_page_segments_existing",
+    `SELECT span_start AS s FROM series_segments FINAL WHERE instance_id = {id:String} AND scale = '0'
+     AND deleted = 0 AND span_start >= {lo:UInt64} AND span_start < {hi:UInt64}`,
+    { id: page.instanceId, lo: page.pageStart, hi: page.pageEnd },
+  );
+  const rows = [...stats.entries()].map(([s, st]) => segmentRow(settings, page.instanceId, "0", s, st, key));
+  for (const e of existing)
+    if (!stats.has(Number(e.s))) rows.push(segmentRow(settings, page.instanceId, "0", Number(e.s), null, ""));
+  await ch.insert("series_segments_insert", "series_segments", rows);
+  await ch.insert("series_archive_pages_insert", "series_archive_pages", [
+    {
+      instance_id: page.instanceId,
+      page_start: page.pageStart,
+      page_end: page.pageEnd,
+      storage_key: key,
+      point_count: page.points.length,
+      sha256: createHash("sha256").update(body).digest("hex"),
+      version: nextVersion(),
+    },
+  ]);
+}
+
+interface PageRow {
+  instance_id: string;
+  page_start: string;
+  page_end: string;
+}
+
+/** Archived pages of the instances, and where each instance's archive ends. */
+async function archivedPages(ch: Ch, ids: string[]): Promise<Map<string, { start: number; end: number }[]>> {
+  const rows =
+    ids.length === 0
+      ? []
+      : await ch.query<PageRow>(
+          "series_archive_pages_of",
+          `SELECT instance_id, page_start, page_end FROM series_archive_pages FINAL
+           WHERE instance_id IN {ids:Array(String)} ORDER BY instance_id, page_start`,
+          { ids },
+        );
+  const out = new Map<string, { start: number; end: number }[]>();
+  for (const r of rows) {
+    const list = out.get(r.instance_id) ?? [];
+    list.push({ start: Number(r.page_start), end: Number(r.page_end) });
+    out.set(r.instance_id, list);
+  }
+  return out;
+}
+
+/** Page width of each instance in days: its metadata override, else the default. */
+async function pageDaysOf(deps: SeriesDeps, ids: string[]): Promise<Map<string, number>> {
+  const rows =
+    ids.length === 0
+      ? []
+      : await deps.ch.query<{ instance_id: string; metadata: string }>(
+          "series_instance_meta_of",
+          "SELECT instance_id, metadata FROM series_instance_meta FINAL WHERE instance_id IN {ids:Array(String)}",
+          { ids },
+        );
+  const out = new Map<string, number>();
+  for (const r of rows) {
+    const days = (JSON.parse(r.metadata) as { rawArchivePageDays?: number }).rawArchivePageDays;
+    if (typeof days === "number") out.set(r.instance_id, days);
+  }
+  return out;
+}
+
+/** Rebuilds archived pages from the facts (a replay, reprocess or deep reorg reached archived times). */
+async function rebuildPages(deps: SeriesDeps, pages: { id: string; start: number; end: number }[]) {
+  for (const p of pages) {
+    const rows = await deps.ch.query<PointRow>(
+      "series_page_rebuild",
+      `SELECT o_t AS t, o_key AS key, o_value AS value FROM (${pointsFromFactsSql()}) WHERE o_deleted = 0`,
+      { ids: [p.id], los: [p.start], his: [p.end], scale: "0", width: 1 },
+    );
+    await storePage(deps, pageOf(p.id, p.start, p.end, rows));
+  }
+}
+
+/** Archives the raw points of whole pages that ended before the instance's newest point minus retention. */
+async function archiveRaw(
+  deps: SeriesDeps,
+  ids: string[],
+  newest: Newest,
+  pages: Map<string, { start: number; end: number }[]>,
+): Promise<void> {
+  const { ch, settings } = deps;
+  const live = ids.filter((id) => newest.has(`${id}/0`));
+  if (live.length === 0) return;
+  const days = await pageDaysOf(deps, live);
+  const floors = live.map((id) => pages.get(id)?.at(-1)?.end ?? 0);
+  const firsts = await ch.query<{ instance_id: string; f: string }>(
+    "series_raw_first_live",
+    `SELECT instance_id, toString(min(t)) AS f FROM series_points FINAL
+     WHERE instance_id IN {ids:Array(String)} AND scale = '0' AND deleted = 0
+       AND t >= {floors:Array(UInt64)}[indexOf({ids:Array(String)}, instance_id)]
+     GROUP BY instance_id`,
+    { ids: live, floors },
+  );
+  const firstOf = new Map(firsts.map((r) => [r.instance_id, Number(r.f)]));
+  for (const [i, id] of live.entries()) {
+    const newestT = newest.get(`${id}/0`)!;
+    const limit = Math.min(newestT - settings.retentionMs, spanOf(settings, "0", newestT));
+    const pageMs = (days.get(id) ?? settings.pageDays) * DAY_MS;
+    const archivedUntil = floors[i]!;
+    const firstLive = firstOf.get(id);
+    if (firstLive === undefined) continue;
+    let start = Math.max(archivedUntil, firstLive - (firstLive % pageMs));
+    while (start + pageMs - (start % pageMs) <= limit) {
+      const end = start - (start % pageMs) + pageMs;
+      const rows = await ch.query<PointRow>(
+        "series_raw_page_points",
+        `SELECT t, key, value FROM series_points FINAL
+         WHERE instance_id = {id:String} AND scale = '0' AND deleted = 0 AND t >= {lo:UInt64} AND t < {hi:UInt64}`,
+        { id, lo: start, hi: end },
+      );
+      if (rows.length > 0) {
+        await storePage(deps, pageOf(id, start, end, rows));
+        // The page is durable: its points leave ClickHouse (readers go to the page for times before its end).
+        await ch.command(
+          "series_raw_archived_delete",
+          "DELETE FROM series_points WHERE instance_id = {id:String} AND scale = '0' AND t < {hi:UInt64}",
+          { id, hi: end },
+        );
+      }
+      start = end;
+    }
+  }
+}
+
+/** last_seen_at of the touched instances: their newest main-chain fact (0 when none is left). */
+async function updateInstances(deps: SeriesDeps, touched: SeriesTouched, newest: Newest): Promise<void> {
+  const ids: string[] = [];
+  const los: number[] = [];
+  const his: number[] = [];
+  const gone: string[] = [];
+  for (const id of touched.keys()) {
+    const t = newest.get(`${id}/1m`);
+    if (t === undefined) gone.push(id);
+    else {
+      ids.push(id);
+      los.push(t);
+      his.push(t + SERIES_SCALE_MS["1m"]);
+    }
+  }
+  const version = nextVersion();
+  if (ids.length > 0) {
+    await deps.ch.command(
+      "series_instances_update",
+      `INSERT INTO series_instances (instance_id, series_id, dimensions, last_seen_at, version)
+       SELECT instance_id, any(series_id), any(dimensions), maxIf(ts, main_chain), {version:UInt64}
+       FROM series_facts FINAL WHERE ${RANGE_WHERE("ts")} GROUP BY instance_id`,
+      { ids, los, his, version },
+    );
+  }
+  if (gone.length > 0) {
+    await deps.ch.command(
+      "series_instances_gone",
+      `INSERT INTO series_instances (instance_id, series_id, dimensions, last_seen_at, version)
+       SELECT instance_id, series_id, dimensions, 0, {version:UInt64}
+       FROM series_instances FINAL WHERE instance_id IN {ids:Array(String)}`,
+      { ids: gone, version },
+    );
+  }
+}
+
+/** Recomputes everything the touched spans reach: points at every scale, segments, archive, instances. */
+export async function recomputeSeries(deps: SeriesDeps, touched: SeriesTouched): Promise<void> {
+  if (touched.size === 0) return;
+  const ids = [...touched.keys()];
+  const pages = await archivedPages(deps.ch, ids);
+  const ranges = (scale: SeriesScale): Ranges => {
+    const r: Ranges = { ids: [], los: [], his: [] };
+    for (const [id, span] of touched) {
+      const def = timeseriesById(span.seriesId);
+      if (!def?.scales.includes(scale)) continue;
+      // A rolled-up scale reads every finer point of its touched buckets.
+      let lo = bucketOf(scale, span.lo);
+      const hi = bucketOf(scale, span.hi) + SERIES_SCALE_MS[scale];
+      if (scale === "0") lo = Math.max(lo, pages.get(id)?.at(-1)?.end ?? 0);
+      if (lo >= hi) continue;
+      r.ids.push(id);
+      r.los.push(lo);
+      r.his.push(hi);
+    }
+    return r;
+  };
+  await recomputeFromFacts(deps.ch, "0", ranges("0"));
+  await recomputeFromFacts(deps.ch, "1m", ranges("1m"));
+  await rollUp(deps.ch, "1m", "1h", ranges("1h"));
+  await rollUp(deps.ch, "1h", "1d", ranges("1d"));
+
+  // Archived pages the touched spans reach are rebuilt from the facts.
+  const rebuild: { id: string; start: number; end: number }[] = [];
+  for (const [id, span] of touched) {
+    for (const p of pages.get(id) ?? [])
+      if (p.start <= span.hi && span.lo < p.end) rebuild.push({ id, ...p });
+  }
+  await rebuildPages(deps, rebuild);
+
+  const jobs: { id: string; scale: SeriesScale; lo: number; floor: number }[] = [];
+  for (const [id, span] of touched) {
+    for (const scale of timeseriesById(span.seriesId)?.scales ?? []) {
+      // Raw segments below the archive's end belong to its pages.
+      const floor = scale === "0" ? (pages.get(id)?.at(-1)?.end ?? 0) : 0;
+      jobs.push({ id, scale, lo: Math.max(floor, bucketOf(scale, span.lo)), floor });
+    }
+  }
+  const newest: Newest = new Map();
+  await recomputeSegments(deps, jobs, newest);
+  await archiveRaw(
+    deps,
+    ids.filter((id) => timeseriesById(touched.get(id)!.seriesId)?.scales.includes("0")),
+    newest,
+    pages,
+  );
+  await updateInstances(deps, touched, newest);
+}

@@ -1,0 +1,50 @@
+/**
+ * Series: `alephium-events.v2` → series facts of every definition (lib/series/definitions), then the
+ * points, segments, archive pages and instances the batch touched, recomputed from the facts
+ * (lib/series/writer.ts). A retraction marks its block's facts and recomputes what they reached.
+ */
+import { seriesObjectStore, seriesSettings } from "../../lib/series/settings.ts";
+import {
+  type FactRow,
+  factsOfMessage,
+  insertFacts,
+  recomputeSeries,
+  retractFacts,
+  type SeriesDeps,
+  type SeriesTouched,
+} from "../../lib/series/writer.ts";
+import { CONSUMER_GROUPS, type EventsMessage } from "../messages.ts";
+import { defineProcessor } from "../processor.ts";
+
+export const seriesProcessor = defineProcessor<EventsMessage, SeriesDeps>({
+  name: "series",
+  topic: "events",
+  group: CONSUMER_GROUPS.series,
+  codec: (codecs) => codecs.events,
+  setup: (deps) => ({
+    ch: deps.ch,
+    objects: seriesObjectStore(deps.config),
+    settings: seriesSettings(deps.config),
+    log: deps.log.child({ component: "series" }),
+  }),
+  async handle(messages, { deps, state }) {
+    const touched: SeriesTouched = new Map();
+    let facts: FactRow[] = [];
+    let written = 0;
+    // Runs of blocks are one insert; a retraction applies after the blocks before it.
+    for (const m of messages) {
+      if (m.kind === "block") {
+        facts.push(...factsOfMessage(m));
+        continue;
+      }
+      await insertFacts(deps.ch, facts, touched);
+      written += facts.length;
+      facts = [];
+      await retractFacts(deps.ch, { block_hash: m.block_hash, seq: m.seq }, touched);
+    }
+    await insertFacts(deps.ch, facts, touched);
+    written += facts.length;
+    deps.metrics.pipelineRows.inc({ stage: "series", table: "series_facts" }, written);
+    await recomputeSeries(state, touched);
+  },
+});

@@ -1,0 +1,503 @@
+/**
+ * Series on the demo network, through the routes: every series equals a reference computed here with
+ * plain loops from the events read back (test/helpers/series.ts), at every scale, distinct counts
+ * included; charts follow rules 1-6 across segment boundaries, pending points and archived pages, with
+ * the 128-segment cap; archived pages (local directory) are read back by a restarted API.
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { backfillSeries } from "../../lib/series/backfill.ts";
+import { TIMESERIES, timeseriesById } from "../../lib/series/definitions/index.ts";
+import { seriesObjectStore, seriesSettings } from "../../lib/series/settings.ts";
+import { createTestApp } from "../helpers/app.ts";
+import { startTestPipeline, type TestPipeline } from "../helpers/pipeline.ts";
+import {
+  type ChartPoint,
+  HOUR,
+  type RefEvent,
+  readAllPoints,
+  readEvents,
+  reference,
+  SERIES_DEVNET,
+  SERIES_TEST_ENV,
+  seriesStateHash,
+} from "../helpers/series.ts";
+
+const chainDims = (e: RefEvent) => [{ chain_index: String(e.chain_index) }, { chain_index: "all" }];
+
+/** What each series counts, written again here from the definitions' descriptions. */
+const CONTRIBUTIONS: Record<
+  string,
+  (
+    e: RefEvent,
+  ) => { dims: Record<string, string>; key: string; add: "count" | "sum" | "distinct" | "last"; v?: string }[]
+> = {
+  "chain-transactions": (e) =>
+    e.is_main ? chainDims(e).map((dims) => ({ dims, key: "transactions", add: "count" as const })) : [],
+  "chain-blocks": (e) =>
+    e.category === "mining" && e.sub_kind === "coinbase"
+      ? chainDims(e).map((dims) => ({ dims, key: "blocks", add: "count" as const }))
+      : [],
+  "chain-active-addresses": (e) =>
+    e.is_main && e.from !== ""
+      ? chainDims(e).map((dims) => ({ dims, key: "addresses", add: "distinct" as const, v: e.from }))
+      : [],
+  "chain-mining-rewards": (e) => {
+    if (e.category !== "mining") return [];
+    const out = [];
+    for (const dims of chainDims(e)) {
+      if (e.sub_kind === "coinbase" || e.sub_kind === "uncle_reward")
+        out.push({ dims, key: "rewards", add: "sum" as const, v: e.amount });
+      if (e.sub_kind === "uncle_reward") out.push({ dims, key: "uncles", add: "count" as const });
+    }
+    return out;
+  },
+  "token-transfers": (e) =>
+    e.category === "transfer" && (e.sub_kind === "send" || e.sub_kind === "payout")
+      ? [
+          { dims: { token_id: e.token_id }, key: "transfers", add: "count" as const },
+          { dims: { token_id: e.token_id }, key: "volume", add: "sum" as const, v: e.amount },
+        ]
+      : [],
+  "dapp-activity": (e) => [
+    { dims: { dapp_id: e.dapp_id }, key: "events", add: "count" as const },
+    ...(e.from !== ""
+      ? [{ dims: { dapp_id: e.dapp_id }, key: "users", add: "distinct" as const, v: e.from }]
+      : []),
+  ],
+  "dex-pair": (e) => {
+    if (e.category !== "dex" || e.type !== "swap" || (e.sub_kind !== "buy" && e.sub_kind !== "sell"))
+      return [];
+    const pool = String(e.payload.pool_address);
+    return [
+      { dims: { pool }, key: "volume", add: "sum" as const, v: String(e.payload.base_amount) },
+      { dims: { pool }, key: "trades", add: "count" as const },
+      { dims: { pool }, key: "price", add: "last" as const, v: String(e.payload.price) },
+    ];
+  },
+};
+
+interface Instance {
+  instanceId: string;
+  seriesId: string;
+  dimensions: Record<string, string>;
+  lastSeenAt: number;
+}
+
+describe("series", () => {
+  let p: TestPipeline;
+  const archiveDir = mkdtempSync(join(tmpdir(), "series-archive-"));
+  const env = { ...SERIES_TEST_ENV, SERIES_ARCHIVE_DIR: archiveDir };
+  beforeAll(async () => {
+    p = await startTestPipeline({
+      blocks: 1800,
+      devnet: SERIES_DEVNET,
+      env,
+    });
+    await p.catchUp();
+  }, 300_000);
+  afterAll(async () => p?.close());
+
+  const user = () => p.api.auth(p.api.userKey);
+  const admin = () => p.api.auth(p.api.adminKey);
+  const get = async (url: string, headers = user()) => {
+    const r = await p.api.app.inject({ url, headers });
+    return { status: r.statusCode, body: r.json() as Record<string, unknown> };
+  };
+  const instancesOf = async (seriesId: string): Promise<Instance[]> => {
+    const out: Instance[] = [];
+    for (let offset = 0; ; offset += 200) {
+      const r = await get(`/series/${seriesId}/instances?limit=200&offset=${offset}`);
+      expect(r.status).toBe(200);
+      const page = (r.body as { instances: Instance[] }).instances;
+      out.push(...page);
+      if (page.length < 200) return out;
+    }
+  };
+  const allTx = async () =>
+    (await instancesOf("chain-transactions")).find((i) => i.dimensions.chain_index === "all")!;
+
+  it("lists the definitions", async () => {
+    const r = await get("/series/available");
+    expect(r.status).toBe(200);
+    const body = r.body as {
+      timeseries: { id: string; scales: string[]; pointKeys: string[] }[];
+      lists: { id: string }[];
+    };
+    expect(body.timeseries.map((d) => d.id).sort()).toEqual(TIMESERIES.map((d) => d.id).sort());
+    expect(body.timeseries.find((d) => d.id === "dex-pair")?.pointKeys).toEqual([
+      "volume",
+      "trades",
+      "price",
+    ]);
+    expect(body.lists.map((l) => l.id)).toEqual(["tokens-by-volume-24h", "dapps-by-users-7d"]);
+  });
+
+  it("every series equals a reference built from the events, at every scale", async () => {
+    const events = await readEvents(p.ch);
+    expect(events.length).toBeGreaterThan(2000);
+    let compared = 0;
+    let distinctRolled = 0;
+    for (const def of TIMESERIES) {
+      const ref = reference(events, [...def.scales], CONTRIBUTIONS[def.id]!);
+      const instances = await instancesOf(def.id);
+      expect(instances.map((i) => JSON.stringify(i.dimensions)).sort(), def.id).toEqual(
+        [...ref.keys()].sort(),
+      );
+      expect(instances.length, def.id).toBeGreaterThan(0);
+      // Newest activity first.
+      const seen = instances.map((i) => i.lastSeenAt);
+      expect(seen).toEqual([...seen].sort((a, b) => b - a));
+      for (const inst of instances) {
+        const byScale = ref.get(JSON.stringify(inst.dimensions))!;
+        for (const scale of def.scales) {
+          const expected = [...byScale.get(scale)!.entries()].sort((a, b) => a[0] - b[0]);
+          const points = await readAllPoints(p.api, inst.instanceId, scale);
+          expect(
+            points.map((x: ChartPoint) => [x.t, x.values]),
+            `${def.id} ${JSON.stringify(inst.dimensions)} ${scale}`,
+          ).toEqual(expected);
+          compared += expected.length;
+          if (def.id === "chain-active-addresses" && scale !== "1m") {
+            // A rolled-up distinct count is not the sum of the finer ones (somebody was active twice).
+            const finer = [...byScale.get("1m")!.entries()];
+            for (const [t, v] of expected) {
+              const w = scale === "1h" ? 3_600_000 : 86_400_000;
+              const sum = finer
+                .filter(([ft]) => ft - (ft % w) === t)
+                .reduce((n, [, fv]) => n + fv.addresses!, 0);
+              if (sum !== v.addresses) distinctRolled++;
+            }
+          }
+        }
+        const last = Math.max(
+          ...events
+            .filter((e) =>
+              CONTRIBUTIONS[def.id]!(e).some(
+                (c) =>
+                  JSON.stringify(Object.fromEntries(Object.entries(c.dims).sort())) ===
+                  JSON.stringify(inst.dimensions),
+              ),
+            )
+            .map((e) => e.timestamp),
+        );
+        expect(inst.lastSeenAt, `${def.id} lastSeenAt`).toBe(last);
+      }
+    }
+    expect(compared).toBeGreaterThan(5000);
+    expect(distinctRolled).toBeGreaterThan(0);
+  }, 600_000);
+
+  it("archives raw pages past retention and serves them in charts, with points read from the directory", async () => {
+    const inst = await allTx();
+    const detail = await get(`/series/instances/${inst.instanceId}`);
+    expect(detail.status).toBe(200);
+    const archive = (detail.body as { archive: { pages: number; archivedUntil: number | null } }).archive;
+    expect(archive.pages).toBeGreaterThanOrEqual(1);
+    const until = archive.archivedUntil!;
+    expect(until % 86_400_000).toBe(0);
+    // Rule 4 across the page's end: archived points before it, ClickHouse points after.
+    const r = await get(
+      `/series/instances/${inst.instanceId}/0/chart?from_ts=${until - 3 * HOUR}&to_ts=${until + 3 * HOUR}&limit=5000`,
+    );
+    expect(r.status).toBe(200);
+    const body = r.body as { points: ChartPoint[]; audit: { store: string; archivePagesRead: number } };
+    const kinds = new Set(body.points.map((x) => x.kind));
+    expect(kinds).toContain("archived");
+    expect(kinds).toContain("sealed");
+    expect(body.points.every((x) => (x.kind === "archived") === x.t < until)).toBe(true);
+    expect(body.audit.store).toBe("clickhouse+object-store");
+    expect(body.audit.archivePagesRead).toBe(1);
+    // The raw points of the page left ClickHouse.
+    const [left] = await p.ch.ch.query<{ n: string }>(
+      "t",
+      "SELECT count() AS n FROM series_points WHERE instance_id = {id:String} AND scale = '0' AND t < {u:UInt64}",
+      { id: inst.instanceId, u: until },
+    );
+    expect(Number(left?.n)).toBe(0);
+
+    // A restarted API reads the same chart (pages from the directory).
+    const again = await createTestApp({ stores: { pg: p.pg, ch: p.ch }, env });
+    try {
+      const r2 = await again.app.inject({
+        url: `/series/instances/${inst.instanceId}/0/chart?from_ts=${until - 3 * HOUR}&to_ts=${until + 3 * HOUR}&limit=5000`,
+        headers: again.auth(again.userKey),
+      });
+      expect(r2.json().points).toEqual(body.points);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it("follows chart rules 1-4 at segment boundaries and with pending points", async () => {
+    const inst = await allTx();
+    const all = await readAllPoints(p.api, inst.instanceId, "1m");
+    const scales = await get(`/series/instances/${inst.instanceId}/scales?has_data=1`);
+    const m1 = (
+      scales.body as {
+        scales: {
+          scale: string;
+          pendingPoints: number;
+          segmentCount: number;
+          hasData: boolean;
+          totalPoints: number;
+        }[];
+      }
+    ).scales.find((s) => s.scale === "1m")!;
+    expect(m1.hasData).toBe(true);
+    expect(m1.pendingPoints).toBeGreaterThan(0);
+    expect(m1.segmentCount).toBeGreaterThan(128);
+    expect(m1.totalPoints).toBe(all.length);
+    const chart = async (q: string) => {
+      const r = await get(`/series/instances/${inst.instanceId}/1m/chart?${q}`);
+      expect(r.status, String(r.body.detail)).toBe(200);
+      return r.body as {
+        points: ChartPoint[];
+        window: {
+          truncated: boolean;
+          segmentsScanned: number;
+          pendingPointsIncluded: number;
+          from: number;
+          to: number;
+        };
+      };
+    };
+    // Rule 1: the latest `limit`, ascending; the pending points are among them.
+    const r1 = await chart("limit=25");
+    expect(r1.points).toEqual(all.slice(-25));
+    expect(r1.window.pendingPointsIncluded).toBe(m1.pendingPoints);
+    expect(r1.points.slice(-m1.pendingPoints).every((x) => x.kind === "pending")).toBe(true);
+    // A segment boundary: the 10-minute spans of the test config.
+    const span = 10 * 60_000;
+    const boundary = all.find((x, i) => i > 40 && x.t % span === 0 && all[i - 1]!.t < x.t) ?? all[50]!;
+    const bi = all.indexOf(boundary);
+    // Rule 2: t <= until_ts, the last `limit`.
+    const r2 = await chart(`until_ts=${boundary.t}&limit=7`);
+    expect(r2.points).toEqual(all.slice(bi - 6, bi + 1));
+    const r2b = await chart(`until_ts=${boundary.t - 1}&limit=7`);
+    expect(r2b.points).toEqual(all.slice(bi - 7, bi));
+    // Rule 3: t >= from_ts, the first `limit`.
+    const r3 = await chart(`from_ts=${boundary.t}&limit=7`);
+    expect(r3.points).toEqual(all.slice(bi, bi + 7));
+    // Rule 4: closed range, the first `limit` from from_ts when more exist.
+    const r4 = await chart(`from_ts=${all[bi - 3]!.t}&to_ts=${all[bi + 3]!.t}&limit=1000`);
+    expect(r4.points).toEqual(all.slice(bi - 3, bi + 4));
+    const r4b = await chart(`from_ts=${all[bi - 3]!.t}&to_ts=${all[bi + 3]!.t}&limit=2`);
+    expect(r4b.points).toEqual(all.slice(bi - 3, bi - 1));
+    // Rule 3 reaching the pending span.
+    const tail = all.length - m1.pendingPoints - 2;
+    const r3p = await chart(`from_ts=${all[tail]!.t}&limit=5000`);
+    expect(r3p.points).toEqual(all.slice(tail));
+    expect(r3p.window.pendingPointsIncluded).toBe(m1.pendingPoints);
+    // With a key: { t, y, kind }.
+    const rk = await get(`/series/instances/${inst.instanceId}/1m/chart?limit=3&key=transactions`);
+    expect((rk.body as { points: unknown[] }).points).toEqual(
+      all.slice(-3).map((x) => ({ t: x.t, y: x.values.transactions, kind: x.kind })),
+    );
+    // Rule 5: the 128-segment cap stops a scan that needs more.
+    const capped = await chart("limit=5000");
+    expect(capped.window.truncated).toBe(true);
+    expect(capped.window.segmentsScanned).toBe(128);
+    expect(capped.points).toEqual(all.slice(-capped.points.length));
+    expect(capped.points.length).toBeLessThan(all.length);
+    const small = await chart("limit=10");
+    expect(small.window.truncated).toBe(false);
+  });
+
+  it("answers 400 for bad scales, keys and deprecated parameters, 404 for unknown ids, 403 for users on admin routes", async () => {
+    const inst = await allTx();
+    const base = `/series/instances/${inst.instanceId}`;
+    const cases: [string, number, string?][] = [
+      [`${base}/5m/chart`, 400, "scale"],
+      [`${base}//chart`, 400, "scale"],
+      [`${base}/0/chart`, 200],
+      [`/series/instances/${"a".repeat(64)}/5m/chart`, 400, "scale"],
+      [`${base}/1m/chart?key=nope`, 400, "key"],
+      [`${base}/1m/chart?bucket_start_ts=0`, 400, "bucket_start_ts"],
+      [`${base}/1m/chart?from=0`, 400, "from_ts"],
+      [`${base}/1m/chart?to=0`, 400, "to_ts"],
+      [`${base}/1m/chart?start=0`, 400, "from_ts"],
+      [`${base}/1m/chart?end=0`, 400, "until_ts"],
+      [`${base}/1m/chart?interval=1h`, 400, "scale"],
+      [`${base}/1m/chart?limit=0`, 400],
+      [`${base}/1m/chart?limit=5001`, 400],
+      [`${base}/1m/chart?to_ts=5`, 400, "from_ts"],
+      [`${base}/1m/chart?from_ts=9&to_ts=5`, 400],
+      [`${base}/1m/chart?from_ts=1&until_ts=5`, 400],
+      [`/series/instances/${"0".repeat(63)}/1m/chart`, 400],
+      [`/series/instances/${"a".repeat(64)}/1m/chart`, 404],
+      [`/series/instances/${"a".repeat(64)}`, 404],
+      [`/series/nope/instances`, 404],
+      [`/series/chain-transactions/instances?limit=201`, 400],
+      [`${base}/scales?has_data=yes`, 400],
+    ];
+    for (const [url, status, mention] of cases) {
+      const r = await get(url);
+      expect(r.status, url).toBe(status);
+      if (mention) expect(String(r.body.detail), url).toContain(mention);
+    }
+    for (const url of [
+      `${base}/bucket?scale=1m&bucket_start_ts=0`,
+      `${base}/segments?scale=1m`,
+      `${base}/bucket-data?scale=1m&bucket_start_ts=0`,
+      `${base}/segment-data?scale=1m&segment_id=00000000-0000-0000-0000-000000000000`,
+    ]) {
+      expect((await get(url)).status, url).toBe(403);
+      expect((await p.api.app.inject({ url })).statusCode, url).toBe(401);
+    }
+    const patch = (payload: unknown, headers = admin(), id = inst.instanceId) =>
+      p.api.app.inject({
+        method: "PATCH",
+        url: `/series/instances/${id}`,
+        headers,
+        payload: payload as object,
+      });
+    expect((await patch({ rawArchivePageDays: 0 })).statusCode).toBe(400);
+    expect((await patch({ rawArchivePageDays: 367 })).statusCode).toBe(400);
+    expect((await patch({ other: 1 })).statusCode).toBe(400);
+    expect((await patch({})).statusCode).toBe(400);
+    expect((await patch({ rawArchivePageDays: 3 }, user())).statusCode).toBe(403);
+    expect((await patch({ rawArchivePageDays: 3 }, admin(), "b".repeat(64))).statusCode).toBe(404);
+    const ok = await patch({ rawArchivePageDays: 3 });
+    expect(ok.statusCode).toBe(200);
+    expect(ok.json()).toEqual({ instanceId: inst.instanceId, metadata: { rawArchivePageDays: 3 } });
+    const d = await get(`${base}`);
+    expect((d.body as { rawArchivePageDays: number }).rawArchivePageDays).toBe(3);
+  });
+
+  it("lets admins inspect buckets and segments (archived and in ClickHouse)", async () => {
+    const inst = await allTx();
+    const base = `/series/instances/${inst.instanceId}`;
+    const segs = await get(`${base}/segments?scale=0&limit=500`, admin());
+    expect(segs.status).toBe(200);
+    const list = (
+      segs.body as {
+        segments: {
+          segmentId: string;
+          archived: boolean;
+          pointCount: number;
+          storageKey: string;
+          spanStart: number;
+          firstTs: number;
+        }[];
+      }
+    ).segments;
+    const archived = list.find((s) => s.archived)!;
+    const live = list.find((s) => !s.archived)!;
+    expect(archived.storageKey).toMatch(/^series\/[0-9a-f]{64}\/0\/\d+-\d+\.json$/);
+    expect(live.storageKey).toMatch(/^clickhouse:series_points\//);
+    for (const s of [archived, live]) {
+      const d = await get(`${base}/segment-data?scale=0&segment_id=${s.segmentId}`, admin());
+      expect(d.status).toBe(200);
+      const pts = (d.body as { points: { t: number; key: string; value: string }[] }).points;
+      expect(new Set(pts.map((x) => x.t)).size).toBe(s.pointCount);
+      const b = await get(`${base}/bucket?scale=0&bucket_start_ts=${s.firstTs}`, admin());
+      expect(b.status).toBe(200);
+      const bb = b.body as {
+        segmentIds: string[];
+        key: string;
+        keyOrUrl: string;
+        bucket: { values: Record<string, string> };
+        segmentS3Keys: string[];
+      };
+      expect(bb.segmentIds).toEqual([s.segmentId]);
+      expect(bb.key).toBe(s.storageKey);
+      expect(bb.bucket.values.transactions).toBe(pts.find((x) => x.t === s.firstTs)!.value);
+      expect(bb.segmentS3Keys).toEqual(s.archived ? [s.storageKey] : []);
+      const bd = await get(`${base}/bucket-data?scale=0&bucket_start_ts=${s.firstTs}`, admin());
+      expect((bd.body as { points: unknown[] }).points).toEqual(pts.filter((x) => x.t === s.firstTs));
+    }
+    // A segment of another instance is not found for this one.
+    const other = (await instancesOf("chain-transactions")).find((i) => i.dimensions.chain_index === "0")!;
+    const miss = await get(
+      `/series/instances/${other.instanceId}/segment-data?scale=0&segment_id=${live.segmentId}`,
+      admin(),
+    );
+    expect(miss.status).toBe(404);
+    expect((await get(`${base}/bucket?scale=1m&bucket_start_ts=7`, admin())).status).toBe(400);
+  });
+
+  it("series backfill rebuilds a definition's history from the stored events, identical to the processor's", async () => {
+    const before = await seriesStateHash(p.ch);
+    const ids = (await instancesOf("dex-pair")).map((i) => i.instanceId);
+    expect(ids.length).toBeGreaterThan(0);
+    // Forget everything of one series, as for a definition added after its events were stored.
+    for (const table of [
+      "series_facts",
+      "series_points",
+      "series_segments",
+      "series_instances",
+      "series_archive_pages",
+    ])
+      await p.ch.ch.command("t", `DELETE FROM ${table} WHERE instance_id IN {ids:Array(String)}`, { ids });
+    expect((await seriesStateHash(p.ch)).facts).not.toEqual(before.facts);
+    const config = p.api.deps.config;
+    const objects = seriesObjectStore(config);
+    const progress: number[] = [];
+    const result = await backfillSeries(
+      { ch: p.ch.ch, objects, settings: seriesSettings(config), log: p.deps.log },
+      [timeseriesById("dex-pair")!],
+      (x) => progress.push(x.day),
+    );
+    objects.close();
+    expect(result.series).toEqual(["dex-pair"]);
+    expect(result.facts).toBeGreaterThan(0);
+    expect(progress.length).toBe(result.days);
+    expect(await seriesStateHash(p.ch)).toEqual(before);
+  }, 300_000);
+
+  it("ranks list metrics over their trailing window like a reference from the events", async () => {
+    const events = await readEvents(p.ch);
+    const lists = [
+      { id: "tokens-by-volume-24h", series: "token-transfers", windowMs: 86_400_000 },
+      { id: "dapps-by-users-7d", series: "dapp-activity", windowMs: 7 * 86_400_000 },
+    ];
+    for (const list of lists) {
+      const contribute = CONTRIBUTIONS[list.series]!;
+      const instances = await instancesOf(list.series);
+      const idOf = new Map(instances.map((i) => [JSON.stringify(i.dimensions), i.instanceId]));
+      const newest = Math.max(...events.filter((e) => contribute(e).length > 0).map((e) => e.timestamp));
+      const to = newest - (newest % HOUR) + HOUR;
+      const from = to - list.windowMs;
+      const totals = new Map<string, { sum: bigint; set: Set<string> }>();
+      for (const e of events) {
+        if (e.timestamp < from || e.timestamp >= to) continue;
+        for (const c of contribute(e)) {
+          if (c.key !== (list.series === "token-transfers" ? "volume" : "users")) continue;
+          const k = JSON.stringify(Object.fromEntries(Object.entries(c.dims).sort()));
+          const acc = totals.get(k) ?? { sum: 0n, set: new Set<string>() };
+          if (c.add === "sum") acc.sum += BigInt(c.v!);
+          else acc.set.add(c.v!);
+          totals.set(k, acc);
+        }
+      }
+      const expected = [...totals.entries()]
+        .map(([k, acc]) => ({
+          instanceId: idOf.get(k)!,
+          value: list.series === "token-transfers" ? acc.sum : BigInt(acc.set.size),
+        }))
+        .sort((a, b) =>
+          a.value === b.value ? (a.instanceId < b.instanceId ? -1 : 1) : a.value > b.value ? -1 : 1,
+        );
+      const r = await get(`/series/lists/${list.id}/entries?limit=200`);
+      expect(r.status).toBe(200);
+      const body = r.body as {
+        from: number;
+        to: number;
+        count: number;
+        entries: { rank: number; instanceId: string; value: string }[];
+      };
+      expect([body.from, body.to]).toEqual([from, to]);
+      expect(body.count).toBe(expected.length);
+      expect(body.entries.map((x) => [x.rank, x.instanceId, x.value])).toEqual(
+        expected.map((x, i) => [i + 1, x.instanceId, x.value.toString()]),
+      );
+      expect(expected.length).toBeGreaterThan(1);
+    }
+    expect((await get("/series/lists/nope/entries")).status).toBe(404);
+    const second = await get("/series/lists/tokens-by-volume-24h/entries?limit=1&offset=1");
+    expect((second.body as { entries: { rank: number }[] }).entries.map((x) => x.rank)).toEqual([2]);
+  });
+});
