@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createDevnetChain } from "../../devnet/chain.ts";
 import { startDevnetServer } from "../../devnet/server.ts";
 import { reprocessRange } from "../../pipeline/reprocess.ts";
-import { startTestPipeline, type TestPipeline } from "../helpers/pipeline.ts";
+import { KAFKA_BROKERS, startTestPipeline, type TestPipeline } from "../helpers/pipeline.ts";
 import { SERIES_DEVNET, SERIES_TEST_ENV, seriesStateHash } from "../helpers/series.ts";
 import { openTestCh, openTestPg } from "../helpers/stores.ts";
 
@@ -35,7 +35,16 @@ async function cleanPass(p: TestPipeline, confirmations: number) {
   return state;
 }
 
-describe("series: replays are harmless", () => {
+// Over Kafka this case takes six minutes here (28 hours of chain time in the mock cluster's small batches,
+// each costing the series processor about 14 statements), a third of CI's budget; the in-process passes
+// run it, and over Kafka the series reference test, the archive test and the reorg case below still run.
+const kafkaPass = Boolean(KAFKA_BROKERS);
+if (kafkaPass)
+  console.warn(
+    "[skip notice] series crash/restart/reprocess guarantee: runs on the in-process bus passes (over Kafka it takes about 6 minutes)",
+  );
+
+describe.skipIf(kafkaPass)("series: replays are harmless", () => {
   let p: TestPipeline | undefined;
   afterAll(async () => p?.close());
 
