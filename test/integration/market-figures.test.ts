@@ -194,7 +194,7 @@ describe("token market figures and TVL", () => {
 
   it("sorts /token/all by circulating_supply_usd with real numbers first and nulls last, both ways", async () => {
     // A token without a price: a registry row that no watched pair prices.
-    const extra = "9".repeat(63) + "0";
+    const extra = `${"9".repeat(63)}0`;
     await p.pg.pg.query(
       "t",
       `INSERT INTO tokens (id, contract_address, symbol, decimals, max_supply, source, created_at, updated_at)
