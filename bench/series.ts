@@ -101,6 +101,21 @@ process.stdout.write(
   ].join("\n"),
 );
 
+// Storage: compressed bytes on disk of the series tables after a merge, per million rows of each.
+await ch.command("bench_optimize_points", "OPTIMIZE TABLE series_points FINAL");
+await ch.command("bench_optimize_facts", "OPTIMIZE TABLE series_facts FINAL");
+const parts = await ch.query<{ table: string; rows: string; bytes: string }>(
+  "bench_storage",
+  `SELECT table, sum(rows) AS rows, sum(bytes_on_disk) AS bytes FROM system.parts
+   WHERE active AND database = currentDatabase() AND table IN ('series_points', 'series_facts') GROUP BY table`,
+);
+for (const t of parts) {
+  const perMillion = (Number(t.bytes) / Number(t.rows)) * 1e6;
+  process.stdout.write(
+    `  storage ${t.table}: ${t.rows} rows, ${(Number(t.bytes) / 2 ** 20).toFixed(1)} MiB on disk = ${(perMillion / 2 ** 20).toFixed(1)} MiB per million rows\n`,
+  );
+}
+
 const { base, app, headers } = await startBenchApp({ config, log, pg, ch });
 const id = instanceIdOf("chain-transactions", { chain_index: "all" });
 for (const limit of [1000, 5000]) {
