@@ -87,9 +87,9 @@ describe.skipIf(serverPass)("README quick start", () => {
   let demo: ChildProcess | null = null;
   let log = "";
   afterAll(async () => {
-    await stop();
+    await stop({ graceMs: 90_000 });
     rmSync(dir, { recursive: true, force: true });
-  });
+  }, 150_000);
 
   const env = (port: number) => ({
     PATH: process.env.PATH ?? "",
@@ -102,12 +102,27 @@ describe.skipIf(serverPass)("README quick start", () => {
       log = `${log}${d.toString()}`.slice(-20_000);
     });
   };
-  async function stop() {
+  /**
+   * Ctrl-C for the demo. The restart in the test waits for a clean exit; the final cleanup gives it
+   * `graceMs`, then says so with the demo's last log lines and kills it (a slow shutdown is reported,
+   * not left running).
+   */
+  async function stop(options: { graceMs?: number } = {}) {
     const child = demo;
     demo = null;
     if (!child || child.exitCode !== null) return;
     const exited = new Promise((r) => child.once("exit", r));
     process.kill(-(child.pid ?? 0), "SIGINT");
+    if (options.graceMs === undefined) return void (await exited);
+    const timedOut = await Promise.race([
+      exited.then(() => false),
+      new Promise<boolean>((r) => setTimeout(() => r(true), options.graceMs)),
+    ]);
+    if (!timedOut) return;
+    console.warn(
+      `[quickstart] the demo did not stop within ${options.graceMs} ms of Ctrl-C; killing it. Last log lines:\n${log.split("\n").slice(-40).join("\n")}`,
+    );
+    process.kill(-(child.pid ?? 0), "SIGKILL");
     await exited;
   }
   const get = async (port: number, path: string, key?: string) => {
