@@ -117,6 +117,22 @@ for (const t of parts) {
 }
 
 const { base, app, headers } = await startBenchApp({ config, log, pg, ch });
+// BENCH_PROFILE=1: mean time of each ClickHouse read the chart route makes, printed after each load.
+const profile = new Map<string, { n: number; ms: number }>();
+if (process.env.BENCH_PROFILE === "1") {
+  const query = ch.query.bind(ch);
+  ch.query = async (label, sql, params) => {
+    const t = performance.now();
+    try {
+      return await query(label, sql, params);
+    } finally {
+      const p = profile.get(label) ?? { n: 0, ms: 0 };
+      p.n++;
+      p.ms += performance.now() - t;
+      profile.set(label, p);
+    }
+  };
+}
 const id = instanceIdOf("chain-transactions", { chain_index: "all" });
 for (const limit of [1000, 5000]) {
   const path = `/series/instances/${id}/0/chart?limit=${limit}`;
@@ -130,12 +146,15 @@ for (const limit of [1000, 5000]) {
       `\nGET ${path} (${parsed.points.length} points, ${parsed.window.segmentsScanned} segments, ${(body.length / 1024).toFixed(0)} KiB), 1 connection`,
       `  route:      p50 ${route.p50} ms  p99 ${route.p99} ms  ${route.rps} req/s  non-2xx ${route.non2xx}`,
       `  bare route: p50 ${bound.p50} ms  p99 ${bound.p99} ms  ${bound.rps} req/s`,
+      ...[...profile].map(([label, p]) => `  read ${label}: ${(p.ms / p.n).toFixed(2)} ms mean over ${p.n}`),
       "",
     ].join("\n"),
   );
+  profile.clear();
   await bare.close();
 }
 await app.close();
 await stores.close();
 await server.close();
-rmSync(dir, { recursive: true, force: true });
+if (process.env.BENCH_KEEP === "1") process.stdout.write(`kept the stores in ${dir}\n`);
+else rmSync(dir, { recursive: true, force: true });

@@ -88,6 +88,43 @@ function parse(payload: string): unknown {
   }
 }
 
+/** Whether a normalized event is a one-pool DEX swap (`dex/buy|sell/swap`). */
+export function isSwap(e: { category: string; sub_kind: string; type: string }): boolean {
+  return e.category === "dex" && e.type === "swap" && (e.sub_kind === "buy" || e.sub_kind === "sell");
+}
+
+/** The pool, tokens, amounts and prices of a swap event's payload; undefined when it is not a price. */
+export type Swap = Pick<
+  TradeRow,
+  "pool" | "base_token_id" | "quote_token_id" | "base_amount" | "quote_amount" | "price" | "inv_price"
+>;
+
+/**
+ * A swap's trade fields from its payload: `price` is quote per base in smallest units, truncated to 40
+ * decimals (what the candles keep), `inv_price` base per quote. The series of lib/series read it too.
+ */
+export function swapOf(payload: unknown): Swap | undefined {
+  const p = payload as SwapPayload | undefined;
+  if (!p || typeof p !== "object" || typeof p.pool_address !== "string" || !p.pool_address) return undefined;
+  const { base_token_id: bt, quote_token_id: qt, base_amount: ba, quote_amount: qa } = p;
+  if (typeof bt !== "string" || typeof qt !== "string" || !HEX64.test(bt) || !HEX64.test(qt))
+    return undefined;
+  if (typeof ba !== "string" || typeof qa !== "string" || !U256.test(ba) || !U256.test(qa)) return undefined;
+  const [b, q] = [BigInt(ba), BigInt(qa)];
+  if (b === 0n || q === 0n) return undefined;
+  const [price, invPrice] = [ratio(q, b), ratio(b, q)];
+  if (!fitsPrice(price) || !fitsPrice(invPrice)) return undefined;
+  return {
+    pool: p.pool_address,
+    base_token_id: bt,
+    quote_token_id: qt,
+    base_amount: ba,
+    quote_amount: qa,
+    price,
+    inv_price: invPrice,
+  };
+}
+
 /** The trade of one event, or undefined when the event is neither a one-pool swap nor an oracle value. */
 export function tradeOf(
   e: TradeSource,
@@ -96,30 +133,9 @@ export function tradeOf(
   version: number,
 ): TradeRow | undefined {
   const base = { id: e.id, block_hash: e.block_hash, tx_id: e.tx_id, main_chain: mainChain, version };
-  if (e.category === "dex" && e.type === "swap" && (e.sub_kind === "buy" || e.sub_kind === "sell")) {
-    const p = parse(e.payload) as SwapPayload | undefined;
-    if (!p || typeof p.pool_address !== "string" || !p.pool_address) return undefined;
-    const { base_token_id: bt, quote_token_id: qt, base_amount: ba, quote_amount: qa } = p;
-    if (typeof bt !== "string" || typeof qt !== "string" || !HEX64.test(bt) || !HEX64.test(qt))
-      return undefined;
-    if (typeof ba !== "string" || typeof qa !== "string" || !U256.test(ba) || !U256.test(qa))
-      return undefined;
-    const [b, q] = [BigInt(ba), BigInt(qa)];
-    if (b === 0n || q === 0n) return undefined;
-    const [price, invPrice] = [ratio(q, b), ratio(b, q)];
-    if (!fitsPrice(price) || !fitsPrice(invPrice)) return undefined;
-    return {
-      ...base,
-      pool: p.pool_address,
-      ts: e.timestamp,
-      kind: e.sub_kind,
-      base_token_id: bt,
-      quote_token_id: qt,
-      base_amount: ba,
-      quote_amount: qa,
-      price,
-      inv_price: invPrice,
-    };
+  if (isSwap(e)) {
+    const swap = swapOf(parse(e.payload));
+    return swap && { ...base, ...swap, ts: e.timestamp, kind: e.sub_kind as "buy" | "sell" };
   }
   if (e.contract_event_index === ORACLE_UPDATE_EVENT && e.category === "contract" && e.type === "undecoded") {
     const source = oracles.get(e.contract_address);

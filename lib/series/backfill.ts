@@ -52,8 +52,29 @@ export async function backfillSeries(
       { from_id: idFloor(from), to_id: idFloor(from + CHUNK_MS), chains: CHAIN_COUNT },
     );
     const facts: FactRow[] = [];
-    for (const { doc, version } of rows) {
-      const e = JSON.parse(doc) as Record<string, unknown> & { payload: Record<string, unknown> };
+    const docs = rows.map(
+      (r) => JSON.parse(r.doc) as Record<string, unknown> & { payload: Record<string, unknown> },
+    );
+    // Offloaded payloads (event_payloads) are merged back, as the processor reads them from the message.
+    const refs = docs.flatMap((d) =>
+      typeof d.payload_ref === "string" && d.payload_ref ? [d.payload_ref] : [],
+    );
+    const payloads =
+      refs.length === 0
+        ? new Map<string, string>()
+        : new Map(
+            (
+              await ch.query<{ ref: string; payload: string }>(
+                "series_backfill_payloads",
+                "SELECT ref, payload FROM event_payloads FINAL WHERE ref IN {refs:Array(String)}",
+                { refs },
+              )
+            ).map((r) => [r.ref, r.payload]),
+          );
+    for (const [i, { version }] of rows.entries()) {
+      const e = docs[i]!;
+      const stored = typeof e.payload_ref === "string" ? payloads.get(e.payload_ref) : undefined;
+      if (stored !== undefined) e.payload = JSON.parse(stored) as Record<string, unknown>;
       facts.push(
         ...factsOfEvent(
           {

@@ -379,20 +379,29 @@ export async function readChart(
     pointsRead: 0,
     segmentCap: MAX_CHART_SEGMENTS,
   };
-  // Segments in the window, in reading order, one more than the cap to know whether it truncated.
-  const segRows = await ch.query<SegmentRow & { pending_from: string }>(
+  // Segments in the window, in reading order, one more than the cap to know whether it truncated. Newest
+  // first over an open-ended window (rule 1), the first segment is the newest sealed one: pending points
+  // start at its end, and the read needs no second pass over the segments.
+  const openEnded = latest && q.until_ts === undefined && q.to_ts === undefined;
+  const segRows = await ch.query<SegmentRow & { pending_from?: string }>(
     "series_chart_segments",
-    `SELECT ${SEGMENT_COLUMNS},
-       (SELECT max(span_end) FROM series_segments FINAL
-        WHERE instance_id = {id:String} AND scale = {scale:String} AND deleted = 0) AS pending_from
+    `SELECT ${SEGMENT_COLUMNS}${
+      openEnded
+        ? ""
+        : `, (SELECT max(span_end) FROM series_segments FINAL
+        WHERE instance_id = {id:String} AND scale = {scale:String} AND deleted = 0) AS pending_from`
+    }
      FROM series_segments FINAL
      WHERE instance_id = {id:String} AND scale = {scale:String} AND deleted = 0
        AND span_end > {lo:UInt64} AND span_start < {hi:UInt64} AND last_ts >= {lo:UInt64} AND first_ts < {hi:UInt64}
      ORDER BY span_start ${latest ? "DESC" : "ASC"} LIMIT {n:UInt32}`,
     { id, scale, lo, hi, n: MAX_CHART_SEGMENTS + 1 },
   );
+  const first = segRows[0];
   const pendingFromTs =
-    segRows.length > 0 ? Number(segRows[0]!.pending_from) : await pendingFrom(ch, id, scale);
+    first === undefined
+      ? await pendingFrom(ch, id, scale)
+      : Number(openEnded ? first.span_end : first.pending_from);
   const segments = segRows.map(toSegment);
   const kindOf = (t: number): RawPoint["kind"] => (t >= pendingFromTs ? "pending" : "sealed");
 

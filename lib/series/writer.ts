@@ -5,6 +5,12 @@
  * `series_facts FINAL`, 1h from 1m and 1d from 1h (distinct counts merge uniqExact states), then the
  * segments of the touched spans, the archive pages of raw points past retention, and the instances'
  * last_seen_at. Any order, repetition or retraction of batches leaves the state of one clean pass.
+ *
+ * Every row a recompute writes carries a version from the write clock below, newer than every row
+ * written before: a recompute reads everything stored before it, so the newest write is always the
+ * right one. (Versions from the facts' seqs are not enough: over Kafka a retraction can carry a smaller
+ * seq than another chain's block already counted in the same bucket.) Recomputes of one process run one
+ * at a time: the series group is consumed by one process (see the README).
  */
 import { createHash } from "node:crypto";
 import type { EventsMessage } from "../events/wire.ts";
@@ -94,6 +100,8 @@ export function factsOfMessage(
   defs: readonly TimeseriesDefinition[] = TIMESERIES,
 ): FactRow[] {
   const rows: FactRow[] = [];
+  // Payloads over EVENTS_MAX_PAYLOAD_BYTES travel beside the events, under the event's payload_ref.
+  const offloaded = new Map(m.offloaded.map((o) => [o.ref, o.payload_json]));
   for (const w of m.events) {
     let parsed: Record<string, unknown> | null = null;
     const e: SeriesEvent = {
@@ -102,7 +110,9 @@ export function factsOfMessage(
       block_hash: m.block_hash,
       timestamp: m.block_timestamp,
       payload: () => {
-        parsed ??= JSON.parse(w.payload_json) as Record<string, unknown>;
+        parsed ??= JSON.parse(
+          (w.payload_ref ? offloaded.get(w.payload_ref) : undefined) ?? w.payload_json,
+        ) as Record<string, unknown>;
         return parsed;
       },
     };
@@ -162,10 +172,10 @@ function pointsFromFactsSql(): string {
                toString(countIf(main_chain))) AS o_value,
        uniqExactStateIf(fm, main_chain AND fagg = 'distinct') AS o_state,
        toUInt8(countIf(main_chain) = 0) AS o_deleted,
-       max(fver) * 1000000 + least(countIf(main_chain), 999999) AS o_version
+       toUInt64({version:String}) AS o_version
      FROM (
        SELECT instance_id, key AS fkey, agg AS fagg, ts, fact_id, value AS fv, member AS fm, main_chain,
-         version AS fver, ts - ts % {width:UInt64} AS b
+         ts - ts % {width:UInt64} AS b
        FROM series_facts FINAL
        WHERE ${RANGE_WHERE("ts")}
      )
@@ -174,41 +184,65 @@ function pointsFromFactsSql(): string {
 
 const POINT_COLUMNS = "(instance_id, scale, t, key, agg, value, state, deleted, version)";
 
-async function recomputeFromFacts(ch: Ch, scale: SeriesScale, r: Ranges): Promise<void> {
+async function recomputeFromFacts(deps: SeriesDeps, scale: SeriesScale, r: Ranges): Promise<void> {
   if (r.ids.length === 0) return;
-  await ch.command(
+  await deps.ch.command(
     `series_points_recompute_${scale}`,
     `INSERT INTO series_points ${POINT_COLUMNS} ${pointsFromFactsSql()}`,
-    { ...r, scale, width: SERIES_SCALE_MS[scale] },
+    { ...r, scale, width: SERIES_SCALE_MS[scale], version: await nextVersion(deps) },
   );
 }
 
-async function rollUp(ch: Ch, from: SeriesScale, to: SeriesScale, r: Ranges): Promise<void> {
+async function rollUp(deps: SeriesDeps, from: SeriesScale, to: SeriesScale, r: Ranges): Promise<void> {
   if (r.ids.length === 0) return;
-  await ch.command(
+  await deps.ch.command(
     `series_points_rollup_${to}`,
     `INSERT INTO series_points ${POINT_COLUMNS}
      SELECT instance_id, {to:String}, b, pkey, any(pagg) AS o_agg,
        multiIf(o_agg = 'distinct', toString(uniqExactMerge(pstate)),
                o_agg = 'last', argMaxIf(pv, t, pdeleted = 0),
                toString(sumIf(toUInt256OrZero(pv), pdeleted = 0))),
-       uniqExactMergeState(pstate), toUInt8(countIf(pdeleted = 0) = 0), max(pver)
+       uniqExactMergeState(pstate), toUInt8(countIf(pdeleted = 0) = 0), toUInt64({version:String})
      FROM (
        SELECT instance_id, key AS pkey, agg AS pagg, t, value AS pv, state AS pstate, deleted AS pdeleted,
-         version AS pver, t - t % {width:UInt64} AS b
+         t - t % {width:UInt64} AS b
        FROM series_points FINAL
        WHERE scale = {from:String} AND ${RANGE_WHERE("t")}
      )
      GROUP BY instance_id, pkey, b`,
-    { ...r, from, to, width: SERIES_SCALE_MS[to] },
+    { ...r, from, to, width: SERIES_SCALE_MS[to], version: await nextVersion(deps) },
   );
 }
 
-/** A version that beats every earlier write of this process (segments, pages, instances). */
-let lastVersion = 0;
-function nextVersion(): number {
-  lastVersion = Math.max(Date.now() * 1000, lastVersion + 1);
-  return lastVersion;
+/**
+ * The write clock: wall-clock nanoseconds (ms × 1e6, then one more per write), never below a version
+ * already stored in the series tables, so a restart after a clock step back still writes newer rows.
+ * Versions are decimal text (UInt64 past 2^53).
+ */
+const clocks = new WeakMap<Ch, { last: bigint; loaded: Promise<void> }>();
+export async function nextVersion(deps: Pick<SeriesDeps, "ch">): Promise<string> {
+  let clock = clocks.get(deps.ch);
+  if (!clock) {
+    const c = { last: 0n, loaded: Promise.resolve() };
+    c.loaded = (async () => {
+      const [row] = await deps.ch.query<{ v: string }>(
+        "series_versions_max",
+        `SELECT toString(greatest(
+           (SELECT max(version) FROM series_points), (SELECT max(version) FROM series_segments),
+           (SELECT max(version) FROM series_instances), (SELECT max(version) FROM series_archive_pages))) AS v`,
+      );
+      const stored = BigInt(row?.v ?? "0");
+      if (stored > c.last) c.last = stored;
+    })();
+    // A failed read is retried by the next write.
+    c.loaded.catch(() => clocks.delete(deps.ch));
+    clock = c;
+    clocks.set(deps.ch, c);
+  }
+  await clock.loaded;
+  const now = BigInt(Date.now()) * 1_000_000n;
+  clock.last = now > clock.last ? now : clock.last + 1n;
+  return clock.last.toString();
 }
 
 interface SegmentRow {
@@ -222,7 +256,7 @@ interface SegmentRow {
   point_count: number;
   storage_key: string;
   deleted: number;
-  version: number;
+  version: string;
 }
 
 function segmentRow(
@@ -232,6 +266,7 @@ function segmentRow(
   spanStart: number,
   stats: { first: number; last: number; count: number } | null,
   storageKey: string,
+  version: string,
 ): SegmentRow {
   return {
     instance_id: instanceId,
@@ -244,7 +279,7 @@ function segmentRow(
     point_count: stats?.count ?? 0,
     storage_key: stats ? storageKey : "",
     deleted: stats ? 0 : 1,
-    version: nextVersion(),
+    version,
   };
 }
 
@@ -262,6 +297,8 @@ async function recomputeSegments(
 ): Promise<void> {
   if (jobs.length === 0) return;
   const { ch, settings } = deps;
+  // Taken before the reads the rows derive from (see the write clock).
+  const version = await nextVersion(deps);
   const ids = [...new Set(jobs.map((j) => j.id))];
   const sealed = await ch.query<{ instance_id: string; scale: string; s: string }>(
     "series_segments_last_sealed",
@@ -346,6 +383,7 @@ async function recomputeSegments(
           s,
           { first: Number(g.f), last: Number(g.l), count: Number(g.n) },
           clickhouseKeyOf(g.instance_id, scale, s),
+          version,
         ),
       );
     }
@@ -353,7 +391,7 @@ async function recomputeSegments(
   for (const e of existing) {
     const s = Number(e.s);
     if (written.has(`${e.instance_id}/${e.scale}/${s}`)) continue;
-    rows.push(segmentRow(settings, e.instance_id, e.scale as SeriesScale, s, null, ""));
+    rows.push(segmentRow(settings, e.instance_id, e.scale as SeriesScale, s, null, "", version));
   }
   await ch.insert("series_segments_insert", "series_segments", rows);
 }
@@ -395,7 +433,7 @@ function pageOf(instanceId: string, pageStart: number, pageEnd: number, rows: Po
 }
 
 /** Writes a page, its segments and its row; the segments of its spans without points are deleted. */
-async function storePage(deps: SeriesDeps, page: ArchivePage): Promise<void> {
+async function storePage(deps: SeriesDeps, page: ArchivePage, version: string): Promise<void> {
   const { ch, objects, settings } = deps;
   const key = pageKeyOf(page.instanceId, page.pageStart, page.pageEnd);
   const body = Buffer.from(JSON.stringify(page));
@@ -416,9 +454,12 @@ async function storePage(deps: SeriesDeps, page: ArchivePage): Promise<void> {
      AND deleted = 0 AND span_start >= {lo:UInt64} AND span_start < {hi:UInt64}`,
     { id: page.instanceId, lo: page.pageStart, hi: page.pageEnd },
   );
-  const rows = [...stats.entries()].map(([s, st]) => segmentRow(settings, page.instanceId, "0", s, st, key));
+  const rows = [...stats.entries()].map(([s, st]) =>
+    segmentRow(settings, page.instanceId, "0", s, st, key, version),
+  );
   for (const e of existing)
-    if (!stats.has(Number(e.s))) rows.push(segmentRow(settings, page.instanceId, "0", Number(e.s), null, ""));
+    if (!stats.has(Number(e.s)))
+      rows.push(segmentRow(settings, page.instanceId, "0", Number(e.s), null, "", version));
   await ch.insert("series_segments_insert", "series_segments", rows);
   await ch.insert("series_archive_pages_insert", "series_archive_pages", [
     {
@@ -428,7 +469,7 @@ async function storePage(deps: SeriesDeps, page: ArchivePage): Promise<void> {
       storage_key: key,
       point_count: page.points.length,
       sha256: createHash("sha256").update(body).digest("hex"),
-      version: nextVersion(),
+      version,
     },
   ]);
 }
@@ -480,12 +521,13 @@ async function pageDaysOf(deps: SeriesDeps, ids: string[]): Promise<Map<string, 
 /** Rebuilds archived pages from the facts (a replay, reprocess or deep reorg reached archived times). */
 async function rebuildPages(deps: SeriesDeps, pages: { id: string; start: number; end: number }[]) {
   for (const p of pages) {
+    const version = await nextVersion(deps);
     const rows = await deps.ch.query<PointRow>(
       "series_page_rebuild",
       `SELECT o_t AS t, o_key AS key, o_value AS value FROM (${pointsFromFactsSql()}) WHERE o_deleted = 0`,
-      { ids: [p.id], los: [p.start], his: [p.end], scale: "0", width: 1 },
+      { ids: [p.id], los: [p.start], his: [p.end], scale: "0", width: 1, version: "0" },
     );
-    await storePage(deps, pageOf(p.id, p.start, p.end, rows));
+    await storePage(deps, pageOf(p.id, p.start, p.end, rows), version);
   }
 }
 
@@ -520,6 +562,7 @@ async function archiveRaw(
     let start = Math.max(archivedUntil, firstLive - (firstLive % pageMs));
     while (start + pageMs - (start % pageMs) <= limit) {
       const end = start - (start % pageMs) + pageMs;
+      const version = await nextVersion(deps);
       const rows = await ch.query<PointRow>(
         "series_raw_page_points",
         `SELECT t, key, value FROM series_points FINAL
@@ -527,7 +570,7 @@ async function archiveRaw(
         { id, lo: start, hi: end },
       );
       if (rows.length > 0) {
-        await storePage(deps, pageOf(id, start, end, rows));
+        await storePage(deps, pageOf(id, start, end, rows), version);
         // The page is durable: its points leave ClickHouse (readers go to the page for times before its end).
         await ch.command(
           "series_raw_archived_delete",
@@ -555,12 +598,12 @@ async function updateInstances(deps: SeriesDeps, touched: SeriesTouched, newest:
       his.push(t + SERIES_SCALE_MS["1m"]);
     }
   }
-  const version = nextVersion();
+  const version = await nextVersion(deps);
   if (ids.length > 0) {
     await deps.ch.command(
       "series_instances_update",
       `INSERT INTO series_instances (instance_id, series_id, dimensions, last_seen_at, version)
-       SELECT instance_id, any(series_id), any(dimensions), maxIf(ts, main_chain), {version:UInt64}
+       SELECT instance_id, any(series_id), any(dimensions), maxIf(ts, main_chain), toUInt64({version:String})
        FROM series_facts FINAL WHERE ${RANGE_WHERE("ts")} GROUP BY instance_id`,
       { ids, los, his, version },
     );
@@ -569,7 +612,7 @@ async function updateInstances(deps: SeriesDeps, touched: SeriesTouched, newest:
     await deps.ch.command(
       "series_instances_gone",
       `INSERT INTO series_instances (instance_id, series_id, dimensions, last_seen_at, version)
-       SELECT instance_id, series_id, dimensions, 0, {version:UInt64}
+       SELECT instance_id, series_id, dimensions, 0, toUInt64({version:String})
        FROM series_instances FINAL WHERE instance_id IN {ids:Array(String)}`,
       { ids: gone, version },
     );
@@ -597,10 +640,10 @@ export async function recomputeSeries(deps: SeriesDeps, touched: SeriesTouched):
     }
     return r;
   };
-  await recomputeFromFacts(deps.ch, "0", ranges("0"));
-  await recomputeFromFacts(deps.ch, "1m", ranges("1m"));
-  await rollUp(deps.ch, "1m", "1h", ranges("1h"));
-  await rollUp(deps.ch, "1h", "1d", ranges("1d"));
+  await recomputeFromFacts(deps, "0", ranges("0"));
+  await recomputeFromFacts(deps, "1m", ranges("1m"));
+  await rollUp(deps, "1m", "1h", ranges("1h"));
+  await rollUp(deps, "1h", "1d", ranges("1d"));
 
   // Archived pages the touched spans reach are rebuilt from the facts.
   const rebuild: { id: string; start: number; end: number }[] = [];

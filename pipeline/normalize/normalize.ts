@@ -164,6 +164,15 @@ export function normalizeBlock(raw: RawBlock, ctx: NormalizeContext): NormalizeR
   return result;
 }
 
+/** The main event of a tx's drafts: highest priority, first on ties. */
+function mainIndex(drafts: readonly Draft[]): number {
+  let main = 0;
+  drafts.forEach((d, i) => {
+    if (d.priority > drafts[main]!.priority) main = i;
+  });
+  return main;
+}
+
 /** Assigns ids, event indexes and the main flag (highest priority, first on ties), then offloads big payloads. */
 function finalize(
   raw: RawBlock,
@@ -173,10 +182,7 @@ function finalize(
   maxPayloadBytes: number,
   out: NormalizeResult,
 ): void {
-  let main = 0;
-  drafts.forEach((d, i) => {
-    if (d.priority > drafts[main]!.priority) main = i;
-  });
+  const main = mainIndex(drafts);
   const { block } = raw;
   drafts.forEach((d, i) => {
     const id = eventId(block.timestamp, raw.chainIndex, block.height, txIndex, i);
@@ -288,6 +294,9 @@ function txDrafts(s: TxScope, events: readonly ContractEvent[]): Draft[] {
     );
   }
   if (drafts.length === 0) drafts.push(selfTransfer(s));
+  // Every transaction's fee (atto-ALPH) travels on its main event as `tx_fee` (a name no decoder uses).
+  const main = drafts[mainIndex(drafts)]!;
+  main.payload = { ...main.payload, tx_fee: gas.fee };
   return drafts;
 }
 

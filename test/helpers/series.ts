@@ -26,6 +26,7 @@ export const SERIES_TEST_ENV = {
 
 export interface RefEvent {
   id: string;
+  tx_id: string;
   chain_index: number;
   timestamp: number;
   is_main: boolean;

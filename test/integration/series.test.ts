@@ -8,6 +8,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadCandlePairs } from "../../lib/prices/watched.ts";
 import { backfillSeries } from "../../lib/series/backfill.ts";
 import { TIMESERIES, timeseriesById } from "../../lib/series/definitions/index.ts";
 import { seriesObjectStore, seriesSettings } from "../../lib/series/settings.ts";
@@ -25,7 +26,20 @@ import {
   seriesStateHash,
 } from "../helpers/series.ts";
 
+/** q / b truncated to 40 decimals, trailing zeros dropped (the trade price the candles keep). */
+function quotePerBase(q: bigint, b: bigint): string {
+  const digits = ((q * 10n ** 40n) / b).toString().padStart(41, "0");
+  const frac = digits.slice(-40).replace(/0+$/, "");
+  return frac ? `${digits.slice(0, -40)}.${frac}` : digits.slice(0, -40);
+}
+
 const chainDims = (e: RefEvent) => [{ chain_index: String(e.chain_index) }, { chain_index: "all" }];
+
+/**
+ * Fee of every non-coinbase transaction of a non-genesis block, from the simulated chain's blocks (not
+ * from the normalizer): filled once the pipeline caught up.
+ */
+const txFees = new Map<string, string>();
 
 /** What each series counts, written again here from the definitions' descriptions. */
 const CONTRIBUTIONS: Record<
@@ -54,6 +68,15 @@ const CONTRIBUTIONS: Record<
     }
     return out;
   },
+  "chain-fees": (e) => {
+    const fee = e.is_main ? txFees.get(e.tx_id) : undefined;
+    return fee === undefined
+      ? []
+      : chainDims(e).flatMap((dims) => [
+          { dims, key: "fees", add: "sum" as const, v: fee },
+          { dims, key: "paying", add: "count" as const },
+        ]);
+  },
   "token-transfers": (e) =>
     e.category === "transfer" && (e.sub_kind === "send" || e.sub_kind === "payout")
       ? [
@@ -71,10 +94,12 @@ const CONTRIBUTIONS: Record<
     if (e.category !== "dex" || e.type !== "swap" || (e.sub_kind !== "buy" && e.sub_kind !== "sell"))
       return [];
     const pool = String(e.payload.pool_address);
+    const [b, q] = [BigInt(String(e.payload.base_amount)), BigInt(String(e.payload.quote_amount))];
     return [
-      { dims: { pool }, key: "volume", add: "sum" as const, v: String(e.payload.base_amount) },
+      { dims: { pool }, key: "volume", add: "sum" as const, v: b.toString() },
+      { dims: { pool }, key: "quote_volume", add: "sum" as const, v: q.toString() },
       { dims: { pool }, key: "trades", add: "count" as const },
-      { dims: { pool }, key: "price", add: "last" as const, v: String(e.payload.price) },
+      { dims: { pool }, key: "price", add: "last" as const, v: quotePerBase(q, b) },
     ];
   },
 };
@@ -107,6 +132,15 @@ describe("series", () => {
       kafka: false,
     });
     await p.catchUp();
+    for (let c = 0; c < 16; c++)
+      for (const b of p.chain.mainChain(c)) {
+        if (b.block.height === 0) continue;
+        for (const tx of b.block.transactions.slice(0, -1))
+          txFees.set(
+            tx.unsigned.txId,
+            (BigInt(tx.unsigned.gasAmount) * BigInt(tx.unsigned.gasPrice)).toString(),
+          );
+      }
   }, 300_000);
   afterAll(async () => p?.close());
 
@@ -139,6 +173,7 @@ describe("series", () => {
     expect(body.timeseries.map((d) => d.id).sort()).toEqual(TIMESERIES.map((d) => d.id).sort());
     expect(body.timeseries.find((d) => d.id === "dex-pair")?.pointKeys).toEqual([
       "volume",
+      "quote_volume",
       "trades",
       "price",
     ]);
@@ -199,6 +234,39 @@ describe("series", () => {
     expect(compared).toBeGreaterThan(5000);
     expect(distinctRolled).toBeGreaterThan(0);
   }, 600_000);
+
+  it("dex-pair prices are the close of the pool's candles (Prices I) at 1m, 1h and 1d", async () => {
+    const pairs = (await loadCandlePairs(p.pg.pg)).filter((x) => x.source_kind === "onchain_dex");
+    const pools = new Map((await instancesOf("dex-pair")).map((i) => [i.dimensions.pool!, i.instanceId]));
+    let compared = 0;
+    for (const pair of pairs) {
+      const id = pools.get(pair.pool);
+      if (!id) continue;
+      for (const scale of ["1m", "1h", "1d"]) {
+        const candles = await p.ch.ch.query<{ t: string; c: string; base: string }>(
+          "t",
+          `SELECT toString(t) AS t, toString(c) AS c FROM candles FINAL
+           WHERE market = {m:String} AND scale = {s:String} AND deleted = 0 ORDER BY t`,
+          { m: pair.market, s: scale },
+        );
+        if (candles.length === 0) continue;
+        // The candles of a pair quoted the other way round hold the inverse price: compare pool-oriented ones.
+        const [trade] = await p.ch.ch.query<{ base: string }>(
+          "t",
+          "SELECT base_token_id AS base FROM trades FINAL WHERE pool = {pool:String} LIMIT 1",
+          { pool: pair.pool },
+        );
+        if (trade?.base !== pair.token_id) continue;
+        const points = await readAllPoints(p.api, id, scale);
+        expect(
+          points.map((x) => [x.t, x.values.price]),
+          `${pair.market} ${scale}`,
+        ).toEqual(candles.map((c) => [Number(c.t), Number(c.c)]));
+        compared += candles.length;
+      }
+    }
+    expect(compared).toBeGreaterThan(100);
+  });
 
   it("archives raw pages past retention and serves them in charts, with points read from the directory", async () => {
     const inst = await allTx();

@@ -192,9 +192,24 @@ describe("devnet prices over two hours of chain time", () => {
     expect(events.map((e) => [e.category, e.sub_kind, e.type])).toEqual(
       posted.map(() => ["contract", "event", "undecoded"]),
     );
-    expect(events.map((e) => [e.contract_event_index, e.payload])).toEqual(
-      posted.map((e) => [1, { event_index: 1, fields: e.fields }]),
+    // The main event of each post also carries the tx's fee.
+    const fees = new Map(
+      block.block.transactions.map((t) => [
+        t.unsigned.txId,
+        (BigInt(t.unsigned.gasAmount) * BigInt(t.unsigned.gasPrice)).toString(),
+      ]),
     );
+    expect(events.map((e) => [e.contract_event_index, e.payload])).toEqual(
+      posted.map((p, i) => [
+        1,
+        {
+          event_index: 1,
+          fields: p.fields,
+          ...(events[i]!.is_main ? { tx_fee: fees.get(p.txId) } : {}),
+        },
+      ]),
+    );
+    expect(events.some((e) => e.is_main)).toBe(true);
   });
 
   it("trades every pool steadily, in bursts and with quiet gaps, moving its price both ways", () => {

@@ -72,6 +72,12 @@ function makeContext(overrides: Partial<NormalizeContext> = {}): NormalizeContex
   };
 }
 
+/** gasAmount × gasPrice of a fixture tx: the `tx_fee` its main event carries. */
+function feeOf(name: (typeof FIXTURES)[number], txIndex: number): string {
+  const { unsigned } = loadFixture(name).block.transactions[txIndex]!;
+  return (BigInt(unsigned.gasAmount) * BigInt(unsigned.gasPrice)).toString();
+}
+
 /** Events of one tx position. */
 function ofTx(events: NormalizedEvent[], txIndex: number): NormalizedEvent[] {
   return events.filter((e) => e.tx_index === txIndex);
@@ -126,7 +132,8 @@ describe("transfers block", () => {
       [A.alice, A.bob, (15n * E18).toString()], // 10 + 5 ALPH in two outputs
       [A.alice, A.carol, "2500000000000000000"],
     ]);
-    expect(tx0[0]!.payload).toEqual({ output_count: 2 });
+    expect(tx0[0]!.payload).toEqual({ output_count: 2, tx_fee: feeOf("transfers", 0) });
+    expect(tx0[1]!.payload).toEqual({ output_count: 1 });
   });
 
   it("emits one event per (recipient, token); the first token transfer is main", () => {
@@ -303,6 +310,7 @@ describe("Ayin swaps block", () => {
       amount_in: (100n * E18).toString(),
       amount_out: "9400000",
       price: "10638297872340.425531914893617021", // 100e18 / 9.4e6
+      tx_fee: feeOf("ayin-swaps", agg.tx_index),
     });
   });
 
@@ -332,7 +340,12 @@ describe("DEX pools block", () => {
       contract_address: A.factory,
       dapp_id: "ayin",
     });
-    expect(created.payload).toEqual({ pool_address: A.pairP, token0_id: ALPH_TOKEN_ID, token1_id: A.tokenY });
+    expect(created.payload).toEqual({
+      pool_address: A.pairP,
+      token0_id: ALPH_TOKEN_ID,
+      token1_id: A.tokenY,
+      tx_fee: feeOf("dex-pools", 0),
+    });
   });
 
   it("decodes Mint on a pool created earlier in the same block; amount = LP tokens", () => {
@@ -428,6 +441,7 @@ describe("contract calls block", () => {
       gas_price: "100000000000",
       fee: "4500000000000000",
       contracts: [A.furnace0],
+      tx_fee: "4500000000000000",
     });
   });
 
@@ -448,6 +462,7 @@ describe("contract calls block", () => {
       gas_amount: 60000,
       gas_price: "100000000000",
       fee: "6000000000000000",
+      tx_fee: "6000000000000000",
     });
     expect(tx3[1]).toMatchObject({ to: A.bob, amount: (2n * E18).toString() });
   });
@@ -501,7 +516,7 @@ describe("block-level rules", () => {
 });
 
 describe("payload offload", () => {
-  // The DIA event's payload, as the normalizer builds it.
+  // The DIA event's payload, as the normalizer builds it (the tx's main event: it carries the fee).
   const diaPayload = {
     event_index: 1,
     fields: [
@@ -509,6 +524,7 @@ describe("payload offload", () => {
       { type: "U256", value: "6712345000000" },
       { type: "U256", value: "1718200075" },
     ],
+    tx_fee: feeOf("contract-calls", 0),
   };
   const size = Buffer.byteLength(JSON.stringify(diaPayload));
   const diaOf = (max: number) => {

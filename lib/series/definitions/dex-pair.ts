@@ -1,33 +1,38 @@
 /**
- * Per DEX pool: base volume, trades and the last traded price, from one-pool swap events. `price` is
- * the swap event's `payload.price` (raw quote per base, 18 decimals, as the pool orients it); the
- * candles of lib/prices keep 40 decimals of the same ratio.
+ * Per DEX pool: volumes, trades and the last traded price of one-pool swap events. The price is the
+ * trade price of lib/prices (`swapOf`: quote per base in smallest units, 40 decimals), so at 1m, 1h and
+ * 1d it equals the close of the pool's candles in pool orientation ("Prices I").
  */
+import { isSwap, swapOf } from "../../prices/trades.ts";
 import type { TimeseriesDefinition } from "../definition.ts";
 
 export const dexPair: TimeseriesDefinition = {
   id: "dex-pair",
   description:
-    "Per on-chain DEX pool (pool, base58 address): base-token volume (smallest unit, exact), swaps, and the raw price (quote per base, smallest units, the event's payload.price) of the bucket's last swap.",
+    "Per on-chain DEX pool (pool, base58 address), in the pool's orientation: base and quote volume (smallest units, exact), swaps, and `price`, the trade price of the bucket's last swap (quote per base in smallest units, 40 decimals; the candles' close at 1m, 1h and 1d).",
   scales: ["0", "1m", "1h", "1d"],
   chartType: "line",
   dimensions: ["pool"],
   pointKeys: [
     { key: "volume", agg: "sum", description: "Base-token volume in the bucket (smallest unit)." },
+    { key: "quote_volume", agg: "sum", description: "Quote-token volume in the bucket (smallest unit)." },
     { key: "trades", agg: "count", description: "Swaps in the bucket." },
-    { key: "price", agg: "last", description: "Raw price of the bucket's last swap (quote per base)." },
+    {
+      key: "price",
+      agg: "last",
+      description: "Trade price of the bucket's last swap (quote per base, smallest units, 40 decimals).",
+    },
   ],
   facts: (e) => {
-    if (e.category !== "dex" || e.type !== "swap" || (e.sub_kind !== "buy" && e.sub_kind !== "sell"))
-      return [];
-    const p = e.payload();
-    const pool = typeof p.pool_address === "string" ? p.pool_address : "";
-    if (pool === "") return [];
-    const dimensions = { pool };
+    if (!isSwap(e)) return [];
+    const swap = swapOf(e.payload());
+    if (!swap) return [];
+    const dimensions = { pool: swap.pool };
     return [
-      { dimensions, key: "volume", value: String(p.base_amount ?? "0") },
+      { dimensions, key: "volume", value: swap.base_amount },
+      { dimensions, key: "quote_volume", value: swap.quote_amount },
       { dimensions, key: "trades" },
-      { dimensions, key: "price", value: String(p.price ?? "0") },
+      { dimensions, key: "price", value: swap.price },
     ];
   },
 };

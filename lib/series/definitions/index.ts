@@ -2,6 +2,7 @@
 import type { ListDefinition, TimeseriesDefinition } from "../definition.ts";
 import { chainActiveAddresses } from "./chain-active-addresses.ts";
 import { chainBlocks } from "./chain-blocks.ts";
+import { chainFees } from "./chain-fees.ts";
 import { chainMiningRewards } from "./chain-mining-rewards.ts";
 import { chainTransactions } from "./chain-transactions.ts";
 import { dappActivity } from "./dapp-activity.ts";
@@ -14,6 +15,7 @@ export const TIMESERIES: readonly TimeseriesDefinition[] = [
   chainBlocks,
   chainActiveAddresses,
   chainMiningRewards,
+  chainFees,
   tokenTransfers,
   dappActivity,
   dexPair,
