@@ -61,6 +61,36 @@ const metrics = createMetrics();
 const stores = await openStores(config, log, { migrate: true, command: "bench" });
 const pg = stores.pg!;
 const ch = stores.ch!;
+// BENCH_PROFILE=1: mean time of each ClickHouse statement (by label), printed after the pipeline and each load.
+const profile = new Map<string, { n: number; ms: number }>();
+function profiled<F extends (label: string, ...rest: never[]) => Promise<unknown>>(prefix: string, f: F): F {
+  return (async (label: string, ...rest: never[]) => {
+    const t = performance.now();
+    try {
+      return await f(label, ...rest);
+    } finally {
+      const p = profile.get(`${prefix} ${label}`) ?? { n: 0, ms: 0 };
+      p.n++;
+      p.ms += performance.now() - t;
+      profile.set(`${prefix} ${label}`, p);
+    }
+  }) as F;
+}
+function profileLines(): string[] {
+  const lines = [...profile]
+    .sort((a, b) => b[1].ms - a[1].ms)
+    .map(
+      ([label, p]) =>
+        `  ${label}: ${(p.ms / p.n).toFixed(2)} ms mean × ${p.n} = ${(p.ms / 1000).toFixed(2)} s`,
+    );
+  profile.clear();
+  return lines;
+}
+if (process.env.BENCH_PROFILE === "1") {
+  ch.query = profiled("read", ch.query.bind(ch));
+  ch.command = profiled("command", ch.command.bind(ch));
+  ch.insert = profiled("insert", ch.insert.bind(ch));
+}
 await registerDevnetDapps(pg, chain);
 const deps = await createPipelineDeps({ config, log, metrics }, stores);
 const pipeline = await startPipeline(deps, {
@@ -84,7 +114,7 @@ await pipeline.stop();
 const [counts] = await ch.query<{ blocks: string; events: string; facts: string; points: string }>(
   "bench_counts",
   `SELECT (SELECT count() FROM raw_blocks) AS blocks, (SELECT count() FROM events) AS events,
-          (SELECT count() FROM series_facts) AS facts, (SELECT count() FROM series_points) AS points`,
+          (SELECT count() FROM series_block_facts) AS facts, (SELECT count() FROM series_points) AS points`,
 );
 const blocks = Number(counts?.blocks);
 const handle = await handleSeconds(metrics);
@@ -94,20 +124,21 @@ const rate = (name: string) => {
 };
 process.stdout.write(
   [
-    `\nseries bench (embedded: chDB, ${pg.kind}): ${blocks} blocks, ${counts?.events} events, ${counts?.facts} series facts, ${counts?.points} point rows; end to end ${wall.toFixed(1)} s`,
+    `\nseries bench (embedded: chDB, ${pg.kind}): ${blocks} blocks, ${counts?.events} events, ${counts?.facts} series block facts, ${counts?.points} point rows; end to end ${wall.toFixed(1)} s`,
     `  series processor: ${rate("series")}`,
     `  events sink:      ${rate("events-sink")}   (same stream; the bound the series processor must keep up with)`,
+    ...profileLines(),
     "",
   ].join("\n"),
 );
 
 // Storage: compressed bytes on disk of the series tables after a merge, per million rows of each.
 await ch.command("bench_optimize_points", "OPTIMIZE TABLE series_points FINAL");
-await ch.command("bench_optimize_facts", "OPTIMIZE TABLE series_facts FINAL");
+await ch.command("bench_optimize_facts", "OPTIMIZE TABLE series_block_facts FINAL");
 const parts = await ch.query<{ table: string; rows: string; bytes: string }>(
   "bench_storage",
   `SELECT table, sum(rows) AS rows, sum(bytes_on_disk) AS bytes FROM system.parts
-   WHERE active AND database = currentDatabase() AND table IN ('series_points', 'series_facts') GROUP BY table`,
+   WHERE active AND database = currentDatabase() AND table IN ('series_points', 'series_block_facts') GROUP BY table`,
 );
 for (const t of parts) {
   const perMillion = (Number(t.bytes) / Number(t.rows)) * 1e6;
@@ -117,22 +148,7 @@ for (const t of parts) {
 }
 
 const { base, app, headers } = await startBenchApp({ config, log, pg, ch });
-// BENCH_PROFILE=1: mean time of each ClickHouse read the chart route makes, printed after each load.
-const profile = new Map<string, { n: number; ms: number }>();
-if (process.env.BENCH_PROFILE === "1") {
-  const query = ch.query.bind(ch);
-  ch.query = async (label, sql, params) => {
-    const t = performance.now();
-    try {
-      return await query(label, sql, params);
-    } finally {
-      const p = profile.get(label) ?? { n: 0, ms: 0 };
-      p.n++;
-      p.ms += performance.now() - t;
-      profile.set(label, p);
-    }
-  };
-}
+profile.clear();
 const id = instanceIdOf("chain-transactions", { chain_index: "all" });
 for (const limit of [1000, 5000]) {
   const path = `/series/instances/${id}/0/chart?limit=${limit}`;
@@ -146,11 +162,10 @@ for (const limit of [1000, 5000]) {
       `\nGET ${path} (${parsed.points.length} points, ${parsed.window.segmentsScanned} segments, ${(body.length / 1024).toFixed(0)} KiB), 1 connection`,
       `  route:      p50 ${route.p50} ms  p99 ${route.p99} ms  ${route.rps} req/s  non-2xx ${route.non2xx}`,
       `  bare route: p50 ${bound.p50} ms  p99 ${bound.p99} ms  ${bound.rps} req/s`,
-      ...[...profile].map(([label, p]) => `  read ${label}: ${(p.ms / p.n).toFixed(2)} ms mean over ${p.n}`),
+      ...profileLines(),
       "",
     ].join("\n"),
   );
-  profile.clear();
   await bare.close();
 }
 await app.close();

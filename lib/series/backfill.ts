@@ -8,7 +8,8 @@ import { idFloor } from "../chain/types.ts";
 import type { TimeseriesDefinition } from "./definition.ts";
 import { CHAIN_COUNT } from "./definition.ts";
 import {
-  type FactRow,
+  blockFacts,
+  type EventFact,
   factsOfEvent,
   insertFacts,
   recomputeSeries,
@@ -51,7 +52,7 @@ export async function backfillSeries(
        WHERE main_chain AND chain_index < {chains:UInt8} ORDER BY id`,
       { from_id: idFloor(from), to_id: idFloor(from + CHUNK_MS), chains: CHAIN_COUNT },
     );
-    const facts: FactRow[] = [];
+    const facts: EventFact[] = [];
     const docs = rows.map(
       (r) => JSON.parse(r.doc) as Record<string, unknown> & { payload: Record<string, unknown> },
     );
@@ -101,7 +102,7 @@ export async function backfillSeries(
       );
     }
     const touched: SeriesTouched = new Map();
-    await insertFacts(ch, facts, touched);
+    await insertFacts(ch, blockFacts(facts), touched);
     await recomputeSeries(deps, touched);
     result.events += rows.length;
     result.facts += facts.length;

@@ -1,6 +1,6 @@
 /**
  * The contract of a series definition. A timeseries derives facts from each normalized event (a pure
- * function); the series processor stores them (series_facts) and recomputes the buckets they touch at
+ * function); the series processor stores them per block (series_block_facts) and recomputes the buckets they touch at
  * every scale. Adding a series = one file in `definitions/`, listed in `definitions/index.ts`, then
  * `alephium-indexer series backfill --series <id>` to build its history from the stored events.
  */

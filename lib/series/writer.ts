@@ -1,8 +1,8 @@
 /**
- * The writer of the series tables. Facts (series_facts) are keyed by (instance, key, time, event, block)
- * with the block message's seq as version; a retraction writes them again with main_chain = false.
- * Points are never summed on insert: each batch recomputes the buckets it touched, raw and 1m from
- * `series_facts FINAL`, 1h from 1m and 1d from 1h (distinct counts merge uniqExact states), then the
+ * The writer of the series tables. Facts are aggregated per (instance, point key, block) into
+ * series_block_facts, with the block message's seq as version; a retraction writes them again with
+ * main_chain = false. Points are never summed on insert: each batch recomputes the buckets it touched,
+ * raw and 1m from `series_block_facts FINAL`, 1h from 1m and 1d from 1h (distinct counts merge uniqExact states), then the
  * segments of the touched spans, the archive pages of raw points past retention, and the instances'
  * last_seen_at. Any order, repetition or retraction of batches leaves the state of one clean pass.
  *
@@ -36,6 +36,23 @@ export interface SeriesDeps {
   log: Logger;
 }
 
+/** One event's contribution to a point key of one instance (see the definitions). */
+export interface EventFact {
+  series_id: string;
+  instance_id: string;
+  dimensions: string;
+  key: string;
+  agg: string;
+  ts: number;
+  /** The event's id (the newest `last` value of a bucket wins by (ts, event id)). */
+  event_id: string;
+  block_hash: string;
+  value: string;
+  member: string;
+  version: number;
+}
+
+/** The facts of one (instance, point key, block): a row of series_block_facts. */
 export interface FactRow {
   series_id: string;
   instance_id: string;
@@ -43,12 +60,56 @@ export interface FactRow {
   key: string;
   agg: string;
   ts: number;
-  fact_id: string;
   block_hash: string;
   value: string;
-  member: string;
+  last_id: string;
+  members: string[];
   main_chain: boolean;
   version: number;
+}
+
+/**
+ * Aggregates event facts per (instance, point key, block): every event of a block has the block's time,
+ * so counts and sums add up, the last value is the one of the highest event id, and members form a set.
+ */
+export function blockFacts(facts: readonly EventFact[]): FactRow[] {
+  const rows = new Map<string, FactRow & { sum: bigint; set: Set<string> | null }>();
+  for (const f of facts) {
+    const k = `${f.instance_id}/${f.key}/${f.block_hash}`;
+    let r = rows.get(k);
+    if (!r) {
+      r = {
+        series_id: f.series_id,
+        instance_id: f.instance_id,
+        dimensions: f.dimensions,
+        key: f.key,
+        agg: f.agg,
+        ts: f.ts,
+        block_hash: f.block_hash,
+        value: "",
+        last_id: "",
+        members: [],
+        main_chain: true,
+        version: f.version,
+        sum: 0n,
+        set: f.agg === "distinct" ? new Set() : null,
+      };
+      rows.set(k, r);
+    }
+    if (f.version > r.version) r.version = f.version;
+    if (f.agg === "count") r.sum += 1n;
+    else if (f.agg === "sum") r.sum += BigInt(f.value);
+    else if (f.agg === "distinct") r.set!.add(f.member);
+    else if (r.last_id === "" || f.event_id > r.last_id) {
+      r.last_id = f.event_id;
+      r.value = f.value;
+    }
+  }
+  return [...rows.values()].map(({ sum, set, ...r }) => ({
+    ...r,
+    value: r.agg === "count" || r.agg === "sum" ? sum.toString() : r.value,
+    members: set ? [...set].sort() : [],
+  }));
 }
 
 /** Time span of the facts a batch wrote or retracted, per instance. */
@@ -68,11 +129,10 @@ export function factsOfEvent(
   e: SeriesEvent,
   version: number,
   defs: readonly TimeseriesDefinition[] = TIMESERIES,
-): FactRow[] {
-  const rows: FactRow[] = [];
+): EventFact[] {
+  const rows: EventFact[] = [];
   for (const def of defs) {
-    const facts = def.facts(e);
-    for (const [i, f] of facts.entries()) {
+    for (const f of def.facts(e)) {
       const agg = def.pointKeys.find((k) => k.key === f.key)?.agg;
       if (!agg) throw new Error(`Series ${def.id} derived a fact for unknown point key ${f.key}`);
       rows.push({
@@ -82,11 +142,10 @@ export function factsOfEvent(
         key: f.key,
         agg,
         ts: e.timestamp,
-        fact_id: `${e.id}/${def.id}/${i}`,
+        event_id: e.id,
         block_hash: e.block_hash,
-        value: agg === "count" ? "1" : agg === "distinct" ? "" : (f.value ?? "0"),
+        value: agg === "count" || agg === "distinct" ? "" : (f.value ?? "0"),
         member: f.member ?? "",
-        main_chain: true,
         version,
       });
     }
@@ -99,7 +158,7 @@ export function factsOfMessage(
   m: EventsMessage & { kind: "block" },
   defs: readonly TimeseriesDefinition[] = TIMESERIES,
 ): FactRow[] {
-  const rows: FactRow[] = [];
+  const rows: EventFact[] = [];
   // Payloads over EVENTS_MAX_PAYLOAD_BYTES travel beside the events, under the event's payload_ref.
   const offloaded = new Map(m.offloaded.map((o) => [o.ref, o.payload_json]));
   for (const w of m.events) {
@@ -118,12 +177,12 @@ export function factsOfMessage(
     };
     rows.push(...factsOfEvent(e, m.seq, defs));
   }
-  return rows;
+  return blockFacts(rows);
 }
 
 export async function insertFacts(ch: Ch, rows: readonly FactRow[], touched: SeriesTouched): Promise<void> {
   for (const r of rows) touchSeries(touched, r.instance_id, r.series_id, r.ts);
-  await ch.insert("series_facts_insert", "series_facts", rows);
+  await ch.insert("series_facts_insert", "series_block_facts", rows);
 }
 
 /** Marks the facts of a block that left the main chain (a newer seq wins) and touches their spans. */
@@ -135,14 +194,14 @@ export async function retractFacts(
   const spans = await ch.query<{ instance_id: string; series_id: string; lo: string; hi: string }>(
     "series_facts_retracted_spans",
     `SELECT instance_id, any(series_id) AS series_id, min(ts) AS lo, max(ts) AS hi
-     FROM series_facts FINAL WHERE block_hash = {hash:String} GROUP BY instance_id`,
+     FROM series_block_facts FINAL WHERE block_hash = {hash:String} GROUP BY instance_id`,
     { hash: block.block_hash },
   );
   if (spans.length === 0) return;
   await ch.command(
     "series_facts_retract",
-    `INSERT INTO series_facts SELECT * REPLACE (false AS main_chain, {seq:UInt64} AS version)
-     FROM series_facts FINAL WHERE block_hash = {hash:String}`,
+    `INSERT INTO series_block_facts SELECT * REPLACE (false AS main_chain, {seq:UInt64} AS version)
+     FROM series_block_facts FINAL WHERE block_hash = {hash:String}`,
     { seq: block.seq, hash: block.block_hash },
   );
   for (const s of spans) {
@@ -158,59 +217,80 @@ interface Ranges {
   his: number[];
 }
 
-const RANGE_WHERE = (col: string) =>
-  `instance_id IN {ids:Array(String)}
-   AND ${col} >= {los:Array(UInt64)}[indexOf({ids:Array(String)}, instance_id)]
-   AND ${col} < {his:Array(UInt64)}[indexOf({ids:Array(String)}, instance_id)]`;
+/** The ranges' condition on `col`; `p` suffixes the parameter names (several ranges in one statement). */
+const RANGE_WHERE = (col: string, p = "") =>
+  `instance_id IN {ids${p}:Array(String)}
+   AND ${col} >= {los${p}:Array(UInt64)}[indexOf({ids${p}:Array(String)}, instance_id)]
+   AND ${col} < {his${p}:Array(UInt64)}[indexOf({ids${p}:Array(String)}, instance_id)]`;
 
-/** Buckets of one base scale (raw or 1m) computed from the facts of the ranges. */
-function pointsFromFactsSql(): string {
-  return `SELECT instance_id, {scale:String} AS o_scale, b AS o_t, fkey AS o_key, any(fagg) AS o_agg,
-       multiIf(o_agg = 'sum', toString(sumIf(toUInt256OrZero(fv), main_chain)),
-               o_agg = 'distinct', toString(uniqExactIf(fm, main_chain)),
-               o_agg = 'last', argMaxIf(fv, (ts, fact_id), main_chain),
-               toString(countIf(main_chain))) AS o_value,
+/** The ranges as parameters suffixed with `p`. */
+const rangeParams = (r: Ranges, p: string) => ({
+  [`ids${p}`]: r.ids,
+  [`los${p}`]: r.los,
+  [`his${p}`]: r.his,
+});
+
+/** Buckets of one base scale (raw or 1m) computed from the facts of the ranges (parameters suffixed `p`). */
+function pointsFromFactsSql(p = ""): string {
+  return `SELECT instance_id, {scale${p}:String} AS o_scale, b AS o_t, fkey AS o_key, any(fagg) AS o_agg,
+       multiIf(o_agg = 'distinct', toString(uniqExactIf(fm, main_chain)),
+               o_agg = 'last', argMaxIf(fv, (ts, lid), main_chain),
+               toString(sumIf(toUInt256OrZero(fv), main_chain))) AS o_value,
        uniqExactStateIf(fm, main_chain AND fagg = 'distinct') AS o_state,
        toUInt8(countIf(main_chain) = 0) AS o_deleted,
        toUInt64({version:String}) AS o_version
      FROM (
-       SELECT instance_id, key AS fkey, agg AS fagg, ts, fact_id, value AS fv, member AS fm, main_chain,
-         ts - ts % {width:UInt64} AS b
-       FROM series_facts FINAL
-       WHERE ${RANGE_WHERE("ts")}
+       SELECT instance_id, key AS fkey, agg AS fagg, ts, last_id AS lid, value AS fv, main_chain,
+         arrayJoin(if(agg = 'distinct' AND notEmpty(members), members, [''])) AS fm,
+         ts - ts % {width${p}:UInt64} AS b
+       FROM series_block_facts FINAL
+       WHERE ${RANGE_WHERE("ts", p)}
      )
      GROUP BY instance_id, fkey, b`;
 }
 
-const POINT_COLUMNS = "(instance_id, scale, t, key, agg, value, state, deleted, version)";
-
-async function recomputeFromFacts(deps: SeriesDeps, scale: SeriesScale, r: Ranges): Promise<void> {
-  if (r.ids.length === 0) return;
-  await deps.ch.command(
-    `series_points_recompute_${scale}`,
-    `INSERT INTO series_points ${POINT_COLUMNS} ${pointsFromFactsSql()}`,
-    { ...r, scale, width: SERIES_SCALE_MS[scale], version: await nextVersion(deps) },
-  );
-}
-
-async function rollUp(deps: SeriesDeps, from: SeriesScale, to: SeriesScale, r: Ranges): Promise<void> {
-  if (r.ids.length === 0) return;
-  await deps.ch.command(
-    `series_points_rollup_${to}`,
-    `INSERT INTO series_points ${POINT_COLUMNS}
-     SELECT instance_id, {to:String}, b, pkey, any(pagg) AS o_agg,
+/** Buckets of a coarser scale merged from the `1m` points of the ranges (parameters suffixed `p`). */
+function rollUpSql(p: string): string {
+  return `SELECT instance_id, {to${p}:String}, b, pkey, any(pagg) AS o_agg,
        multiIf(o_agg = 'distinct', toString(uniqExactMerge(pstate)),
                o_agg = 'last', argMaxIf(pv, t, pdeleted = 0),
                toString(sumIf(toUInt256OrZero(pv), pdeleted = 0))),
        uniqExactMergeState(pstate), toUInt8(countIf(pdeleted = 0) = 0), toUInt64({version:String})
      FROM (
        SELECT instance_id, key AS pkey, agg AS pagg, t, value AS pv, state AS pstate, deleted AS pdeleted,
-         t - t % {width:UInt64} AS b
+         t - t % {width${p}:UInt64} AS b
        FROM series_points FINAL
-       WHERE scale = {from:String} AND ${RANGE_WHERE("t")}
+       WHERE scale = '1m' AND ${RANGE_WHERE("t", p)}
      )
-     GROUP BY instance_id, pkey, b`,
-    { ...r, from, to, width: SERIES_SCALE_MS[to], version: await nextVersion(deps) },
+     GROUP BY instance_id, pkey, b`;
+}
+
+const POINT_COLUMNS = "(instance_id, scale, t, key, agg, value, state, deleted, version)";
+
+/**
+ * One statement per step: raw and `1m` points from the facts, then `1h` and `1d` from the `1m` points
+ * (a day merges its minutes directly: the same exact result as through hours, one statement less).
+ */
+async function recomputePoints(deps: SeriesDeps, step: "facts" | "rollup", byScale: [SeriesScale, Ranges][]) {
+  const live = byScale.filter(([, r]) => r.ids.length > 0);
+  if (live.length === 0) return;
+  const params: Record<string, unknown> = { version: await nextVersion(deps) };
+  const selects: string[] = [];
+  for (const [i, [scale, r]] of live.entries()) {
+    const p = `_${i}`;
+    Object.assign(params, rangeParams(r, p), { [`width${p}`]: SERIES_SCALE_MS[scale] });
+    if (step === "facts") {
+      params[`scale${p}`] = scale;
+      selects.push(pointsFromFactsSql(p));
+    } else {
+      params[`to${p}`] = scale;
+      selects.push(rollUpSql(p));
+    }
+  }
+  await deps.ch.command(
+    `series_points_${step === "facts" ? "recompute" : "rollup"}`,
+    `INSERT INTO series_points ${POINT_COLUMNS} ${selects.join("\n     UNION ALL ")}`,
+    params,
   );
 }
 
@@ -604,7 +684,7 @@ async function updateInstances(deps: SeriesDeps, touched: SeriesTouched, newest:
       "series_instances_update",
       `INSERT INTO series_instances (instance_id, series_id, dimensions, last_seen_at, version)
        SELECT instance_id, any(series_id), any(dimensions), maxIf(ts, main_chain), toUInt64({version:String})
-       FROM series_facts FINAL WHERE ${RANGE_WHERE("ts")} GROUP BY instance_id`,
+       FROM series_block_facts FINAL WHERE ${RANGE_WHERE("ts")} GROUP BY instance_id`,
       { ids, los, his, version },
     );
   }
@@ -640,10 +720,14 @@ export async function recomputeSeries(deps: SeriesDeps, touched: SeriesTouched):
     }
     return r;
   };
-  await recomputeFromFacts(deps, "0", ranges("0"));
-  await recomputeFromFacts(deps, "1m", ranges("1m"));
-  await rollUp(deps, "1m", "1h", ranges("1h"));
-  await rollUp(deps, "1h", "1d", ranges("1d"));
+  await recomputePoints(deps, "facts", [
+    ["0", ranges("0")],
+    ["1m", ranges("1m")],
+  ]);
+  await recomputePoints(deps, "rollup", [
+    ["1h", ranges("1h")],
+    ["1d", ranges("1d")],
+  ]);
 
   // Archived pages the touched spans reach are rebuilt from the facts.
   const rebuild: { id: string; start: number; end: number }[] = [];

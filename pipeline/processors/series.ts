@@ -44,7 +44,7 @@ export const seriesProcessor = defineProcessor<EventsMessage, SeriesDeps>({
     }
     await insertFacts(deps.ch, facts, touched);
     written += facts.length;
-    deps.metrics.pipelineRows.inc({ stage: "series", table: "series_facts" }, written);
+    deps.metrics.pipelineRows.inc({ stage: "series", table: "series_block_facts" }, written);
     await recomputeSeries(state, touched);
   },
 });

@@ -173,7 +173,7 @@ export async function seriesStateHash(ch: TestCh): Promise<Record<string, { rows
     return { rows: Number(r?.rows ?? 0), hash: r?.hash ?? "" };
   };
   return {
-    facts: await q("SELECT * EXCEPT (version) FROM series_facts FINAL WHERE main_chain"),
+    facts: await q("SELECT * EXCEPT (version) FROM series_block_facts FINAL WHERE main_chain"),
     points: await q("SELECT * EXCEPT (version, state) FROM series_points FINAL WHERE deleted = 0"),
     segments: await q("SELECT * EXCEPT (version) FROM series_segments FINAL WHERE deleted = 0"),
     pages: await q("SELECT * EXCEPT (version) FROM series_archive_pages FINAL"),

@@ -55,7 +55,7 @@ describe.skipIf(kafkaPass)("series: replays are harmless", () => {
     const realInsert = pipeline.deps.ch.insert.bind(pipeline.deps.ch);
     let crashes = 2;
     pipeline.deps.ch.insert = async (label, table, rows) => {
-      if (table === "series_facts" && rows.length > 0 && crashes === 2) {
+      if (table === "series_block_facts" && rows.length > 0 && crashes === 2) {
         await realInsert(label, table, rows);
         crashes--;
         throw new Error("injected crash after the series facts insert");
@@ -110,7 +110,7 @@ describe("series: reorgs are handled", () => {
     expect(reorg.orphaned).toHaveLength(2);
     const before = await pipeline.ch.ch.query<{ n: string }>(
       "t",
-      "SELECT count() AS n FROM series_facts FINAL WHERE block_hash IN {h:Array(String)} AND main_chain",
+      "SELECT count() AS n FROM series_block_facts FINAL WHERE block_hash IN {h:Array(String)} AND main_chain",
       { h: reorg.orphaned },
     );
     expect(Number(before[0]?.n)).toBeGreaterThan(0);
@@ -118,7 +118,7 @@ describe("series: reorgs are handled", () => {
     await pipeline.catchUp();
     const after = await pipeline.ch.ch.query<{ n: string }>(
       "t",
-      "SELECT count() AS n FROM series_facts FINAL WHERE block_hash IN {h:Array(String)} AND main_chain",
+      "SELECT count() AS n FROM series_block_facts FINAL WHERE block_hash IN {h:Array(String)} AND main_chain",
       { h: reorg.orphaned },
     );
     expect(Number(after[0]?.n)).toBe(0);

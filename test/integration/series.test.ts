@@ -503,7 +503,7 @@ describe("series", () => {
     expect(ids.length).toBeGreaterThan(0);
     // Forget everything of one series, as for a definition added after its events were stored.
     for (const table of [
-      "series_facts",
+      "series_block_facts",
       "series_points",
       "series_segments",
       "series_instances",
