@@ -38,6 +38,11 @@ export interface ProcessorDefinition<M, S> {
   setup?: (deps: PipelineDeps) => S | Promise<S>;
   /** Handles one batch, in message order; resolves after its writes are durable. */
   handle: (messages: M[], ctx: ProcessorContext<S>) => Promise<void>;
+  /**
+   * Batches of different partitions handled at once over Kafka (default 1). A processor that sets it
+   * keeps `handle` safe to run concurrently (the series processor merges concurrent recomputes).
+   */
+  concurrentPartitions?: number;
 }
 
 export interface Processor {
@@ -97,6 +102,7 @@ export function defineProcessor<M, S = undefined>(definition: ProcessorDefinitio
         sub = await deps.bus.subscribe({
           topic,
           group: definition.group,
+          concurrency: definition.concurrentPartitions,
           handle: async (records) => {
             const messages = records.map((r) => codec.decode(r.value));
             await handleWithRetry(messages, ctx);

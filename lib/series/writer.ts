@@ -755,3 +755,34 @@ export async function recomputeSeries(deps: SeriesDeps, touched: SeriesTouched):
   );
   await updateInstances(deps, touched, newest);
 }
+
+/**
+ * Merges the recomputes of concurrent batches (over Kafka, batches of several partitions are handled at
+ * once): a request joins the next pass, which starts after the running one and after the request's facts
+ * were written, so it reads them. Passes run one at a time; a failed pass fails every batch it merged
+ * (each retries). One pass per fetch instead of one per partition: the `all` instances are touched by
+ * every partition.
+ */
+export function createRecomputeQueue(run: (touched: SeriesTouched) => Promise<void>) {
+  let pending: SeriesTouched | null = null;
+  let next: Promise<void> = Promise.resolve();
+  let running: Promise<void> = Promise.resolve();
+  return (touched: SeriesTouched): Promise<void> => {
+    if (!pending) {
+      const mine: SeriesTouched = new Map();
+      pending = mine;
+      next = running
+        .catch(() => undefined)
+        .then(() => {
+          pending = null;
+          return run(mine);
+        });
+      running = next;
+    }
+    for (const [id, span] of touched) {
+      touchSeries(pending, id, span.seriesId, span.lo);
+      touchSeries(pending, id, span.seriesId, span.hi);
+    }
+    return next;
+  };
+}

@@ -27,6 +27,11 @@ export interface SubscribeOptions {
   /** Consumer group: every group gets every message once its handler resolves. */
   group: string;
   handle: BatchHandler;
+  /**
+   * Over Kafka, batches of this many partitions may be handled at once (default 1: one batch at a time);
+   * the handler must then be safe to run concurrently. The in-process bus has one queue per group.
+   */
+  concurrency?: number;
 }
 
 export interface Subscription {
@@ -180,7 +185,7 @@ function createKafkaBus(options: BusOptions): Bus {
         });
       }
     },
-    async subscribe({ topic, group, handle }) {
+    async subscribe({ topic, group, handle, concurrency }) {
       const consumer = kafka.consumer({
         groupId: `${options.topicPrefix}${group}`,
         sessionTimeout: 6_000,
@@ -194,6 +199,7 @@ function createKafkaBus(options: BusOptions): Bus {
       await consumer.connect();
       await consumer.subscribe({ topic: name(topic), fromBeginning: true });
       await consumer.run({
+        partitionsConsumedConcurrently: concurrency ?? 1,
         autoCommit: false,
         eachBatchAutoResolve: false,
         eachBatch: async ({ batch, heartbeat, isRunning, isStale, resolveOffset }) => {

@@ -5,6 +5,7 @@
  */
 import { seriesObjectStore, seriesSettings } from "../../lib/series/settings.ts";
 import {
+  createRecomputeQueue,
   type FactRow,
   factsOfMessage,
   insertFacts,
@@ -16,17 +17,28 @@ import {
 import { CONSUMER_GROUPS, type EventsMessage } from "../messages.ts";
 import { defineProcessor } from "../processor.ts";
 
-export const seriesProcessor = defineProcessor<EventsMessage, SeriesDeps>({
+export const seriesProcessor = defineProcessor<
+  EventsMessage,
+  SeriesDeps & { recompute: (touched: SeriesTouched) => Promise<void> }
+>({
   name: "series",
   topic: "events",
   group: CONSUMER_GROUPS.series,
   codec: (codecs) => codecs.events,
-  setup: (deps) => ({
-    ch: deps.ch,
-    objects: seriesObjectStore(deps.config),
-    settings: seriesSettings(deps.config),
-    log: deps.log.child({ component: "series" }),
-  }),
+  // Every partition touches the `all` instances: batches of all partitions share one recompute pass.
+  concurrentPartitions: 16,
+  setup: (deps) => {
+    const seriesDeps: SeriesDeps = {
+      ch: deps.ch,
+      objects: seriesObjectStore(deps.config),
+      settings: seriesSettings(deps.config),
+      log: deps.log.child({ component: "series" }),
+    };
+    return {
+      ...seriesDeps,
+      recompute: createRecomputeQueue((touched) => recomputeSeries(seriesDeps, touched)),
+    };
+  },
   async handle(messages, { deps, state }) {
     const touched: SeriesTouched = new Map();
     let facts: FactRow[] = [];
@@ -45,6 +57,6 @@ export const seriesProcessor = defineProcessor<EventsMessage, SeriesDeps>({
     await insertFacts(deps.ch, facts, touched);
     written += facts.length;
     deps.metrics.pipelineRows.inc({ stage: "series", table: "series_block_facts" }, written);
-    await recomputeSeries(state, touched);
+    await state.recompute(touched);
   },
 });
