@@ -7,12 +7,24 @@ import Fastify from "fastify";
 import { buildApp } from "../api/app.ts";
 import { createApiDeps } from "../api/deps.ts";
 import type { App } from "../api/types.ts";
-import type { Config } from "../lib/config.ts";
+import { registerDevnetDapps } from "../devnet/register.ts";
+import type { DevnetChain } from "../devnet/types.ts";
+import { type Config, loadConfig } from "../lib/config.ts";
 import type { Logger } from "../lib/logger.ts";
-import type { Metrics } from "../lib/metrics.ts";
+import { createMetrics, type Metrics } from "../lib/metrics.ts";
 import { createKeysRepo } from "../lib/repos/keys.ts";
 import type { Ch } from "../lib/stores/clickhouse.ts";
+import { openStores, type Stores } from "../lib/stores/index.ts";
 import type { Pg } from "../lib/stores/postgres.ts";
+import { createIngestor } from "../pipeline/ingest/ingest.ts";
+import { createNodeClient } from "../pipeline/ingest/node-client.ts";
+import {
+  createPipelineDeps,
+  ingestOptions,
+  PROCESSORS,
+  type ProcessorName,
+  startPipeline,
+} from "../pipeline/runtime.ts";
 
 export interface LoadResult {
   label: string;
@@ -101,4 +113,73 @@ export async function startBenchApp(deps: {
   const app = await buildApp(createApiDeps(config, { pg, ch }, log, deps.metrics));
   const base = await app.listen({ host: "127.0.0.1", port: 0 });
   return { app, base, headers: { "x-api-key": created.key, authorization: `Bearer ${created.key}` } };
+}
+
+/**
+ * Every processor over a simulated network's server, on the stores of `dir` (embedded unless `env` says
+ * otherwise), with its dapps registered and the ingestor ready: what the processor benches share.
+ * `onStores` runs before the processors start (to wrap the stores, for example).
+ */
+export async function startBenchPipeline(options: {
+  chain: DevnetChain;
+  server: { nodeUrl: string; explorerUrl: string };
+  dir: string;
+  log: Logger;
+  env?: Record<string, string>;
+  onStores?: (stores: Stores) => void;
+}) {
+  const { chain, server, log } = options;
+  const config = loadConfig({
+    DATA_DIR: options.dir,
+    LOG_LEVEL: "warn",
+    NODE_URL: server.nodeUrl,
+    EXPLORER_URL: server.explorerUrl,
+    INGEST_START_TS: String(chain.options.startTimestamp - 1),
+    CONFIRMATIONS: "0",
+    INGEST_WINDOW_MS: "600000",
+    INGEST_CONCURRENCY: "2",
+    KAFKA_BROKERS: "",
+    ...options.env,
+  });
+  const metrics = createMetrics();
+  const stores = await openStores(config, log, { migrate: true, command: "bench" });
+  await registerDevnetDapps(stores.pg!, chain);
+  options.onStores?.(stores);
+  const deps = await createPipelineDeps({ config, log, metrics }, stores);
+  const pipeline = await startPipeline(deps, {
+    processors: Object.keys(PROCESSORS) as ProcessorName[],
+    ingest: false,
+  });
+  const ingestor = createIngestor(
+    deps,
+    createNodeClient({ url: config.NODE_URL, apiKey: "", log }),
+    ingestOptions(config),
+  );
+  /** Waits until every group has handled everything published (two empty lag reads in a row). */
+  const drain = async (pollMs = 20) => {
+    let zeros = 0;
+    while (zeros < 2) {
+      zeros = (await deps.bus.lag()) === 0 ? zeros + 1 : 0;
+      if (zeros < 2) await new Promise((r) => setTimeout(r, pollMs));
+    }
+  };
+  return { config, metrics, stores, pg: stores.pg!, ch: stores.ch!, deps, pipeline, ingestor, drain };
+}
+
+/** Seconds spent in `handle` per processor (sum of the batch histogram). */
+export async function handleSeconds(metrics: Metrics): Promise<Map<string, number>> {
+  const m = await metrics.processorBatchSeconds.get();
+  const out = new Map<string, number>();
+  for (const v of m.values)
+    if (v.metricName?.endsWith("_sum")) out.set(String(v.labels.processor), Number(v.value));
+  return out;
+}
+
+/** "<blocks/s> blocks/s (<s> s in handle)" of a processor, from its handle time in the metrics. */
+export async function handleRates(metrics: Metrics, blocks: number): Promise<(processor: string) => string> {
+  const handle = await handleSeconds(metrics);
+  return (processor) => {
+    const s = handle.get(processor) ?? Number.NaN;
+    return `${(blocks / s).toFixed(0).padStart(7)} blocks/s  (${s.toFixed(2)} s in handle)`;
+  };
 }

@@ -8,21 +8,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createDevnetChain } from "../devnet/chain.ts";
-import { registerDevnetDapps } from "../devnet/register.ts";
 import { startDevnetServer } from "../devnet/server.ts";
-import { loadConfig } from "../lib/config.ts";
 import { createLogger } from "../lib/logger.ts";
-import { createMetrics } from "../lib/metrics.ts";
-import { openStores } from "../lib/stores/index.ts";
-import { createIngestor } from "../pipeline/ingest/ingest.ts";
-import { createNodeClient } from "../pipeline/ingest/node-client.ts";
-import {
-  createPipelineDeps,
-  ingestOptions,
-  PROCESSORS,
-  type ProcessorName,
-  startPipeline,
-} from "../pipeline/runtime.ts";
+import { startBenchPipeline } from "./lib.ts";
 
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 4000);
 // librdkafka's mock cluster keeps only a few MB per partition; a larger backfill falls off its log
@@ -35,40 +23,21 @@ const log = createLogger({ level: "warn" });
 
 async function run(mode: "embedded" | "kafka", target: number) {
   const dir = mkdtempSync(join(tmpdir(), `bench-pipeline-${mode}-`));
-  const config = loadConfig({
-    DATA_DIR: dir,
-    LOG_LEVEL: "warn",
-    NODE_URL: server.nodeUrl,
-    INGEST_START_TS: String(chain.options.startTimestamp - 1),
-    CONFIRMATIONS: String(Math.max(0, Math.floor((BLOCKS - target) / 16))),
-    INGEST_WINDOW_MS: "600000",
-    INGEST_CONCURRENCY: "2",
-    KAFKA_BROKERS: mode === "kafka" ? (process.env.KAFKA_BROKERS ?? "") : "",
-    KAFKA_TOPIC_PREFIX: `bench${Date.now()}.`,
+  const { ch, stores, deps, pipeline, ingestor, drain } = await startBenchPipeline({
+    chain,
+    server,
+    dir,
+    log,
+    env: {
+      CONFIRMATIONS: String(Math.max(0, Math.floor((BLOCKS - target) / 16))),
+      KAFKA_BROKERS: mode === "kafka" ? (process.env.KAFKA_BROKERS ?? "") : "",
+      KAFKA_TOPIC_PREFIX: `bench${Date.now()}.`,
+    },
   });
-  const ctx = { config, log, metrics: createMetrics() };
-  const stores = await openStores(config, log, { migrate: true, command: "bench" });
-  const pg = stores.pg!;
-  const ch = stores.ch!;
-  await registerDevnetDapps(pg, chain);
-  const deps = await createPipelineDeps(ctx, stores);
-  const pipeline = await startPipeline(deps, {
-    processors: Object.keys(PROCESSORS) as ProcessorName[],
-    ingest: false,
-  });
-  const ingestor = createIngestor(
-    deps,
-    createNodeClient({ url: config.NODE_URL, apiKey: "", log }),
-    ingestOptions(config),
-  );
   const started = performance.now();
   let rounds = 0;
   while (!(await ingestor.runOnce()).caughtUp) rounds++;
-  let zeros = 0;
-  while (zeros < 2) {
-    zeros = (await deps.bus.lag()) === 0 ? zeros + 1 : 0;
-    if (zeros < 2) await new Promise((r) => setTimeout(r, 50));
-  }
+  await drain(50);
   const seconds = (performance.now() - started) / 1000;
   const [counts] = await ch.query<{ blocks: string; events: string }>(
     "bench_counts",

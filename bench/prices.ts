@@ -12,23 +12,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createDevnetChain } from "../devnet/chain.ts";
-import { registerDevnetDapps } from "../devnet/register.ts";
 import { startDevnetServer } from "../devnet/server.ts";
-import { loadConfig } from "../lib/config.ts";
 import { createLogger } from "../lib/logger.ts";
-import { createMetrics, type Metrics } from "../lib/metrics.ts";
 import { bucketStart } from "../lib/prices/scales.ts";
-import { openStores } from "../lib/stores/index.ts";
-import { createIngestor } from "../pipeline/ingest/ingest.ts";
-import { createNodeClient } from "../pipeline/ingest/node-client.ts";
-import {
-  createPipelineDeps,
-  ingestOptions,
-  PROCESSORS,
-  type ProcessorName,
-  startPipeline,
-} from "../pipeline/runtime.ts";
-import { bareServer, load, startBenchApp } from "./lib.ts";
+import { PROCESSORS, type ProcessorName, startPipeline } from "../pipeline/runtime.ts";
+import { bareServer, handleRates, load, startBenchApp, startBenchPipeline } from "./lib.ts";
 
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 6000);
 const log = createLogger({ level: "warn" });
@@ -39,55 +27,18 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-/** Seconds spent in `handle` per processor (sum of the batch histogram). */
-async function handleSeconds(metrics: Metrics): Promise<Map<string, number>> {
-  const m = await metrics.processorBatchSeconds.get();
-  const out = new Map<string, number>();
-  for (const v of m.values)
-    if (v.metricName?.endsWith("_sum")) out.set(String(v.labels.processor), Number(v.value));
-  return out;
-}
-
 // Swap-heavy: every user tx of the pools' chain (0→0) is a swap, 4-8 per block, bursts on top.
 const chain = createDevnetChain({ seed: 5, txPerBlock: [4, 8], swapShare: 1 });
 chain.advance(BLOCKS);
 const server = await startDevnetServer(chain, { port: 0 });
 const dir = mkdtempSync(join(tmpdir(), "bench-prices-"));
-const config = loadConfig({
-  DATA_DIR: dir,
-  LOG_LEVEL: "warn",
-  NODE_URL: server.nodeUrl,
-  EXPLORER_URL: server.explorerUrl,
-  INGEST_START_TS: String(chain.options.startTimestamp - 1),
-  CONFIRMATIONS: "0",
-  INGEST_WINDOW_MS: "600000",
-  INGEST_CONCURRENCY: "2",
-  KAFKA_BROKERS: "",
-  EVENTS_PAGE_CACHE_MS: "0",
-  EVENTS_WATERMARK_CACHE_MS: "0",
+const { config, metrics, pg, ch, deps, pipeline, ingestor, drain, stores } = await startBenchPipeline({
+  chain,
+  server,
+  dir,
+  log,
+  env: { EVENTS_PAGE_CACHE_MS: "0", EVENTS_WATERMARK_CACHE_MS: "0" },
 });
-const metrics = createMetrics();
-const stores = await openStores(config, log, { migrate: true, command: "bench" });
-const pg = stores.pg!;
-const ch = stores.ch!;
-await registerDevnetDapps(pg, chain);
-const deps = await createPipelineDeps({ config, log, metrics }, stores);
-const pipeline = await startPipeline(deps, {
-  processors: Object.keys(PROCESSORS) as ProcessorName[],
-  ingest: false,
-});
-const ingestor = createIngestor(
-  deps,
-  createNodeClient({ url: config.NODE_URL, apiKey: "", log }),
-  ingestOptions(config),
-);
-const drain = async () => {
-  let zeros = 0;
-  while (zeros < 2) {
-    zeros = (await deps.bus.lag()) === 0 ? zeros + 1 : 0;
-    if (zeros < 2) await new Promise((r) => setTimeout(r, 20));
-  }
-};
 
 // 2. Processor rates on the swap-heavy backfill.
 const t0 = performance.now();
@@ -100,11 +51,7 @@ const [counts] = await ch.query<{ blocks: string; events: string; trades: string
           (SELECT count() FROM trades) AS trades, (SELECT count() FROM candles) AS candles`,
 );
 const blocks = Number(counts?.blocks);
-const handle = await handleSeconds(metrics);
-const rate = (name: string) => {
-  const s = handle.get(name) ?? Number.NaN;
-  return `${(blocks / s).toFixed(0).padStart(7)} blocks/s  (${s.toFixed(2)} s in handle)`;
-};
+const rate = await handleRates(metrics, blocks);
 process.stdout.write(
   [
     `\nprices bench (embedded: chDB, ${pg.kind}); swap-heavy stream: ${blocks} blocks, ${counts?.events} events, ${counts?.trades} trades, ${counts?.candles} candle rows; end to end ${wall.toFixed(1)} s`,

@@ -10,57 +10,15 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createDevnetChain } from "../devnet/chain.ts";
-import { registerDevnetDapps } from "../devnet/register.ts";
 import { startDevnetServer } from "../devnet/server.ts";
-import { loadConfig } from "../lib/config.ts";
 import { createLogger } from "../lib/logger.ts";
-import { createMetrics, type Metrics } from "../lib/metrics.ts";
 import { instanceIdOf } from "../lib/series/definition.ts";
-import { openStores } from "../lib/stores/index.ts";
-import { createIngestor } from "../pipeline/ingest/ingest.ts";
-import { createNodeClient } from "../pipeline/ingest/node-client.ts";
-import {
-  createPipelineDeps,
-  ingestOptions,
-  PROCESSORS,
-  type ProcessorName,
-  startPipeline,
-} from "../pipeline/runtime.ts";
-import { bareServer, load, startBenchApp } from "./lib.ts";
+import type { Ch } from "../lib/stores/clickhouse.ts";
+import { bareServer, handleRates, load, startBenchApp, startBenchPipeline } from "./lib.ts";
 
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 8000);
 const log = createLogger({ level: "warn" });
 
-/** Seconds spent in `handle` per processor (sum of the batch histogram). */
-async function handleSeconds(metrics: Metrics): Promise<Map<string, number>> {
-  const m = await metrics.processorBatchSeconds.get();
-  const out = new Map<string, number>();
-  for (const v of m.values)
-    if (v.metricName?.endsWith("_sum")) out.set(String(v.labels.processor), Number(v.value));
-  return out;
-}
-
-const chain = createDevnetChain({ seed: 5 });
-chain.advance(BLOCKS);
-const server = await startDevnetServer(chain, { port: 0 });
-const dir = mkdtempSync(join(tmpdir(), "bench-series-"));
-const config = loadConfig({
-  DATA_DIR: dir,
-  LOG_LEVEL: "warn",
-  NODE_URL: server.nodeUrl,
-  EXPLORER_URL: server.explorerUrl,
-  INGEST_START_TS: String(chain.options.startTimestamp - 1),
-  CONFIRMATIONS: "0",
-  INGEST_WINDOW_MS: "600000",
-  INGEST_CONCURRENCY: "2",
-  KAFKA_BROKERS: "",
-  // One-minute raw segments: a 5,000-point chart reads a few dozen sealed segments and the pending span.
-  SERIES_RAW_SEGMENT_MS: "60000",
-});
-const metrics = createMetrics();
-const stores = await openStores(config, log, { migrate: true, command: "bench" });
-const pg = stores.pg!;
-const ch = stores.ch!;
 // BENCH_PROFILE=1: mean time of each ClickHouse statement (by label), printed after the pipeline and each load.
 const profile = new Map<string, { n: number; ms: number }>();
 function profiled<F extends (label: string, ...rest: never[]) => Promise<unknown>>(prefix: string, f: F): F {
@@ -86,29 +44,29 @@ function profileLines(): string[] {
   profile.clear();
   return lines;
 }
-if (process.env.BENCH_PROFILE === "1") {
+function profileStatements(ch: Ch) {
+  if (process.env.BENCH_PROFILE !== "1") return;
   ch.query = profiled("read", ch.query.bind(ch));
   ch.command = profiled("command", ch.command.bind(ch));
   ch.insert = profiled("insert", ch.insert.bind(ch));
 }
-await registerDevnetDapps(pg, chain);
-const deps = await createPipelineDeps({ config, log, metrics }, stores);
-const pipeline = await startPipeline(deps, {
-  processors: Object.keys(PROCESSORS) as ProcessorName[],
-  ingest: false,
+
+const chain = createDevnetChain({ seed: 5 });
+chain.advance(BLOCKS);
+const server = await startDevnetServer(chain, { port: 0 });
+const dir = mkdtempSync(join(tmpdir(), "bench-series-"));
+const { config, metrics, stores, pg, ch, pipeline, ingestor, drain } = await startBenchPipeline({
+  chain,
+  server,
+  dir,
+  log,
+  // One-minute raw segments: a 5,000-point chart reads a few dozen sealed segments and the pending span.
+  env: { SERIES_RAW_SEGMENT_MS: "60000" },
+  onStores: (opened) => profileStatements(opened.ch!),
 });
-const ingestor = createIngestor(
-  deps,
-  createNodeClient({ url: config.NODE_URL, apiKey: "", log }),
-  ingestOptions(config),
-);
 const t0 = performance.now();
 while (!(await ingestor.runOnce()).caughtUp) {}
-let zeros = 0;
-while (zeros < 2) {
-  zeros = (await deps.bus.lag()) === 0 ? zeros + 1 : 0;
-  if (zeros < 2) await new Promise((r) => setTimeout(r, 20));
-}
+await drain();
 const wall = (performance.now() - t0) / 1000;
 await pipeline.stop();
 const [counts] = await ch.query<{ blocks: string; events: string; facts: string; points: string }>(
@@ -117,11 +75,7 @@ const [counts] = await ch.query<{ blocks: string; events: string; facts: string;
           (SELECT count() FROM series_block_facts) AS facts, (SELECT count() FROM series_points) AS points`,
 );
 const blocks = Number(counts?.blocks);
-const handle = await handleSeconds(metrics);
-const rate = (name: string) => {
-  const s = handle.get(name) ?? Number.NaN;
-  return `${(blocks / s).toFixed(0).padStart(7)} blocks/s  (${s.toFixed(2)} s in handle)`;
-};
+const rate = await handleRates(metrics, blocks);
 process.stdout.write(
   [
     `\nseries bench (embedded: chDB, ${pg.kind}): ${blocks} blocks, ${counts?.events} events, ${counts?.facts} series block facts, ${counts?.points} point rows; end to end ${wall.toFixed(1)} s`,

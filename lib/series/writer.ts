@@ -374,20 +374,13 @@ async function recomputeSegments(
   deps: SeriesDeps,
   jobs: { id: string; scale: SeriesScale; lo: number; floor: number }[],
   newest: Newest,
+  lastSealed: Map<string, number>,
 ): Promise<void> {
   if (jobs.length === 0) return;
   const { ch, settings } = deps;
   // Taken before the reads the rows derive from (see the write clock).
   const version = await nextVersion(deps);
   const ids = [...new Set(jobs.map((j) => j.id))];
-  const sealed = await ch.query<{ instance_id: string; scale: string; s: string }>(
-    "series_segments_last_sealed",
-    `SELECT instance_id, scale, max(span_start) AS s FROM series_segments FINAL
-     WHERE instance_id IN {ids:Array(String)} AND deleted = 0 AND storage_key LIKE 'clickhouse:%'
-     GROUP BY instance_id, scale`,
-    { ids },
-  );
-  const lastSealed = new Map(sealed.map((r) => [`${r.instance_id}/${r.scale}`, Number(r.s)]));
   const keys: string[] = [];
   const los: number[] = [];
   const widths: number[] = [];
@@ -554,48 +547,43 @@ async function storePage(deps: SeriesDeps, page: ArchivePage, version: string): 
   ]);
 }
 
-interface PageRow {
-  instance_id: string;
-  page_start: string;
-  page_end: string;
+/** What a pass reads of the touched instances before it writes: in one statement. */
+interface PassState {
+  /** Archived pages per instance, in time order (the last one's end is where the archive ends). */
+  pages: Map<string, { start: number; end: number }[]>;
+  /** Raw page width in days of the instances that override it (PATCH rawArchivePageDays). */
+  pageDays: Map<string, number>;
+  /** Start of the newest sealed segment in ClickHouse per `<instance>/<scale>`. */
+  lastSealed: Map<string, number>;
 }
 
-/** Archived pages of the instances, and where each instance's archive ends. */
-async function archivedPages(ch: Ch, ids: string[]): Promise<Map<string, { start: number; end: number }[]>> {
-  const rows =
-    ids.length === 0
-      ? []
-      : await ch.query<PageRow>(
-          "series_archive_pages_of",
-          `SELECT instance_id, page_start, page_end FROM series_archive_pages FINAL
-           WHERE instance_id IN {ids:Array(String)} ORDER BY instance_id, page_start`,
-          { ids },
-        );
-  const out = new Map<string, { start: number; end: number }[]>();
+async function passState(ch: Ch, ids: string[]): Promise<PassState> {
+  const state: PassState = { pages: new Map(), pageDays: new Map(), lastSealed: new Map() };
+  if (ids.length === 0) return state;
+  const rows = await ch.query<{ k: string; instance_id: string; s: string; a: string; b: string }>(
+    "series_pass_state",
+    `SELECT 'page' AS k, instance_id, '' AS s, toString(page_start) AS a, toString(page_end) AS b
+     FROM series_archive_pages FINAL WHERE instance_id IN {ids:Array(String)}
+     UNION ALL
+     SELECT 'meta', instance_id, '', metadata, '' FROM series_instance_meta FINAL WHERE instance_id IN {ids:Array(String)}
+     UNION ALL
+     SELECT 'sealed', instance_id, toString(scale), toString(max(span_start)), '' FROM series_segments FINAL
+     WHERE instance_id IN {ids:Array(String)} AND deleted = 0 AND storage_key LIKE 'clickhouse:%'
+     GROUP BY instance_id, scale`,
+    { ids },
+  );
   for (const r of rows) {
-    const list = out.get(r.instance_id) ?? [];
-    list.push({ start: Number(r.page_start), end: Number(r.page_end) });
-    out.set(r.instance_id, list);
+    if (r.k === "page") {
+      const list = state.pages.get(r.instance_id) ?? [];
+      list.push({ start: Number(r.a), end: Number(r.b) });
+      state.pages.set(r.instance_id, list);
+    } else if (r.k === "meta") {
+      const days = (JSON.parse(r.a) as { rawArchivePageDays?: number }).rawArchivePageDays;
+      if (typeof days === "number") state.pageDays.set(r.instance_id, days);
+    } else state.lastSealed.set(`${r.instance_id}/${r.s}`, Number(r.a));
   }
-  return out;
-}
-
-/** Page width of each instance in days: its metadata override, else the default. */
-async function pageDaysOf(deps: SeriesDeps, ids: string[]): Promise<Map<string, number>> {
-  const rows =
-    ids.length === 0
-      ? []
-      : await deps.ch.query<{ instance_id: string; metadata: string }>(
-          "series_instance_meta_of",
-          "SELECT instance_id, metadata FROM series_instance_meta FINAL WHERE instance_id IN {ids:Array(String)}",
-          { ids },
-        );
-  const out = new Map<string, number>();
-  for (const r of rows) {
-    const days = (JSON.parse(r.metadata) as { rawArchivePageDays?: number }).rawArchivePageDays;
-    if (typeof days === "number") out.set(r.instance_id, days);
-  }
-  return out;
+  for (const list of state.pages.values()) list.sort((x, y) => x.start - y.start);
+  return state;
 }
 
 /** Rebuilds archived pages from the facts (a replay, reprocess or deep reorg reached archived times). */
@@ -616,12 +604,11 @@ async function archiveRaw(
   deps: SeriesDeps,
   ids: string[],
   newest: Newest,
-  pages: Map<string, { start: number; end: number }[]>,
+  { pages, pageDays: days }: PassState,
 ): Promise<void> {
   const { ch, settings } = deps;
   const live = ids.filter((id) => newest.has(`${id}/0`));
   if (live.length === 0) return;
-  const days = await pageDaysOf(deps, live);
   const floors = live.map((id) => pages.get(id)?.at(-1)?.end ?? 0);
   const firsts = await ch.query<{ instance_id: string; f: string }>(
     "series_raw_first_live",
@@ -703,7 +690,8 @@ async function updateInstances(deps: SeriesDeps, touched: SeriesTouched, newest:
 export async function recomputeSeries(deps: SeriesDeps, touched: SeriesTouched): Promise<void> {
   if (touched.size === 0) return;
   const ids = [...touched.keys()];
-  const pages = await archivedPages(deps.ch, ids);
+  const state = await passState(deps.ch, ids);
+  const { pages } = state;
   const ranges = (scale: SeriesScale): Ranges => {
     const r: Ranges = { ids: [], los: [], his: [] };
     for (const [id, span] of touched) {
@@ -746,12 +734,12 @@ export async function recomputeSeries(deps: SeriesDeps, touched: SeriesTouched):
     }
   }
   const newest: Newest = new Map();
-  await recomputeSegments(deps, jobs, newest);
+  await recomputeSegments(deps, jobs, newest, state.lastSealed);
   await archiveRaw(
     deps,
     ids.filter((id) => timeseriesById(touched.get(id)!.seriesId)?.scales.includes("0")),
     newest,
-    pages,
+    state,
   );
   await updateInstances(deps, touched, newest);
 }

@@ -262,6 +262,38 @@ describe.skipIf(serverPass)("README quick start", () => {
     );
     expect(dexTvl?.tvl_usd).toBeGreaterThan(0);
 
+    // The README's series lines: the definitions, then the hourly fees of all chains.
+    const seriesLines = blocks.find((b) => b.some((l) => l.includes("/series/available")));
+    expect(seriesLines).toHaveLength(4);
+    const series = await waitUntil(
+      "the hourly fee series of all chains",
+      async () => {
+        const r = spawnSync("bash", ["-e", "-o", "pipefail", "-c", seriesLines!.join("\n")], {
+          cwd: dir,
+          env: env(port),
+          encoding: "utf8",
+        });
+        const values = r.status === 0 ? jsonValues(r.stdout) : [];
+        return values.length === 2 && ((values[1] as { points?: unknown[] }).points?.length ?? 0) > 0
+          ? values
+          : undefined;
+      },
+      120_000,
+    );
+    const ids = (series[0] as { timeseries: { id: string }[] }).timeseries.map((d) => d.id);
+    expect(ids).toEqual(expect.arrayContaining(["chain-fees", "chain-transactions", "dex-pair"]));
+    const chart = series[1] as {
+      scale: string;
+      seriesId: string;
+      points: { t: number; values: { fees: number } }[];
+    };
+    expect(chart).toMatchObject({ scale: "1h", seriesId: "chain-fees" });
+    expect(chart.points.length).toBeLessThanOrEqual(3);
+    for (const p of chart.points) {
+      expect(p.t % 3_600_000).toBe(0);
+      expect(p.values.fees).toBeGreaterThan(0);
+    }
+
     // While the demo holds the embedded stores, the shell command refuses and says what to do.
     const clash = spawnSync(
       "npm",

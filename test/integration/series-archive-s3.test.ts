@@ -12,7 +12,7 @@ import { type ChartPoint, HOUR, readAllPoints, SERIES_DEVNET, SERIES_TEST_ENV } 
 
 const CREDENTIALS = { region: "us-east-1", accessKeyId: "S3RVER", secretAccessKey: "S3RVER" };
 
-// Over the kcat mock cluster's small batches (about five blocks, each costing the series processor about 11
+// Over the kcat mock cluster's small batches (about five blocks, each costing the series processor about 9
 // statements on the shared chDB session) these 28 hours of chain time outlast the drain timeout in CI, so this
 // file uses the in-process bus in every pass (the PostgreSQL pass still runs it on PostgreSQL); series over
 // Kafka: series-guarantees.test.ts's reorg case and replay-reorg.test.ts.

@@ -112,7 +112,7 @@ interface Instance {
 }
 
 // Over the kcat mock cluster the pipeline sees batches of about five blocks, and each costs the series
-// processor about 11 statements on the one chDB session it shares with every other processor: catching up
+// processor about 9 statements on the one chDB session it shares with every other processor: catching up
 // these 1,800 blocks took 110-140 s alone, past the drain timeout when CI runs other files beside it. So
 // this file uses the in-process bus in every pass (still on PostgreSQL in the third); series over Kafka are
 // covered by series-guarantees.test.ts's reorg case and replay-reorg.test.ts.
