@@ -5,6 +5,7 @@
  * processor, leaves the same state.
  */
 import { idFloor } from "../chain/types.ts";
+import { createEventsReader } from "../events/reader.ts";
 import type { TimeseriesDefinition } from "./definition.ts";
 import { CHAIN_COUNT } from "./definition.ts";
 import {
@@ -32,6 +33,7 @@ export async function backfillSeries(
   onProgress?: (p: { day: number; days: number; events: number; facts: number }) => void,
 ): Promise<SeriesBackfillResult> {
   const { ch } = deps;
+  const events = createEventsReader(ch);
   const result: SeriesBackfillResult = { series: defs.map((d) => d.id), events: 0, facts: 0, days: 0 };
   const [span] = await ch.query<{ lo: string; hi: string; n: string }>(
     "series_backfill_span",
@@ -57,21 +59,9 @@ export async function backfillSeries(
       (r) => JSON.parse(r.doc) as Record<string, unknown> & { payload: Record<string, unknown> },
     );
     // Offloaded payloads (event_payloads) are merged back, as the processor reads them from the message.
-    const refs = docs.flatMap((d) =>
-      typeof d.payload_ref === "string" && d.payload_ref ? [d.payload_ref] : [],
+    const payloads = await events.payloads(
+      docs.flatMap((d) => (typeof d.payload_ref === "string" && d.payload_ref ? [d.payload_ref] : [])),
     );
-    const payloads =
-      refs.length === 0
-        ? new Map<string, string>()
-        : new Map(
-            (
-              await ch.query<{ ref: string; payload: string }>(
-                "series_backfill_payloads",
-                "SELECT ref, payload FROM event_payloads FINAL WHERE ref IN {refs:Array(String)}",
-                { refs },
-              )
-            ).map((r) => [r.ref, r.payload]),
-          );
     for (const [i, { version }] of rows.entries()) {
       const e = docs[i]!;
       const stored = typeof e.payload_ref === "string" ? payloads.get(e.payload_ref) : undefined;

@@ -36,36 +36,31 @@ export interface SeriesDeps {
   log: Logger;
 }
 
-/** One event's contribution to a point key of one instance (see the definitions). */
-export interface EventFact {
+/** What every fact row says: which instance and point key, when, from which block, at which version. */
+interface FactBase {
   series_id: string;
   instance_id: string;
   dimensions: string;
   key: string;
   agg: string;
   ts: number;
-  /** The event's id (the newest `last` value of a bucket wins by (ts, event id)). */
-  event_id: string;
   block_hash: string;
   value: string;
-  member: string;
   version: number;
 }
 
+/** One event's contribution to a point key of one instance (see the definitions). */
+export interface EventFact extends FactBase {
+  /** The event's id (the newest `last` value of a bucket wins by (ts, event id)). */
+  event_id: string;
+  member: string;
+}
+
 /** The facts of one (instance, point key, block): a row of series_block_facts. */
-export interface FactRow {
-  series_id: string;
-  instance_id: string;
-  dimensions: string;
-  key: string;
-  agg: string;
-  ts: number;
-  block_hash: string;
-  value: string;
+export interface FactRow extends FactBase {
   last_id: string;
   members: string[];
   main_chain: boolean;
-  version: number;
 }
 
 /**

@@ -3,6 +3,7 @@
  * points, segments, archive pages and instances the batch touched, recomputed from the facts
  * (lib/series/writer.ts). A retraction marks its block's facts and recomputes what they reached.
  */
+import { CHAIN_COUNT } from "../../lib/series/definition.ts";
 import { seriesObjectStore, seriesSettings } from "../../lib/series/settings.ts";
 import {
   createRecomputeQueue,
@@ -25,8 +26,9 @@ export const seriesProcessor = defineProcessor<
   topic: "events",
   group: CONSUMER_GROUPS.series,
   codec: (codecs) => codecs.events,
-  // Every partition touches the `all` instances: batches of all partitions share one recompute pass.
-  concurrentPartitions: 16,
+  // Every partition touches the `all` instances: batches of all partitions (one per chain at most) share
+  // one recompute pass.
+  concurrentPartitions: CHAIN_COUNT,
   setup: (deps) => {
     const seriesDeps: SeriesDeps = {
       ch: deps.ch,

@@ -145,6 +145,21 @@ describe.skipIf(serverPass)("README quick start", () => {
     const port = await freePort();
 
     start(demoLine!.replace(/^npm install && /, ""), port);
+    /** Runs a README block as one shell session until `ready` accepts the JSON values it printed. */
+    const runBlock = (what: string, lines: string[], ready: (values: unknown[]) => boolean) =>
+      waitUntil(
+        what,
+        async () => {
+          const r = spawnSync("bash", ["-e", "-o", "pipefail", "-c", lines.join("\n")], {
+            cwd: dir,
+            env: env(port),
+            encoding: "utf8",
+          });
+          const values = r.status === 0 ? jsonValues(r.stdout) : [];
+          return ready(values) ? values : undefined;
+        },
+        120_000,
+      );
     await waitUntil(
       "the demo's API answers",
       async () => ((await get(port, "/healthz")).status === 200 ? true : undefined),
@@ -182,20 +197,10 @@ describe.skipIf(serverPass)("README quick start", () => {
     // The README's price lines: the watched pools, candles and a spot price of the simulated network.
     const priceLines = blocks.find((b) => b.some((l) => l.includes("/price/pair/1/ohlcv")));
     expect(priceLines).toHaveLength(3);
-    const prices = await waitUntil(
+    const prices = await runBlock(
       "candles of pair 1",
-      async () => {
-        const r = spawnSync("bash", ["-e", "-c", priceLines!.join("\n")], {
-          cwd: dir,
-          env: env(port),
-          encoding: "utf8",
-        });
-        const values = r.status === 0 ? jsonValues(r.stdout) : [];
-        return values.length === 3 && ((values[1] as { ohlcv: unknown[] }).ohlcv?.length ?? 0) > 0
-          ? values
-          : undefined;
-      },
-      120_000,
+      priceLines!,
+      (values) => values.length === 3 && ((values[1] as { ohlcv?: unknown[] }).ohlcv?.length ?? 0) > 0,
     );
     expect((prices[0] as { pairs: unknown[] }).pairs.length).toBeGreaterThanOrEqual(3);
     const ohlcv = (
@@ -211,20 +216,10 @@ describe.skipIf(serverPass)("README quick start", () => {
     // The README's exchange lines: the simulated exchange's watched pair, and its fills as cex events.
     const exchangeLines = blocks.find((b) => b.some((l) => l.includes("category=cex")));
     expect(exchangeLines).toHaveLength(2);
-    const exchange = await waitUntil(
+    const exchange = await runBlock(
       "cex events of the simulated exchange",
-      async () => {
-        const r = spawnSync("bash", ["-e", "-c", exchangeLines!.join("\n")], {
-          cwd: dir,
-          env: env(port),
-          encoding: "utf8",
-        });
-        const values = r.status === 0 ? jsonValues(r.stdout) : [];
-        return values.length === 2 && ((values[1] as { events: unknown[] }).events?.length ?? 0) > 0
-          ? values
-          : undefined;
-      },
-      120_000,
+      exchangeLines!,
+      (values) => values.length === 2 && ((values[1] as { events?: unknown[] }).events?.length ?? 0) > 0,
     );
     expect((exchange[0] as { pairs: { pair_symbol: string; enable_trades: boolean }[] }).pairs).toEqual([
       expect.objectContaining({ pair_symbol: "ALPH_USDT", enable_trades: true }),
@@ -236,20 +231,15 @@ describe.skipIf(serverPass)("README quick start", () => {
     // The README's market figures lines: tokens by circulating supply in USD (priced first), the demo DEX's TVL.
     const figureLines = blocks.find((b) => b.some((l) => l.includes("sort=circulating_supply_usd")));
     expect(figureLines).toHaveLength(2);
-    const figures = await waitUntil(
+    const figures = await runBlock(
       "market figures of the demo's tokens",
-      async () => {
-        const r = spawnSync("bash", ["-e", "-c", figureLines!.join("\n")], {
-          cwd: dir,
-          env: env(port),
-          encoding: "utf8",
-        });
-        const values = r.status === 0 ? jsonValues(r.stdout) : [];
-        const tokens = (values[0] as { tokens?: { circulatingSupplyUsd: number | null }[] } | undefined)
-          ?.tokens;
-        return values.length === 2 && tokens?.[0]?.circulatingSupplyUsd ? values : undefined;
-      },
-      120_000,
+      figureLines!,
+      (values) =>
+        values.length === 2 &&
+        Boolean(
+          (values[0] as { tokens?: { circulatingSupplyUsd: number | null }[] }).tokens?.[0]
+            ?.circulatingSupplyUsd,
+        ),
     );
     const top = (figures[0] as { tokens: { circulatingSupplyUsd: number; priceUsd: number }[] }).tokens;
     expect(top).toHaveLength(3);
@@ -265,20 +255,10 @@ describe.skipIf(serverPass)("README quick start", () => {
     // The README's series lines: the definitions, then the hourly fees of all chains.
     const seriesLines = blocks.find((b) => b.some((l) => l.includes("/series/available")));
     expect(seriesLines).toHaveLength(4);
-    const series = await waitUntil(
+    const series = await runBlock(
       "the hourly fee series of all chains",
-      async () => {
-        const r = spawnSync("bash", ["-e", "-o", "pipefail", "-c", seriesLines!.join("\n")], {
-          cwd: dir,
-          env: env(port),
-          encoding: "utf8",
-        });
-        const values = r.status === 0 ? jsonValues(r.stdout) : [];
-        return values.length === 2 && ((values[1] as { points?: unknown[] }).points?.length ?? 0) > 0
-          ? values
-          : undefined;
-      },
-      120_000,
+      seriesLines!,
+      (values) => values.length === 2 && ((values[1] as { points?: unknown[] }).points?.length ?? 0) > 0,
     );
     const ids = (series[0] as { timeseries: { id: string }[] }).timeseries.map((d) => d.id);
     expect(ids).toEqual(expect.arrayContaining(["chain-fees", "chain-transactions", "dex-pair"]));

@@ -88,7 +88,7 @@ describe("telegram webhook", () => {
     tg.failNext("sendMessage");
     const failed = await post(update);
     expect(failed.statusCode).toBe(500);
-    expect(failed.json().code).toBeDefined();
+    expect(failed.json()).toMatchObject({ status: 500, code: "internal_error" });
     expect(tg.messages(512)).toHaveLength(0);
     expect((await post(update)).statusCode).toBe(200);
     expect(tg.messages(512)).toHaveLength(1);
