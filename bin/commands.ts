@@ -29,6 +29,7 @@ import { createKeysRepo } from "../lib/repos/keys.ts";
 import { runProcess } from "../lib/run-process.ts";
 import { backfillSeries } from "../lib/series/backfill.ts";
 import { TIMESERIES } from "../lib/series/definitions/index.ts";
+import { backfillHolders } from "../lib/series/holders.ts";
 import { seriesObjectStore, seriesSettings } from "../lib/series/settings.ts";
 import { openStores, type Stores } from "../lib/stores/index.ts";
 import type { TelegramBot } from "../lib/telegram/bot.ts";
@@ -298,30 +299,40 @@ export function buildCli(): Command {
       }
     });
 
-  const series = program.command("series").description("Series (timeseries of the normalized events)");
+  const series = program
+    .command("series")
+    .description("Series (timeseries of the normalized events and balances)");
   series
     .command("backfill")
     .description(
-      "Build series history from the stored normalized events (idempotent): facts, points at every scale, segments, archive pages; progress on stderr, one JSON result on stdout",
+      "Build series history from the stored normalized events (and, for token-holders, the stored raw blocks; stop the holders processor meanwhile), idempotent: facts, points at every scale, segments, archive pages; progress on stderr, one JSON result on stdout",
     )
     .option("--series <id...>", `series ids (default: all): ${TIMESERIES.map((d) => d.id).join(", ")}`)
     .action(async (opts: { series?: string[] }) => {
       const unknown = (opts.series ?? []).filter((id) => !TIMESERIES.some((d) => d.id === id));
       if (unknown.length > 0) throw new InvalidArgumentError(`Unknown series ${unknown.join(", ")}`);
       const defs = opts.series ? TIMESERIES.filter((d) => opts.series!.includes(d.id)) : TIMESERIES;
+      const fromEvents = defs.filter((d) => (d.source ?? "events") === "events");
       const ctx = context();
       const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "series backfill" });
       const objects = seriesObjectStore(ctx.config);
       try {
         if (!stores.ch) throw new Error("series backfill needs the databases (DATABASES=on)");
-        const result = await backfillSeries(
-          { ch: stores.ch, objects, settings: seriesSettings(ctx.config), log: ctx.log },
-          defs,
-          (p) =>
-            process.stderr.write(
-              `series backfill: day ${p.day}/${p.days}, ${p.events} events, ${p.facts} facts\n`,
-            ),
+        const deps = { ch: stores.ch, objects, settings: seriesSettings(ctx.config), log: ctx.log };
+        const events = await backfillSeries(deps, fromEvents, (p) =>
+          process.stderr.write(
+            `series backfill: day ${p.day}/${p.days}, ${p.events} events, ${p.facts} facts\n`,
+          ),
         );
+        const result: Record<string, unknown> = { ...events };
+        if (defs.some((d) => d.source === "balances")) {
+          result.series = defs.map((d) => d.id);
+          result.holders = await backfillHolders(deps, (p) =>
+            process.stderr.write(
+              `series backfill: token-holders, block ${p.blocks}/${p.total}, ${p.changes} holder changes\n`,
+            ),
+          );
+        }
         process.stdout.write(`${JSON.stringify(result)}\n`);
       } finally {
         objects.close();

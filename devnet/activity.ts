@@ -95,7 +95,9 @@ export function createActivity(deps: {
     if (holders.length === 0) return false;
     const { u: sender, bal } = rng.pick(holders);
     const [id, have] = rng.pick([...bal].sort(([a], [b]) => a.localeCompare(b)));
-    const amount = (have * BigInt(rng.int(1, 40))) / 100n;
+    // 1-39 % of the balance, or (one draw in 40) all of it: the sender stops holding the token.
+    const pct = rng.int(1, 40);
+    const amount = pct === 40 ? have : (have * BigInt(pct)) / 100n;
     if (amount === 0n) return false;
     const to = rng.pick(usersByGroup[ctx.to]!);
     const gas = builder.userGas();

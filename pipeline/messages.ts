@@ -28,6 +28,7 @@ export const CONSUMER_GROUPS = {
   figures: "alephium-figures",
   payments: "alephium-payments",
   series: "alephium-series",
+  holders: "alephium-holders",
 } as const;
 
 /** Where a block sits; shared by a block and its retraction. */

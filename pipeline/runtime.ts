@@ -15,6 +15,7 @@ import type { Processor, ProcessorFactory } from "./processor.ts";
 import { candlesProcessor } from "./processors/candles.ts";
 import { eventsSinkProcessor } from "./processors/events-sink.ts";
 import { figuresProcessor } from "./processors/figures.ts";
+import { holdersProcessor } from "./processors/holders.ts";
 import { normalizeProcessor } from "./processors/normalize.ts";
 import { paymentsProcessor } from "./processors/payments.ts";
 import { rawSinkProcessor } from "./processors/raw-sink.ts";
@@ -31,6 +32,7 @@ export const PROCESSORS = {
   figures: figuresProcessor,
   payments: paymentsProcessor,
   series: seriesProcessor,
+  holders: holdersProcessor,
 } as const satisfies Record<string, ProcessorFactory>;
 
 export type ProcessorName = keyof typeof PROCESSORS;

@@ -18,8 +18,11 @@ export const SERIES_SCALE_MS: Record<SeriesScale, number> = {
   "1d": 86_400_000,
 };
 
-/** How a point key aggregates its facts; every aggregation rolls up exactly into coarser scales. */
-export type Agg = "count" | "sum" | "distinct" | "last";
+/**
+ * How a point key aggregates its facts; every aggregation rolls up exactly into coarser scales. `sum` adds
+ * unsigned amounts (UInt256), `net` adds signed changes (Int256), such as a holder count's delta.
+ */
+export type Agg = "count" | "sum" | "net" | "distinct" | "last";
 
 export interface PointKey {
   key: string;
@@ -59,6 +62,12 @@ export interface Fact {
 
 export interface TimeseriesDefinition {
   id: string;
+  /**
+   * Where the facts come from: `events` (default) through `facts` in the series processor, or `balances`:
+   * the holders processor derives them from the blocks' outputs and spends (lib/series/holders.ts), and
+   * `facts` yields nothing.
+   */
+  source?: "events" | "balances";
   description: string;
   /** Scales served; `1m` is always among them (the instances' last_seen_at reads it). */
   scales: readonly SeriesScale[];

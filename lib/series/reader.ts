@@ -6,7 +6,7 @@
 import { badRequest, notFound } from "../errors.ts";
 import type { Ch } from "../stores/clickhouse.ts";
 import type { ObjectStore } from "../stores/object-store.ts";
-import { SERIES_SCALE_MS, type SeriesScale, type TimeseriesDefinition } from "./definition.ts";
+import { type Agg, SERIES_SCALE_MS, type SeriesScale, type TimeseriesDefinition } from "./definition.ts";
 import { timeseriesById } from "./definitions/index.ts";
 import { type SeriesSettings, spanOf } from "./settings.ts";
 import type { ArchivePage } from "./writer.ts";
@@ -604,7 +604,7 @@ export interface ListEntry {
  */
 export async function readList(
   ch: Ch,
-  list: { seriesId: string; key: string; agg: "count" | "sum" | "distinct" | "last"; windowMs: number },
+  list: { seriesId: string; key: string; agg: Agg; windowMs: number },
   limit: number,
   offset: number,
 ): Promise<{ from: number | null; to: number | null; count: number; entries: ListEntry[] }> {
@@ -622,8 +622,11 @@ export async function readList(
       ? "toString(uniqExactMerge(state))"
       : list.agg === "last"
         ? "argMax(value, t)"
-        : "toString(sum(toUInt256OrZero(value)))";
-  const order = list.agg === "last" ? "toFloat64OrZero(v)" : "toUInt256(v)";
+        : list.agg === "net"
+          ? "toString(sum(toInt256OrZero(value)))"
+          : "toString(sum(toUInt256OrZero(value)))";
+  const order =
+    list.agg === "last" ? "toFloat64OrZero(v)" : list.agg === "net" ? "toInt256(v)" : "toUInt256(v)";
   const rows = await ch.query<{ instance_id: string; dimensions: string; v: string; total: string }>(
     "series_list_read",
     `SELECT p.instance_id AS instance_id, i.dimensions AS dimensions, p.v AS v, count() OVER () AS total

@@ -46,7 +46,8 @@ interface FactBase {
   ts: number;
   block_hash: string;
   value: string;
-  version: number;
+  /** The block message's seq; for the holders' facts, the write clock (decimal text, lib/series/holders.ts). */
+  version: number | string;
 }
 
 /** One event's contribution to a point key of one instance (see the definitions). */
@@ -91,9 +92,9 @@ export function blockFacts(facts: readonly EventFact[]): FactRow[] {
       };
       rows.set(k, r);
     }
-    if (f.version > r.version) r.version = f.version;
+    if (Number(f.version) > Number(r.version)) r.version = f.version;
     if (f.agg === "count") r.sum += 1n;
-    else if (f.agg === "sum") r.sum += BigInt(f.value);
+    else if (f.agg === "sum" || f.agg === "net") r.sum += BigInt(f.value);
     else if (f.agg === "distinct") r.set!.add(f.member);
     else if (r.last_id === "" || f.event_id > r.last_id) {
       r.last_id = f.event_id;
@@ -102,7 +103,7 @@ export function blockFacts(facts: readonly EventFact[]): FactRow[] {
   }
   return [...rows.values()].map(({ sum, set, ...r }) => ({
     ...r,
-    value: r.agg === "count" || r.agg === "sum" ? sum.toString() : r.value,
+    value: r.agg === "count" || r.agg === "sum" || r.agg === "net" ? sum.toString() : r.value,
     members: set ? [...set].sort() : [],
   }));
 }
@@ -230,6 +231,7 @@ function pointsFromFactsSql(p = ""): string {
   return `SELECT instance_id, {scale${p}:String} AS o_scale, b AS o_t, fkey AS o_key, any(fagg) AS o_agg,
        multiIf(o_agg = 'distinct', toString(uniqExactIf(fm, main_chain)),
                o_agg = 'last', argMaxIf(fv, (ts, lid), main_chain),
+               o_agg = 'net', toString(sumIf(toInt256OrZero(fv), main_chain)),
                toString(sumIf(toUInt256OrZero(fv), main_chain))) AS o_value,
        uniqExactStateIf(fm, main_chain AND fagg = 'distinct') AS o_state,
        toUInt8(countIf(main_chain) = 0) AS o_deleted,
@@ -249,6 +251,7 @@ function rollUpSql(p: string): string {
   return `SELECT instance_id, {to${p}:String}, b, pkey, any(pagg) AS o_agg,
        multiIf(o_agg = 'distinct', toString(uniqExactMerge(pstate)),
                o_agg = 'last', argMaxIf(pv, t, pdeleted = 0),
+               o_agg = 'net', toString(sumIf(toInt256OrZero(pv), pdeleted = 0)),
                toString(sumIf(toUInt256OrZero(pv), pdeleted = 0))),
        uniqExactMergeState(pstate), toUInt8(countIf(pdeleted = 0) = 0), toUInt64({version:String})
      FROM (
@@ -304,7 +307,8 @@ export async function nextVersion(deps: Pick<SeriesDeps, "ch">): Promise<string>
         "series_versions_max",
         `SELECT toString(greatest(
            (SELECT max(version) FROM series_points), (SELECT max(version) FROM series_segments),
-           (SELECT max(version) FROM series_instances), (SELECT max(version) FROM series_archive_pages))) AS v`,
+           (SELECT max(version) FROM series_instances), (SELECT max(version) FROM series_archive_pages),
+           (SELECT max(version) FROM holder_changes))) AS v`,
       );
       const stored = BigInt(row?.v ?? "0");
       if (stored > c.last) c.last = stored;

@@ -178,5 +178,10 @@ export async function seriesStateHash(ch: TestCh): Promise<Record<string, { rows
     segments: await q("SELECT * EXCEPT (version) FROM series_segments FINAL WHERE deleted = 0"),
     pages: await q("SELECT * EXCEPT (version) FROM series_archive_pages FINAL"),
     instances: await q("SELECT * EXCEPT (version) FROM series_instances FINAL WHERE last_seen_at > 0"),
+    holders: await q(
+      `SELECT 'o', token_id, address, key, block_hash, ts, toString(amount), '' FROM holder_outputs FINAL WHERE main_chain
+       UNION ALL SELECT 's', '', '', key, block_hash, ts, '', '' FROM holder_spends FINAL WHERE main_chain
+       UNION ALL SELECT 'c', token_id, address, '', '', ts, '', toString(change) FROM holder_changes FINAL WHERE change != 0`,
+    ),
   };
 }

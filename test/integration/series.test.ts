@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadCandlePairs } from "../../lib/prices/watched.ts";
 import { backfillSeries } from "../../lib/series/backfill.ts";
 import { TIMESERIES, timeseriesById } from "../../lib/series/definitions/index.ts";
+import { backfillHolders } from "../../lib/series/holders.ts";
 import { seriesObjectStore, seriesSettings } from "../../lib/series/settings.ts";
 import { createTestApp } from "../helpers/app.ts";
 import { KAFKA_BROKERS, startTestPipeline, type TestPipeline } from "../helpers/pipeline.ts";
@@ -187,7 +188,7 @@ describe("series", () => {
     expect(events.length).toBeGreaterThan(2000);
     let compared = 0;
     let distinctRolled = 0;
-    for (const def of TIMESERIES) {
+    for (const def of TIMESERIES.filter((d) => d.source !== "balances")) {
       const ref = reference(events, [...def.scales], CONTRIBUTIONS[def.id]!);
       const instances = await instancesOf(def.id);
       expect(instances.map((i) => JSON.stringify(i.dimensions)).sort(), def.id).toEqual(
@@ -236,6 +237,114 @@ describe("series", () => {
     expect(compared).toBeGreaterThan(5000);
     expect(distinctRolled).toBeGreaterThan(0);
   }, 600_000);
+
+  it("token-holders equals a reference walked here from the simulated chain's outputs and spends", async () => {
+    // Every main-chain block of every chain, with plain loops: outputs by key, then each (token, address)
+    // balance change per block time, then the times it crossed zero.
+    // (The blocks ingest published: the newest ones wait for their confirmations.)
+    const ingested = new Set(
+      (await p.ch.ch.query<{ hash: string }>("t", "SELECT hash FROM raw_blocks FINAL WHERE main_chain")).map(
+        (r) => r.hash,
+      ),
+    );
+    const blocks = Array.from({ length: 16 }, (_, c) => p.chain.mainChain(c))
+      .flat()
+      .filter((b) => ingested.has(b.block.hash));
+    expect(blocks.length).toBe(ingested.size);
+    const outputs = new Map<string, { address: string; amounts: [string, bigint][] }>();
+    const live = (b: (typeof blocks)[number]) =>
+      b.block.transactions.filter((tx) => !(b.block.conflictedTxs ?? []).includes(tx.unsigned.txId));
+    for (const b of blocks)
+      for (const tx of live(b))
+        for (const o of [...tx.unsigned.fixedOutputs, ...tx.generatedOutputs])
+          outputs.set(o.key, {
+            address: o.address,
+            amounts: [
+              ["0".repeat(64), BigInt(o.attoAlphAmount)],
+              ...(o.tokens ?? []).map((t): [string, bigint] => [t.id, BigInt(t.amount)]),
+            ],
+          });
+    const changes = new Map<string, Map<number, bigint>>();
+    const move = (token: string, address: string, ts: number, d: bigint) => {
+      const k = `${token} ${address}`;
+      const m = changes.get(k) ?? new Map<number, bigint>();
+      changes.set(k, m);
+      m.set(ts, (m.get(ts) ?? 0n) + d);
+    };
+    let spent = 0;
+    for (const b of blocks)
+      for (const tx of live(b)) {
+        for (const o of [...tx.unsigned.fixedOutputs, ...tx.generatedOutputs]) {
+          move("0".repeat(64), o.address, b.block.timestamp, BigInt(o.attoAlphAmount));
+          for (const t of o.tokens ?? []) move(t.id, o.address, b.block.timestamp, BigInt(t.amount));
+        }
+        for (const key of [
+          ...tx.unsigned.inputs.map((i) => i.outputRef.key),
+          ...tx.contractInputs.map((c) => c.key),
+        ]) {
+          const o = outputs.get(key);
+          if (!o) continue;
+          spent++;
+          for (const [token, amount] of o.amounts) move(token, o.address, b.block.timestamp, -amount);
+        }
+      }
+    expect(spent).toBeGreaterThan(1000);
+    // token → scale → bucket → { gained, lost, holders_delta }
+    const ref = new Map<string, Map<string, Map<number, Record<string, number>>>>();
+    let crossings = 0;
+    let lostAny = 0;
+    for (const [k, byTs] of changes) {
+      const token = k.split(" ")[0]!;
+      let balance = 0n;
+      for (const ts of [...byTs.keys()].sort((a, b) => a - b)) {
+        const was = balance > 0n;
+        balance += byTs.get(ts)!;
+        const is = balance > 0n;
+        if (was === is) continue;
+        crossings++;
+        if (was) lostAny++;
+        const scales = ref.get(token) ?? new Map<string, Map<number, Record<string, number>>>();
+        ref.set(token, scales);
+        for (const [scale, w] of [
+          ["0", 1],
+          ["1m", 60_000],
+          ["1h", HOUR],
+          ["1d", 24 * HOUR],
+        ] as const) {
+          const byT = scales.get(scale) ?? new Map<number, Record<string, number>>();
+          scales.set(scale, byT);
+          const t = ts - (ts % w);
+          const v = byT.get(t) ?? { gained: 0, lost: 0, holders_delta: 0 };
+          byT.set(t, v);
+          v[is ? "gained" : "lost"]!++;
+          v.holders_delta! += is ? 1 : -1;
+        }
+      }
+    }
+    expect(crossings).toBeGreaterThan(100);
+    expect(lostAny).toBeGreaterThan(0);
+    const instances = await instancesOf("token-holders");
+    expect(instances.map((i) => i.dimensions.token_id).sort()).toEqual([...ref.keys()].sort());
+    expect(instances.length).toBeGreaterThan(1);
+    let compared = 0;
+    let negative = 0;
+    for (const inst of instances) {
+      const byScale = ref.get(inst.dimensions.token_id!)!;
+      for (const scale of ["0", "1m", "1h", "1d"]) {
+        const expected = [...byScale.get(scale)!.entries()].sort((a, b) => a[0] - b[0]);
+        const points = await readAllPoints(p.api, inst.instanceId, scale);
+        expect(
+          points.map((x) => [x.t, x.values]),
+          `token-holders ${inst.dimensions.token_id} ${scale}`,
+        ).toEqual(expected);
+        compared += expected.length;
+        negative += expected.filter(([, v]) => v.holders_delta! < 0).length;
+      }
+      expect(inst.lastSeenAt).toBe(Math.max(...byScale.get("0")!.keys()));
+    }
+    expect(compared).toBeGreaterThan(200);
+    expect(negative).toBeGreaterThan(0);
+  }, 300_000);
 
   it("dex-pair prices are the close of the pool's candles (Prices I) at 1m, 1h and 1d", async () => {
     const pairs = (await loadCandlePairs(p.pg.pg)).filter((x) => x.source_kind === "onchain_dex");
@@ -525,6 +634,36 @@ describe("series", () => {
     expect(result.series).toEqual(["dex-pair"]);
     expect(result.facts).toBeGreaterThan(0);
     expect(progress.length).toBe(result.days);
+    expect(await seriesStateHash(p.ch)).toEqual(before);
+  }, 300_000);
+
+  it("series backfill rebuilds token-holders from the stored raw blocks, identical to the holders processor's", async () => {
+    const before = await seriesStateHash(p.ch);
+    const ids = (await instancesOf("token-holders")).map((i) => i.instanceId);
+    expect(ids.length).toBeGreaterThan(0);
+    // Forget the holders and their series, as for a definition added after the blocks were stored.
+    for (const table of ["holder_outputs", "holder_spends", "holder_changes"])
+      await p.ch.ch.command("t", `TRUNCATE TABLE ${table}`);
+    for (const table of [
+      "series_block_facts",
+      "series_points",
+      "series_segments",
+      "series_instances",
+      "series_archive_pages",
+    ])
+      await p.ch.ch.command("t", `DELETE FROM ${table} WHERE instance_id IN {ids:Array(String)}`, { ids });
+    expect((await seriesStateHash(p.ch)).holders).not.toEqual(before.holders);
+    const config = p.api.deps.config;
+    const objects = seriesObjectStore(config);
+    const progress: number[] = [];
+    const result = await backfillHolders(
+      { ch: p.ch.ch, objects, settings: seriesSettings(config), log: p.deps.log },
+      (x) => progress.push(x.blocks),
+    );
+    objects.close();
+    expect(result.blocks).toBeGreaterThan(1000);
+    expect(result.changes).toBeGreaterThan(100);
+    expect(progress.at(-1)).toBe(result.blocks);
     expect(await seriesStateHash(p.ch)).toEqual(before);
   }, 300_000);
 

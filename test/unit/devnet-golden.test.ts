@@ -18,7 +18,7 @@ import {
 } from "../../devnet/explorer-view.ts";
 
 const CHAINS = 16;
-const GOLDEN = "869a51717c023d3a2f08970534486289f8299d6fd62c7a5f5279a6f823315e33";
+const GOLDEN = "f842281050de8728a8d3f4204fe793ef44989472d517aeceb57a220d5b8d7c01";
 
 /** Everything the chain and its explorer view serve, in a fixed order, with only public fields. */
 function snapshot(chain: DevnetChain): unknown[] {

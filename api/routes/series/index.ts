@@ -140,6 +140,7 @@ export async function seriesRoutes(app: App, deps: ApiDeps): Promise<void> {
         pointKeyDetails: d.pointKeys.map((k) => ({ ...k })),
         chartType: d.chartType,
         dimensions: [...d.dimensions],
+        source: d.source ?? "events",
       })),
       lists: LISTS.map((l) => ({ ...l, dimensions: [...l.dimensions] })),
     }),

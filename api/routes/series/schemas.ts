@@ -38,9 +38,9 @@ export const TimeseriesDefinitionSchema = Type.Object(
     pointKeyDetails: Type.Array(
       Type.Object({
         key: Type.String(),
-        agg: StringEnum(["count", "sum", "distinct", "last"] as const, {
+        agg: StringEnum(["count", "sum", "net", "distinct", "last"] as const, {
           description:
-            "How buckets aggregate: `count` and `sum` add up, `distinct` is an exact distinct count at every scale (uniqExact states merged, never summed), `last` is the bucket's last value.",
+            "How buckets aggregate: `count` and `sum` add up (`sum` of unsigned amounts, `net` of signed changes such as a holder count's delta, so its values may be negative), `distinct` is an exact distinct count at every scale (uniqExact states merged, never summed), `last` is the bucket's last value.",
         }),
         description: Type.String(),
       }),
@@ -48,6 +48,10 @@ export const TimeseriesDefinitionSchema = Type.Object(
     chartType: Type.String({ description: "Suggested chart: `line`, `bar` or `area`." }),
     dimensions: Type.Array(Type.String(), {
       description: "Dimension names; one instance per distinct value set.",
+    }),
+    source: StringEnum(["events", "balances"] as const, {
+      description:
+        "What the points are computed from: `events` (the normalized events, by the series processor) or `balances` (the blocks' outputs and spends, by the holders processor: every balance of every address over time).",
     }),
   },
   { $id: "SeriesTimeseriesDefinition", title: "SeriesTimeseriesDefinition" },

@@ -8,6 +8,7 @@ import { chainTransactions } from "./chain-transactions.ts";
 import { dappActivity } from "./dapp-activity.ts";
 import { dexPair } from "./dex-pair.ts";
 import { dappsByUsers, tokensByVolume } from "./lists.ts";
+import { tokenHolders } from "./token-holders.ts";
 import { tokenTransfers } from "./token-transfers.ts";
 
 export const TIMESERIES: readonly TimeseriesDefinition[] = [
@@ -17,6 +18,7 @@ export const TIMESERIES: readonly TimeseriesDefinition[] = [
   chainMiningRewards,
   chainFees,
   tokenTransfers,
+  tokenHolders,
   dappActivity,
   dexPair,
 ];

@@ -1,0 +1,354 @@
+/**
+ * The `token-holders` series, from balances. Transfer events leave out change, fees and contract inputs,
+ * so holders are counted from the blocks themselves: every output (per token, ALPH included) and every
+ * spend is kept (holder_outputs, holder_spends), and the balance of a (token, address) at time t is the sum
+ * of its main-chain outputs minus those spent by main-chain blocks up to t. A batch recomputes, for each
+ * (token, address) it touched, the moments that balance crossed zero from its whole history, compares them
+ * with the stored ones (holder_changes), and writes the difference, per token and block time, as the
+ * series facts (gained, lost, holders_delta); then the series points of the times that changed are
+ * recomputed like any other series (lib/series/writer.ts).
+ *
+ * Order of writes, for crashes: outputs and spends, then facts and points, and holder_changes last. A batch
+ * replayed before holder_changes was written finds the same difference and writes the same facts; after,
+ * it finds none. So replays, retractions and reprocessing leave the state of one clean pass. Batches run
+ * one at a time (the holders group is consumed by one process; stop it while `series backfill` rebuilds
+ * token-holders).
+ */
+import type { node } from "@alephium/web3";
+import { ALPH_TOKEN_ID } from "../chain/types.ts";
+import { dimensionsJson, instanceIdOf } from "./definition.ts";
+import { tokenHolders } from "./definitions/token-holders.ts";
+import {
+  type FactRow,
+  nextVersion,
+  recomputeSeries,
+  type SeriesDeps,
+  type SeriesTouched,
+  touchSeries,
+} from "./writer.ts";
+
+/** What the holders pass needs of a block message (the blocks topic's shapes). */
+export type HolderMessage =
+  | { kind: "block"; hash: string; timestamp: number; seq: number; block_json: string }
+  | { kind: "retraction"; hash: string; seq: number };
+
+interface OutputRow {
+  token_id: string;
+  address: string;
+  key: string;
+  block_hash: string;
+  ts: number;
+  amount: string;
+  main_chain: boolean;
+  version: number;
+}
+
+interface SpendRow {
+  key: string;
+  block_hash: string;
+  ts: number;
+  main_chain: boolean;
+  version: number;
+}
+
+/** The block of the holders' facts: they belong to a block time, not to one block (see the file comment). */
+export const HOLDERS_FACT_BLOCK = "balances";
+
+const pairKey = (tokenId: string, address: string) => `${tokenId}:${address}`;
+
+/**
+ * Outputs (one row per token of each output, ALPH included when non-zero) and spends (asset and contract
+ * inputs) of a block's transactions; conflicted transactions change no balance.
+ */
+export function movesOfBlock(
+  block: node.BlockEntry,
+  at: { hash: string; timestamp: number; seq: number },
+): { outputs: OutputRow[]; spends: SpendRow[] } {
+  const outputs: OutputRow[] = [];
+  const spends: SpendRow[] = [];
+  const conflicted = new Set(block.conflictedTxs ?? []);
+  const base = { block_hash: at.hash, ts: at.timestamp, main_chain: true, version: at.seq };
+  for (const tx of block.transactions) {
+    if (conflicted.has(tx.unsigned.txId)) continue;
+    for (const input of tx.unsigned.inputs) spends.push({ key: input.outputRef.key, ...base });
+    for (const ref of tx.contractInputs) spends.push({ key: ref.key, ...base });
+    for (const o of [...tx.unsigned.fixedOutputs, ...tx.generatedOutputs]) {
+      const add = (token_id: string, amount: string) => {
+        if (BigInt(amount) > 0n) outputs.push({ token_id, address: o.address, key: o.key, amount, ...base });
+      };
+      add(ALPH_TOKEN_ID, o.attoAlphAmount);
+      for (const t of o.tokens ?? []) add(t.id, t.amount);
+    }
+  }
+  return { outputs, spends };
+}
+
+/** (token, address) pairs as parameters: the key prefixes narrow the read, the joined pairs decide. */
+const pairParams = (pairs: Iterable<string>) => {
+  const list = [...pairs];
+  const split = list.map((p) => p.split(":") as [string, string]);
+  return {
+    pairs: list,
+    tokens: [...new Set(split.map(([t]) => t))],
+    addresses: [...new Set(split.map(([, a]) => a))],
+  };
+};
+const PAIR_WHERE = `token_id IN {tokens:Array(String)} AND address IN {addresses:Array(String)}
+  AND concat(token_id, ':', address) IN {pairs:Array(String)}`;
+
+export interface HoldersPass {
+  outputs: number;
+  spends: number;
+  /** (token, address) pairs whose history was recomputed. */
+  pairs: number;
+  /** Zero crossings that appeared or disappeared. */
+  changes: number;
+}
+
+/**
+ * Handles a batch of block messages in order: stores their outputs and spends (a retraction flips its
+ * block's rows), then recomputes the holders of every (token, address) they touched.
+ */
+export async function handleHolderMessages(
+  deps: SeriesDeps,
+  messages: readonly HolderMessage[],
+): Promise<HoldersPass> {
+  const { ch } = deps;
+  const pairs = new Set<string>();
+  const spentKeys = new Set<string>();
+  let outputs: OutputRow[] = [];
+  let spends: SpendRow[] = [];
+  const pass: HoldersPass = { outputs: 0, spends: 0, pairs: 0, changes: 0 };
+  const flush = async () => {
+    if (outputs.length > 0) await ch.insert("holder_outputs_insert", "holder_outputs", outputs);
+    if (spends.length > 0) await ch.insert("holder_spends_insert", "holder_spends", spends);
+    pass.outputs += outputs.length;
+    pass.spends += spends.length;
+    outputs = [];
+    spends = [];
+  };
+  for (const m of messages) {
+    if (m.kind === "block") {
+      const moves = movesOfBlock(JSON.parse(m.block_json) as node.BlockEntry, m);
+      for (const o of moves.outputs) pairs.add(pairKey(o.token_id, o.address));
+      for (const s of moves.spends) spentKeys.add(s.key);
+      outputs.push(...moves.outputs);
+      spends.push(...moves.spends);
+      continue;
+    }
+    await flush();
+    // The retracted block's outputs and the outputs it spent change balances from its time on.
+    const [made, spent] = await Promise.all([
+      ch.query<{ token_id: string; address: string }>(
+        "holder_retracted_outputs",
+        `SELECT DISTINCT token_id, address FROM holder_outputs FINAL WHERE block_hash = {hash:String}`,
+        { hash: m.hash },
+      ),
+      ch.query<{ key: string }>(
+        "holder_retracted_spends",
+        `SELECT key FROM holder_spends FINAL WHERE block_hash = {hash:String}`,
+        { hash: m.hash },
+      ),
+    ]);
+    for (const r of made) pairs.add(pairKey(r.token_id, r.address));
+    for (const r of spent) spentKeys.add(r.key);
+    for (const table of ["holder_outputs", "holder_spends"])
+      await ch.command(
+        `${table}_retract`,
+        `INSERT INTO ${table} SELECT * REPLACE (false AS main_chain, {seq:UInt64} AS version)
+         FROM ${table} FINAL WHERE block_hash = {hash:String}`,
+        { seq: m.seq, hash: m.hash },
+      );
+  }
+  await flush();
+  if (spentKeys.size > 0) {
+    // Outputs of earlier batches (or of this one) that these blocks spent; an output never seen (indexing
+    // started after it) changes no balance we know.
+    const owners = await ch.query<{ token_id: string; address: string }>(
+      "holder_spent_owners",
+      `SELECT DISTINCT token_id, address FROM holder_outputs WHERE key IN {keys:Array(String)}`,
+      { keys: [...spentKeys] },
+    );
+    for (const r of owners) pairs.add(pairKey(r.token_id, r.address));
+  }
+  pass.pairs = pairs.size;
+  if (pairs.size > 0) pass.changes = await recomputeHolders(deps, pairs);
+  return pass;
+}
+
+interface Crossing {
+  token_id: string;
+  address: string;
+  ts: string;
+  change: number;
+}
+
+/**
+ * The zero crossings of each pair's balance over its whole main-chain history: balance changes are summed
+ * per block time (blocks of one time count as one change, whatever their order), and a time where the
+ * balance goes from ≤ 0 to > 0 gains a holder, from > 0 to ≤ 0 loses one.
+ */
+const CROSSINGS_SQL = `
+  WITH o AS (
+    SELECT token_id, address, key, ts, amount FROM holder_outputs FINAL WHERE main_chain AND ${PAIR_WHERE}
+  )
+  SELECT token_id, address, toString(ts) AS ts, toInt8((bal > 0) - (bal - d > 0)) AS change
+  FROM (
+    SELECT token_id, address, ts, d,
+      sum(d) OVER (PARTITION BY token_id, address ORDER BY ts ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS bal
+    FROM (
+      SELECT token_id, address, ts, sum(d) AS d FROM (
+        SELECT token_id, address, ts, toInt256(amount) AS d FROM o
+        UNION ALL
+        SELECT o.token_id, o.address, s.ts, -toInt256(o.amount) AS d
+        FROM o INNER JOIN (
+          SELECT key, ts FROM holder_spends FINAL WHERE main_chain AND key IN (SELECT key FROM o)
+        ) AS s ON s.key = o.key
+      )
+      GROUP BY token_id, address, ts
+    )
+  )
+  WHERE change != 0`;
+
+/** Recomputes the crossings of the pairs; writes what changed (facts, points, then holder_changes). */
+async function recomputeHolders(deps: SeriesDeps, pairs: Set<string>): Promise<number> {
+  const { ch } = deps;
+  const params = pairParams(pairs);
+  const [fresh, stored] = await Promise.all([
+    ch.query<Crossing>("holder_crossings", CROSSINGS_SQL, params),
+    ch.query<Crossing>(
+      "holder_changes_read",
+      `SELECT token_id, address, toString(ts) AS ts, change FROM holder_changes FINAL
+       WHERE change != 0 AND ${PAIR_WHERE}`,
+      params,
+    ),
+  ]);
+  const at = (c: Crossing) => `${c.token_id}:${c.address}:${c.ts}`;
+  const before = new Map(stored.map((c) => [at(c), c]));
+  const after = new Map(fresh.map((c) => [at(c), c]));
+  const changed: Crossing[] = [];
+  for (const [k, c] of after) if (before.get(k)?.change !== c.change) changed.push(c);
+  for (const [k, c] of before) if (!after.has(k)) changed.push({ ...c, change: 0 });
+  if (changed.length === 0) return 0;
+
+  // Per (token, time): the stored totals, then the difference the changed pairs make.
+  const moments = new Map<string, { token_id: string; ts: string; gained: number; lost: number }>();
+  for (const c of changed) {
+    const k = `${c.token_id}:${c.ts}`;
+    if (!moments.has(k)) moments.set(k, { token_id: c.token_id, ts: c.ts, gained: 0, lost: 0 });
+  }
+  const totals = await ch.query<{ token_id: string; ts: string; gained: string; lost: string }>(
+    "holder_changes_totals",
+    `SELECT token_id, toString(ts) AS ts, countIf(change > 0) AS gained, countIf(change < 0) AS lost
+     FROM holder_changes FINAL
+     WHERE token_id IN {tokens:Array(String)} AND ts IN {times:Array(UInt64)}
+       AND concat(token_id, ':', toString(ts)) IN {moments:Array(String)}
+     GROUP BY token_id, ts`,
+    {
+      tokens: [...new Set(changed.map((c) => c.token_id))],
+      times: [...new Set(changed.map((c) => Number(c.ts)))],
+      moments: [...moments.keys()],
+    },
+  );
+  for (const t of totals) {
+    const m = moments.get(`${t.token_id}:${t.ts}`)!;
+    m.gained = Number(t.gained);
+    m.lost = Number(t.lost);
+  }
+  for (const c of changed) {
+    const m = moments.get(`${c.token_id}:${c.ts}`)!;
+    const old = before.get(at(c))?.change ?? 0;
+    if (old > 0) m.gained--;
+    if (old < 0) m.lost--;
+    if (c.change > 0) m.gained++;
+    if (c.change < 0) m.lost++;
+  }
+
+  const version = await nextVersion(deps);
+  const touched: SeriesTouched = new Map();
+  const facts: FactRow[] = [];
+  for (const m of moments.values()) {
+    const dimensions = { token_id: m.token_id };
+    const instance_id = instanceIdOf(tokenHolders.id, dimensions);
+    const row = {
+      series_id: tokenHolders.id,
+      instance_id,
+      dimensions: dimensionsJson(dimensions),
+      ts: Number(m.ts),
+      block_hash: HOLDERS_FACT_BLOCK,
+      last_id: "",
+      members: [],
+      // No crossing left at this time: the facts leave the series like a retracted block's.
+      main_chain: m.gained + m.lost > 0,
+      // The write clock (decimal text: UInt64 past 2^53), newer than the facts this replaces.
+      version,
+    };
+    facts.push(
+      { ...row, key: "gained", agg: "sum", value: String(m.gained) },
+      { ...row, key: "lost", agg: "sum", value: String(m.lost) },
+      { ...row, key: "holders_delta", agg: "net", value: String(m.gained - m.lost) },
+    );
+    touchSeries(touched, instance_id, tokenHolders.id, Number(m.ts));
+  }
+  await ch.insert("series_facts_insert", "series_block_facts", facts);
+  await recomputeSeries(deps, touched);
+  await ch.insert(
+    "holder_changes_insert",
+    "holder_changes",
+    changed.map((c) => ({ token_id: c.token_id, address: c.address, ts: c.ts, change: c.change, version })),
+  );
+  return changed.length;
+}
+
+/**
+ * Builds token-holders from the stored raw blocks (main chain, in time order), through the same pass as the
+ * processor: what `series backfill --series token-holders` runs. Idempotent: what is already stored is
+ * found unchanged. Stop the holders processor while it runs (both read and then write holder_changes).
+ */
+export async function backfillHolders(
+  deps: SeriesDeps,
+  onProgress?: (p: { blocks: number; total: number; changes: number }) => void,
+): Promise<{ blocks: number; changes: number }> {
+  const { ch } = deps;
+  const [count] = await ch.query<{ n: string }>(
+    "holders_backfill_count",
+    "SELECT count() AS n FROM raw_blocks FINAL WHERE main_chain",
+  );
+  const total = Number(count?.n ?? 0);
+  const PAGE = 500;
+  let after = { ts: -1, chain: -1, height: -1 };
+  const result = { blocks: 0, changes: 0 };
+  for (;;) {
+    const rows = await ch.query<{
+      chain_index: number;
+      height: number;
+      hash: string;
+      ts: string;
+      block_json: string;
+      version: string;
+    }>(
+      "holders_backfill_page",
+      `SELECT chain_index, height, hash, toUnixTimestamp64Milli(timestamp) AS ts, block_json, version
+       FROM raw_blocks FINAL
+       WHERE main_chain AND (toUnixTimestamp64Milli(timestamp), chain_index, height) > ({ts:Int64}, {c:Int16}, {h:Int64})
+       ORDER BY timestamp, chain_index, height LIMIT {page:UInt32}`,
+      { ts: after.ts, c: after.chain, h: after.height, page: PAGE },
+    );
+    if (rows.length === 0) return result;
+    const pass = await handleHolderMessages(
+      deps,
+      rows.map((r) => ({
+        kind: "block",
+        hash: r.hash,
+        timestamp: Number(r.ts),
+        seq: Number(r.version),
+        block_json: r.block_json,
+      })),
+    );
+    result.blocks += rows.length;
+    result.changes += pass.changes;
+    onProgress?.({ blocks: result.blocks, total, changes: result.changes });
+    const last = rows[rows.length - 1]!;
+    after = { ts: Number(last.ts), chain: last.chain_index, height: last.height };
+  }
+}
