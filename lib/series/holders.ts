@@ -290,7 +290,7 @@ async function recomputeHolders(deps: SeriesDeps, pairs: Set<string>): Promise<n
     );
     touchSeries(touched, instance_id, tokenHolders.id, Number(m.ts));
   }
-  await ch.insert("series_facts_insert", "series_block_facts", facts);
+  await ch.insert("holder_facts_insert", "series_block_facts", facts);
   await recomputeSeries(deps, touched);
   await ch.insert(
     "holder_changes_insert",

@@ -1,7 +1,8 @@
 /**
  * Guarantees 2 and 3 for the series tables: re-delivery, crashes mid-batch, processor restarts, a
  * reprocess of the whole range (reaching archived pages, which are rebuilt from the facts) and a
- * reorg leave facts, points, segments, archive pages and instances identical to one clean pass.
+ * reorg leave facts, points, segments, archive pages and instances identical to one clean pass, and so
+ * do the holders processor's outputs, spends and balance crossings (token-holders).
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -51,11 +52,28 @@ describe.skipIf(kafkaPass)("series: replays are harmless", () => {
   it("crashes, restarts, re-delivery and a reprocess leave the state of one clean pass", async () => {
     p = await startTestPipeline({ blocks: 1800, devnet: SERIES_DEVNET, confirmations: 2, env: envWith() });
     const pipeline = p;
-    // Crash the series processor twice: after its facts insert, and after its points but before its segments.
+    // Crash the series processor twice: after its facts insert, and after its points but before its segments;
+    // and the holders processor twice: after its outputs insert, and just before its crossings insert (after
+    // the facts and points they change).
     const realInsert = pipeline.deps.ch.insert.bind(pipeline.deps.ch);
     let crashes = 2;
+    let holderCrashes = 2;
     pipeline.deps.ch.insert = async (label, table, rows) => {
-      if (table === "series_block_facts" && rows.length > 0 && crashes === 2) {
+      if (table === "holder_outputs" && rows.length > 0 && holderCrashes === 2) {
+        holderCrashes--;
+        await realInsert(label, table, rows);
+        throw new Error("injected crash after the holders' outputs insert");
+      }
+      if (table === "holder_changes" && rows.length > 0 && holderCrashes === 1) {
+        holderCrashes--;
+        throw new Error("injected crash before the holders' crossings insert");
+      }
+      if (
+        table === "series_block_facts" &&
+        label !== "holder_facts_insert" &&
+        rows.length > 0 &&
+        crashes === 2
+      ) {
         // Counted before the await: over Kafka, batches of several partitions insert at once.
         crashes--;
         await realInsert(label, table, rows);
@@ -74,6 +92,7 @@ describe.skipIf(kafkaPass)("series: replays are harmless", () => {
     };
     for (let i = 0; i < 1000; i++) {
       if (random() < 0.2) await pipeline.restartProcessor("series");
+      if (random() < 0.1) await pipeline.restartProcessor("holders");
       try {
         if ((await pipeline.ingestor.runOnce()).caughtUp) break;
       } catch {
@@ -82,7 +101,9 @@ describe.skipIf(kafkaPass)("series: replays are harmless", () => {
     }
     await pipeline.catchUp();
     expect(crashes).toBe(0);
+    expect(holderCrashes).toBe(0);
     const first = await seriesStateHash(pipeline.ch);
+    expect(first.holders!.rows).toBeGreaterThan(5000);
     expect(first.facts!.rows).toBeGreaterThan(5000);
     expect(first.segments!.rows).toBeGreaterThan(128);
     expect(first.pages!.rows).toBeGreaterThan(10);
@@ -123,6 +144,14 @@ describe("series: reorgs are handled", () => {
       { h: reorg.orphaned },
     );
     expect(Number(after[0]?.n)).toBe(0);
+    // The orphaned blocks' outputs and spends no longer count towards any balance.
+    const [holders] = await pipeline.ch.ch.query<{ n: string; main: string }>(
+      "t",
+      "SELECT count() AS n, countIf(main_chain) AS main FROM holder_outputs FINAL WHERE block_hash IN {h:Array(String)}",
+      { h: reorg.orphaned },
+    );
+    expect(Number(holders?.n)).toBeGreaterThan(0);
+    expect(Number(holders?.main)).toBe(0);
     expect(await seriesStateHash(pipeline.ch)).toEqual(await cleanPass(pipeline, 0));
     await pipeline.close();
     p = undefined;
