@@ -1,6 +1,6 @@
 /**
  * Bench (series), embedded stores:
- *  1. the series processor's rate on the demo block stream beside the events sink's on the same stream
+ *  1. the series and holders processors' rates on the demo block stream beside the events sink's on the same stream
  *     (time spent in each processor's `handle`, from the processor metrics);
  *  2. `GET /series/instances/{id}/0/chart` returning 1,000 and 5,000 raw points at one connection, beside a
  *     bare route serving the same bytes.
@@ -80,6 +80,7 @@ process.stdout.write(
   [
     `\nseries bench (embedded: chDB, ${pg.kind}): ${blocks} blocks, ${counts?.events} events, ${counts?.facts} series block facts, ${counts?.points} point rows; end to end ${wall.toFixed(1)} s`,
     `  series processor: ${rate("series")}`,
+    `  holders processor: ${rate("holders")}   (blocks topic: outputs, spends, balance crossings, token-holders points)`,
     `  events sink:      ${rate("events-sink")}   (same stream; the bound the series processor must keep up with)`,
     ...profileLines(),
     "",
@@ -89,10 +90,14 @@ process.stdout.write(
 // Storage: compressed bytes on disk of the series tables after a merge, per million rows of each.
 await ch.command("bench_optimize_points", "OPTIMIZE TABLE series_points FINAL");
 await ch.command("bench_optimize_facts", "OPTIMIZE TABLE series_block_facts FINAL");
+for (const table of ["holder_outputs", "holder_spends", "holder_changes"])
+  await ch.command("bench_optimize_holders", `OPTIMIZE TABLE ${table} FINAL`);
 const parts = await ch.query<{ table: string; rows: string; bytes: string }>(
   "bench_storage",
   `SELECT table, sum(rows) AS rows, sum(bytes_on_disk) AS bytes FROM system.parts
-   WHERE active AND database = currentDatabase() AND table IN ('series_points', 'series_block_facts') GROUP BY table`,
+   WHERE active AND database = currentDatabase()
+     AND table IN ('series_points', 'series_block_facts', 'holder_outputs', 'holder_spends', 'holder_changes')
+   GROUP BY table`,
 );
 for (const t of parts) {
   const perMillion = (Number(t.bytes) / Number(t.rows)) * 1e6;

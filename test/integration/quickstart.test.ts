@@ -252,13 +252,16 @@ describe.skipIf(serverPass)("README quick start", () => {
     );
     expect(dexTvl?.tvl_usd).toBeGreaterThan(0);
 
-    // The README's series lines: the definitions, then the hourly fees of all chains.
+    // The README's series lines: the definitions, the hourly fees of all chains, ALPH's daily holders.
     const seriesLines = blocks.find((b) => b.some((l) => l.includes("/series/available")));
-    expect(seriesLines).toHaveLength(4);
+    expect(seriesLines).toHaveLength(6);
     const series = await runBlock(
-      "the hourly fee series of all chains",
+      "the hourly fee series of all chains and ALPH's daily holders",
       seriesLines!,
-      (values) => values.length === 2 && ((values[1] as { points?: unknown[] }).points?.length ?? 0) > 0,
+      (values) =>
+        values.length === 3 &&
+        ((values[1] as { points?: unknown[] }).points?.length ?? 0) > 0 &&
+        ((values[2] as { points?: unknown[] }).points?.length ?? 0) > 0,
     );
     const ids = (series[0] as { timeseries: { id: string }[] }).timeseries.map((d) => d.id);
     expect(ids).toEqual(expect.arrayContaining(["chain-fees", "chain-transactions", "dex-pair"]));
@@ -272,6 +275,17 @@ describe.skipIf(serverPass)("README quick start", () => {
     for (const p of chart.points) {
       expect(p.t % 3_600_000).toBe(0);
       expect(p.values.fees).toBeGreaterThan(0);
+    }
+    const holders = series[2] as {
+      scale: string;
+      seriesId: string;
+      points: { t: number; values: { gained: number; lost: number; holders_delta: number } }[];
+    };
+    expect(holders).toMatchObject({ scale: "1d", seriesId: "token-holders" });
+    for (const p of holders.points) {
+      expect(p.t % 86_400_000).toBe(0);
+      expect(p.values.holders_delta).toBe(p.values.gained - p.values.lost);
+      expect(p.values.gained + p.values.lost).toBeGreaterThan(0);
     }
 
     // While the demo holds the embedded stores, the shell command refuses and says what to do.
