@@ -30,7 +30,7 @@ import { runProcess } from "../lib/run-process.ts";
 import { backfillSeries } from "../lib/series/backfill.ts";
 import { TIMESERIES } from "../lib/series/definitions/index.ts";
 import { backfillHolders } from "../lib/series/holders.ts";
-import { seriesObjectStore, seriesSettings } from "../lib/series/settings.ts";
+import { createSeriesDeps } from "../lib/series/settings.ts";
 import { openStores, type Stores } from "../lib/stores/index.ts";
 import type { TelegramBot } from "../lib/telegram/bot.ts";
 import { createProgressReporter } from "../pipeline/ingest/progress.ts";
@@ -315,15 +315,20 @@ export function buildCli(): Command {
       const fromEvents = defs.filter((d) => (d.source ?? "events") === "events");
       const ctx = context();
       const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "series backfill" });
-      const objects = seriesObjectStore(ctx.config);
+      if (!stores.ch) {
+        await stores.close();
+        throw new Error("series backfill needs the databases (DATABASES=on)");
+      }
+      const deps = createSeriesDeps({ ch: stores.ch, config: ctx.config, log: ctx.log });
       try {
-        if (!stores.ch) throw new Error("series backfill needs the databases (DATABASES=on)");
-        const deps = { ch: stores.ch, objects, settings: seriesSettings(ctx.config), log: ctx.log };
-        const events = await backfillSeries(deps, fromEvents, (p) =>
-          process.stderr.write(
-            `series backfill: day ${p.day}/${p.days}, ${p.events} events, ${p.facts} facts\n`,
-          ),
-        );
+        const events =
+          fromEvents.length > 0
+            ? await backfillSeries(deps, fromEvents, (p) =>
+                process.stderr.write(
+                  `series backfill: day ${p.day}/${p.days}, ${p.events} events, ${p.facts} facts\n`,
+                ),
+              )
+            : { series: [], events: 0, facts: 0, days: 0 };
         const result: Record<string, unknown> = { ...events };
         if (defs.some((d) => d.source === "balances")) {
           result.series = defs.map((d) => d.id);
@@ -335,7 +340,7 @@ export function buildCli(): Command {
         }
         process.stdout.write(`${JSON.stringify(result)}\n`);
       } finally {
-        objects.close();
+        deps.objects.close();
         await stores.close();
       }
     });

@@ -15,6 +15,7 @@
  * token-holders).
  */
 import type { node } from "@alephium/web3";
+import { mainRawBlocks } from "../chain/raw-blocks.ts";
 import { ALPH_TOKEN_ID } from "../chain/types.ts";
 import { dimensionsJson, instanceIdOf } from "./definition.ts";
 import { tokenHolders } from "./definitions/token-holders.ts";
@@ -315,40 +316,21 @@ export async function backfillHolders(
     "SELECT count() AS n FROM raw_blocks FINAL WHERE main_chain",
   );
   const total = Number(count?.n ?? 0);
-  const PAGE = 500;
-  let after = { ts: -1, chain: -1, height: -1 };
   const result = { blocks: 0, changes: 0 };
-  for (;;) {
-    const rows = await ch.query<{
-      chain_index: number;
-      height: number;
-      hash: string;
-      ts: string;
-      block_json: string;
-      version: string;
-    }>(
-      "holders_backfill_page",
-      `SELECT chain_index, height, hash, toUnixTimestamp64Milli(timestamp) AS ts, block_json, version
-       FROM raw_blocks FINAL
-       WHERE main_chain AND (toUnixTimestamp64Milli(timestamp), chain_index, height) > ({ts:Int64}, {c:Int16}, {h:Int64})
-       ORDER BY timestamp, chain_index, height LIMIT {page:UInt32}`,
-      { ts: after.ts, c: after.chain, h: after.height, page: PAGE },
-    );
-    if (rows.length === 0) return result;
+  for await (const rows of mainRawBlocks(ch)) {
     const pass = await handleHolderMessages(
       deps,
       rows.map((r) => ({
         kind: "block",
         hash: r.hash,
-        timestamp: Number(r.ts),
-        seq: Number(r.version),
+        timestamp: r.ts,
+        seq: r.version,
         block_json: r.block_json,
       })),
     );
     result.blocks += rows.length;
     result.changes += pass.changes;
     onProgress?.({ blocks: result.blocks, total, changes: result.changes });
-    const last = rows[rows.length - 1]!;
-    after = { ts: Number(last.ts), chain: last.chain_index, height: last.height };
   }
+  return result;
 }

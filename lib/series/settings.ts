@@ -2,8 +2,11 @@
 import { join } from "node:path";
 import type { Config } from "../config.ts";
 import { ConfigError } from "../errors.ts";
+import type { Logger } from "../logger.ts";
+import type { Ch } from "../stores/clickhouse.ts";
 import { createObjectStore, type ObjectStore } from "../stores/object-store.ts";
 import { SERIES_SCALE_MS, type SeriesScale } from "./definition.ts";
+import type { SeriesDeps } from "./writer.ts";
 
 export const DAY_MS = 86_400_000;
 
@@ -64,4 +67,14 @@ export function segmentSpanMs(s: SeriesSettings, scale: SeriesScale): number {
 export function spanOf(s: SeriesSettings, scale: SeriesScale, t: number): number {
   const w = segmentSpanMs(s, scale);
   return t - (t % w);
+}
+
+/** What the series writers need (the series and holders processors, `series backfill`), from the config. */
+export function createSeriesDeps(ctx: { ch: Ch; config: Config; log: Logger }): SeriesDeps {
+  return {
+    ch: ctx.ch,
+    objects: seriesObjectStore(ctx.config),
+    settings: seriesSettings(ctx.config),
+    log: ctx.log,
+  };
 }

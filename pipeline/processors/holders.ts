@@ -5,7 +5,7 @@
  * they reached. Batches run one at a time: each reads the crossings stored by the one before.
  */
 import { handleHolderMessages } from "../../lib/series/holders.ts";
-import { seriesObjectStore, seriesSettings } from "../../lib/series/settings.ts";
+import { createSeriesDeps } from "../../lib/series/settings.ts";
 import type { SeriesDeps } from "../../lib/series/writer.ts";
 import { type BlockMessage, CONSUMER_GROUPS } from "../messages.ts";
 import { defineProcessor } from "../processor.ts";
@@ -15,12 +15,7 @@ export const holdersProcessor = defineProcessor<BlockMessage, SeriesDeps>({
   topic: "blocks",
   group: CONSUMER_GROUPS.holders,
   codec: (codecs) => codecs.blocks,
-  setup: (deps) => ({
-    ch: deps.ch,
-    objects: seriesObjectStore(deps.config),
-    settings: seriesSettings(deps.config),
-    log: deps.log.child({ component: "holders" }),
-  }),
+  setup: (deps) => createSeriesDeps({ ...deps, log: deps.log.child({ component: "holders" }) }),
   async handle(messages, { deps, state }) {
     const pass = await handleHolderMessages(state, messages);
     deps.metrics.pipelineRows.inc({ stage: "holders", table: "holder_outputs" }, pass.outputs);

@@ -4,7 +4,7 @@
  * (lib/series/writer.ts). A retraction marks its block's facts and recomputes what they reached.
  */
 import { CHAIN_COUNT } from "../../lib/series/definition.ts";
-import { seriesObjectStore, seriesSettings } from "../../lib/series/settings.ts";
+import { createSeriesDeps } from "../../lib/series/settings.ts";
 import {
   createRecomputeQueue,
   type FactRow,
@@ -30,12 +30,7 @@ export const seriesProcessor = defineProcessor<
   // one recompute pass.
   concurrentPartitions: CHAIN_COUNT,
   setup: (deps) => {
-    const seriesDeps: SeriesDeps = {
-      ch: deps.ch,
-      objects: seriesObjectStore(deps.config),
-      settings: seriesSettings(deps.config),
-      log: deps.log.child({ component: "series" }),
-    };
+    const seriesDeps = createSeriesDeps({ ...deps, log: deps.log.child({ component: "series" }) });
     return {
       ...seriesDeps,
       recompute: createRecomputeQueue((touched) => recomputeSeries(seriesDeps, touched)),

@@ -45,7 +45,7 @@ interface Pair {
 describe("candles", () => {
   let p: TestPipeline;
   beforeAll(async () => {
-    p = await startTestPipeline({ blocks: 2000 });
+    p = await startTestPipeline({ blocks: 2200 });
   }, 120_000);
   afterAll(async () => p?.close());
 

@@ -336,6 +336,28 @@ describe.skipIf(serverPass)("README quick start", () => {
       expect.objectContaining({ level: "admin", user_id: "admin" }),
     ]);
     expect(log).not.toContain("created one for user");
+
+    // With the demo stopped, the token-holders backfill reads the stored blocks again and finds every holder
+    // change already there (the holders processor made them): progress on stderr, one JSON value on stdout.
+    await stop();
+    const backfill = spawnSync(
+      "npm",
+      ["--silent", "run", "cli", "--", "series", "backfill", "--series", "token-holders"],
+      {
+        cwd: dir,
+        env: env(port),
+        encoding: "utf8",
+      },
+    );
+    expect(backfill.status, backfill.stderr).toBe(0);
+    const result = JSON.parse(backfill.stdout) as {
+      series: string[];
+      holders: { blocks: number; changes: number };
+    };
+    expect(result.series).toEqual(["token-holders"]);
+    expect(result.holders.blocks).toBeGreaterThan(0);
+    expect(result.holders.changes).toBe(0);
+    expect(backfill.stderr).toMatch(/series backfill: token-holders, block \d+\/\d+, 0 holder changes/);
   }, 600_000);
 
   it("prints a data command's result alone on stdout, so it pipes to jq", () => {

@@ -12,7 +12,7 @@ import { loadCandlePairs } from "../../lib/prices/watched.ts";
 import { backfillSeries } from "../../lib/series/backfill.ts";
 import { TIMESERIES, timeseriesById } from "../../lib/series/definitions/index.ts";
 import { backfillHolders } from "../../lib/series/holders.ts";
-import { seriesObjectStore, seriesSettings } from "../../lib/series/settings.ts";
+import { createSeriesDeps } from "../../lib/series/settings.ts";
 import { createTestApp } from "../helpers/app.ts";
 import { KAFKA_BROKERS, startTestPipeline, type TestPipeline } from "../helpers/pipeline.ts";
 import {
@@ -163,6 +163,18 @@ describe("series", () => {
       if (page.length < 200) return out;
     }
   };
+  /** Deletes every series row of the instances. */
+  const forget = async (ids: string[]) => {
+    for (const table of [
+      "series_block_facts",
+      "series_points",
+      "series_segments",
+      "series_instances",
+      "series_archive_pages",
+    ])
+      await p.ch.ch.command("t", `DELETE FROM ${table} WHERE instance_id IN {ids:Array(String)}`, { ids });
+  };
+  const backfillDeps = () => createSeriesDeps({ ch: p.ch.ch, config: p.api.deps.config, log: p.deps.log });
   const allTx = async () =>
     (await instancesOf("chain-transactions")).find((i) => i.dimensions.chain_index === "all")!;
 
@@ -613,24 +625,12 @@ describe("series", () => {
     const ids = (await instancesOf("dex-pair")).map((i) => i.instanceId);
     expect(ids.length).toBeGreaterThan(0);
     // Forget everything of one series, as for a definition added after its events were stored.
-    for (const table of [
-      "series_block_facts",
-      "series_points",
-      "series_segments",
-      "series_instances",
-      "series_archive_pages",
-    ])
-      await p.ch.ch.command("t", `DELETE FROM ${table} WHERE instance_id IN {ids:Array(String)}`, { ids });
+    await forget(ids);
     expect((await seriesStateHash(p.ch)).facts).not.toEqual(before.facts);
-    const config = p.api.deps.config;
-    const objects = seriesObjectStore(config);
+    const deps = backfillDeps();
     const progress: number[] = [];
-    const result = await backfillSeries(
-      { ch: p.ch.ch, objects, settings: seriesSettings(config), log: p.deps.log },
-      [timeseriesById("dex-pair")!],
-      (x) => progress.push(x.day),
-    );
-    objects.close();
+    const result = await backfillSeries(deps, [timeseriesById("dex-pair")!], (x) => progress.push(x.day));
+    deps.objects.close();
     expect(result.series).toEqual(["dex-pair"]);
     expect(result.facts).toBeGreaterThan(0);
     expect(progress.length).toBe(result.days);
@@ -644,23 +644,14 @@ describe("series", () => {
     // Forget the holders and their series, as for a definition added after the blocks were stored.
     for (const table of ["holder_outputs", "holder_spends", "holder_changes"])
       await p.ch.ch.command("t", `TRUNCATE TABLE ${table}`);
-    for (const table of [
-      "series_block_facts",
-      "series_points",
-      "series_segments",
-      "series_instances",
-      "series_archive_pages",
-    ])
-      await p.ch.ch.command("t", `DELETE FROM ${table} WHERE instance_id IN {ids:Array(String)}`, { ids });
-    expect((await seriesStateHash(p.ch)).holders).not.toEqual(before.holders);
-    const config = p.api.deps.config;
-    const objects = seriesObjectStore(config);
+    await forget(ids);
+    const forgotten = await seriesStateHash(p.ch);
+    expect(forgotten.holders).not.toEqual(before.holders);
+    expect(forgotten.facts).not.toEqual(before.facts);
+    const deps = backfillDeps();
     const progress: number[] = [];
-    const result = await backfillHolders(
-      { ch: p.ch.ch, objects, settings: seriesSettings(config), log: p.deps.log },
-      (x) => progress.push(x.blocks),
-    );
-    objects.close();
+    const result = await backfillHolders(deps, (x) => progress.push(x.blocks));
+    deps.objects.close();
     expect(result.blocks).toBeGreaterThan(1000);
     expect(result.changes).toBeGreaterThan(100);
     expect(progress.at(-1)).toBe(result.blocks);
