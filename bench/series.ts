@@ -90,13 +90,13 @@ process.stdout.write(
 // Storage: compressed bytes on disk of the series tables after a merge, per million rows of each.
 await ch.command("bench_optimize_points", "OPTIMIZE TABLE series_points FINAL");
 await ch.command("bench_optimize_facts", "OPTIMIZE TABLE series_block_facts FINAL");
-for (const table of ["holder_outputs", "holder_spends", "holder_changes"])
+for (const table of ["holder_outputs", "holder_spends", "holder_moves", "holder_changes"])
   await ch.command("bench_optimize_holders", `OPTIMIZE TABLE ${table} FINAL`);
 const parts = await ch.query<{ table: string; rows: string; bytes: string }>(
   "bench_storage",
   `SELECT table, sum(rows) AS rows, sum(bytes_on_disk) AS bytes FROM system.parts
    WHERE active AND database = currentDatabase()
-     AND table IN ('series_points', 'series_block_facts', 'holder_outputs', 'holder_spends', 'holder_changes')
+     AND table IN ('series_points', 'series_block_facts', 'holder_outputs', 'holder_spends', 'holder_moves', 'holder_changes')
    GROUP BY table`,
 );
 for (const t of parts) {

@@ -1,22 +1,27 @@
 /**
  * The `token-holders` series, from balances. Transfer events leave out change, fees and contract inputs,
- * so holders are counted from the blocks themselves: every output (per token, ALPH included) and every
- * spend is kept (holder_outputs, holder_spends), and the balance of a (token, address) at time t is the sum
- * of its main-chain outputs minus those spent by main-chain blocks up to t. A batch recomputes, for each
- * (token, address) it touched, the moments that balance crossed zero from its whole history, compares them
- * with the stored ones (holder_changes), and writes the difference, per token and block time, as the
- * series facts (gained, lost, holders_delta); then the series points of the times that changed are
- * recomputed like any other series (lib/series/writer.ts).
+ * so holders are counted from the blocks themselves. Every output (a row per token, ALPH included) and every
+ * spend is kept by output key (holder_outputs, holder_spends), and each becomes a balance move of its
+ * (token, address) (holder_moves): + the output's amount at its block's time, − the amount of a spent output
+ * at the spending block's time (resolved when both are known: an output may arrive after its spend, from
+ * another chain's partition). The balance at time t is the sum of a pair's main-chain moves up to t.
  *
- * Order of writes, for crashes: outputs and spends, then facts and points, and holder_changes last. A batch
- * replayed before holder_changes was written finds the same difference and writes the same facts; after,
- * it finds none. So replays, retractions and reprocessing leave the state of one clean pass. Batches run
- * one at a time (the holders group is consumed by one process; stop it while `series backfill` rebuilds
+ * A batch changes a pair's moves only from its earliest touched time t0 on, so only the crossings from t0
+ * can change: they are recomputed from the balance before t0 (one sum) and the moves after it, compared
+ * with the stored ones (holder_changes), and the difference, per token and block time, becomes the series
+ * facts (gained, lost, holders_delta); then the points of those times are recomputed like any other series
+ * (lib/series/writer.ts).
+ *
+ * Order of writes, for crashes: outputs, spends and moves, then facts and points, and holder_changes last.
+ * A batch replayed before holder_changes was written finds the same difference and writes the same facts;
+ * after, it finds none. So replays, retractions and reprocessing leave the state of one clean pass. Batches
+ * run one at a time (the holders group is consumed by one process; stop it while `series backfill` rebuilds
  * token-holders).
  */
 import type { node } from "@alephium/web3";
 import { mainRawBlocks } from "../chain/raw-blocks.ts";
 import { ALPH_TOKEN_ID } from "../chain/types.ts";
+import type { Ch } from "../stores/clickhouse.ts";
 import { dimensionsJson, instanceIdOf } from "./definition.ts";
 import { tokenHolders } from "./definitions/token-holders.ts";
 import {
@@ -34,12 +39,12 @@ export type HolderMessage =
   | { kind: "retraction"; hash: string; seq: number };
 
 interface OutputRow {
+  key: string;
   token_id: string;
   address: string;
-  key: string;
+  amount: string;
   block_hash: string;
   ts: number;
-  amount: string;
   main_chain: boolean;
   version: number;
 }
@@ -48,6 +53,18 @@ interface SpendRow {
   key: string;
   block_hash: string;
   ts: number;
+  main_chain: boolean;
+  version: number;
+}
+
+interface MoveRow {
+  token_id: string;
+  address: string;
+  ts: number;
+  key: string;
+  kind: "output" | "spend";
+  block_hash: string;
+  amount: string;
   main_chain: boolean;
   version: number;
 }
@@ -75,7 +92,7 @@ export function movesOfBlock(
     for (const ref of tx.contractInputs) spends.push({ key: ref.key, ...base });
     for (const o of [...tx.unsigned.fixedOutputs, ...tx.generatedOutputs]) {
       const add = (token_id: string, amount: string) => {
-        if (BigInt(amount) > 0n) outputs.push({ token_id, address: o.address, key: o.key, amount, ...base });
+        if (BigInt(amount) > 0n) outputs.push({ key: o.key, token_id, address: o.address, amount, ...base });
       };
       add(ALPH_TOKEN_ID, o.attoAlphAmount);
       for (const t of o.tokens ?? []) add(t.id, t.amount);
@@ -84,45 +101,77 @@ export function movesOfBlock(
   return { outputs, spends };
 }
 
-/** (token, address) pairs as parameters: the key prefixes narrow the read, the joined pairs decide. */
-const pairParams = (pairs: Iterable<string>) => {
-  const list = [...pairs];
-  const split = list.map((p) => p.split(":") as [string, string]);
-  return {
-    pairs: list,
-    tokens: [...new Set(split.map(([t]) => t))],
-    addresses: [...new Set(split.map(([, a]) => a))],
-  };
+/** The earliest time each touched (token, address) pair's moves changed. */
+type Touched = Map<string, number>;
+const touch = (touched: Touched, tokenId: string, address: string, ts: number) => {
+  const k = pairKey(tokenId, address);
+  const t0 = touched.get(k);
+  if (t0 === undefined || ts < t0) touched.set(k, ts);
 };
-const PAIR_WHERE = `token_id IN {tokens:Array(String)} AND address IN {addresses:Array(String)}
-  AND concat(token_id, ':', address) IN {pairs:Array(String)}`;
+
+/**
+ * The spend moves of stored spends and outputs: every spend of the given keys, paired with every token of
+ * the output it spends. Called with the keys a run stored, so each spend meets its output whichever came
+ * first; a spend of an output never seen (indexing started after it) moves no balance we know.
+ */
+async function spendMoves(ch: Ch, keys: string[]): Promise<MoveRow[]> {
+  if (keys.length === 0) return [];
+  const rows = await ch.query<
+    Omit<MoveRow, "kind" | "ts" | "version" | "main_chain"> & {
+      ts: string;
+      version: string;
+      main_chain: boolean | number;
+    }
+  >(
+    "holder_spend_moves",
+    `SELECT o.token_id AS token_id, o.address AS address, s.ts AS ts, s.key AS key, s.block_hash AS block_hash,
+       toString(o.amount) AS amount, s.main_chain AS main_chain, s.version AS version
+     FROM (SELECT key, block_hash, ts, main_chain, version FROM holder_spends FINAL WHERE key IN {keys:Array(String)}) AS s
+     INNER JOIN (SELECT key, token_id, any(address) AS address, any(amount) AS amount
+                 FROM holder_outputs FINAL WHERE key IN {keys:Array(String)} GROUP BY key, token_id) AS o
+       ON o.key = s.key`,
+    { keys },
+  );
+  return rows.map((r) => ({
+    ...r,
+    kind: "spend",
+    ts: Number(r.ts),
+    version: Number(r.version),
+    main_chain: Boolean(r.main_chain),
+  }));
+}
 
 export interface HoldersPass {
   outputs: number;
   spends: number;
-  /** (token, address) pairs whose history was recomputed. */
+  /** (token, address) pairs whose crossings were recomputed. */
   pairs: number;
   /** Zero crossings that appeared or disappeared. */
   changes: number;
 }
 
 /**
- * Handles a batch of block messages in order: stores their outputs and spends (a retraction flips its
- * block's rows), then recomputes the holders of every (token, address) they touched.
+ * Handles a batch of block messages in order: stores their outputs, spends and balance moves (a retraction
+ * flips its block's rows), then recomputes the crossings of every (token, address) they touched.
  */
 export async function handleHolderMessages(
   deps: SeriesDeps,
   messages: readonly HolderMessage[],
 ): Promise<HoldersPass> {
   const { ch } = deps;
-  const pairs = new Set<string>();
-  const spentKeys = new Set<string>();
+  const touched: Touched = new Map();
   let outputs: OutputRow[] = [];
   let spends: SpendRow[] = [];
   const pass: HoldersPass = { outputs: 0, spends: 0, pairs: 0, changes: 0 };
   const flush = async () => {
     if (outputs.length > 0) await ch.insert("holder_outputs_insert", "holder_outputs", outputs);
     if (spends.length > 0) await ch.insert("holder_spends_insert", "holder_spends", spends);
+    // The run's outputs move their owners' balances; its spends and the earlier spends of its outputs too.
+    const moves: MoveRow[] = outputs.map((o) => ({ ...o, kind: "output" }));
+    const keys = [...new Set([...outputs.map((o) => o.key), ...spends.map((s) => s.key)])];
+    moves.push(...(await spendMoves(ch, keys)));
+    if (moves.length > 0) await ch.insert("holder_moves_insert", "holder_moves", moves);
+    for (const m of moves) touch(touched, m.token_id, m.address, m.ts);
     pass.outputs += outputs.length;
     pass.spends += spends.length;
     outputs = [];
@@ -131,29 +180,20 @@ export async function handleHolderMessages(
   for (const m of messages) {
     if (m.kind === "block") {
       const moves = movesOfBlock(JSON.parse(m.block_json) as node.BlockEntry, m);
-      for (const o of moves.outputs) pairs.add(pairKey(o.token_id, o.address));
-      for (const s of moves.spends) spentKeys.add(s.key);
       outputs.push(...moves.outputs);
       spends.push(...moves.spends);
       continue;
     }
     await flush();
-    // The retracted block's outputs and the outputs it spent change balances from its time on.
-    const [made, spent] = await Promise.all([
-      ch.query<{ token_id: string; address: string }>(
-        "holder_retracted_outputs",
-        `SELECT DISTINCT token_id, address FROM holder_outputs FINAL WHERE block_hash = {hash:String}`,
-        { hash: m.hash },
-      ),
-      ch.query<{ key: string }>(
-        "holder_retracted_spends",
-        `SELECT key FROM holder_spends FINAL WHERE block_hash = {hash:String}`,
-        { hash: m.hash },
-      ),
-    ]);
-    for (const r of made) pairs.add(pairKey(r.token_id, r.address));
-    for (const r of spent) spentKeys.add(r.key);
-    for (const table of ["holder_outputs", "holder_spends"])
+    // The retracted block's moves (its outputs, and the outputs it spent) change balances from their time on.
+    const moved = await ch.query<{ token_id: string; address: string; t0: string }>(
+      "holder_retracted_moves",
+      `SELECT token_id, address, min(ts) AS t0 FROM holder_moves FINAL
+       WHERE block_hash = {hash:String} AND main_chain GROUP BY token_id, address`,
+      { hash: m.hash },
+    );
+    for (const r of moved) touch(touched, r.token_id, r.address, Number(r.t0));
+    for (const table of ["holder_outputs", "holder_spends", "holder_moves"])
       await ch.command(
         `${table}_retract`,
         `INSERT INTO ${table} SELECT * REPLACE (false AS main_chain, {seq:UInt64} AS version)
@@ -162,18 +202,8 @@ export async function handleHolderMessages(
       );
   }
   await flush();
-  if (spentKeys.size > 0) {
-    // Outputs of earlier batches (or of this one) that these blocks spent; an output never seen (indexing
-    // started after it) changes no balance we know.
-    const owners = await ch.query<{ token_id: string; address: string }>(
-      "holder_spent_owners",
-      `SELECT DISTINCT token_id, address FROM holder_outputs WHERE key IN {keys:Array(String)}`,
-      { keys: [...spentKeys] },
-    );
-    for (const r of owners) pairs.add(pairKey(r.token_id, r.address));
-  }
-  pass.pairs = pairs.size;
-  if (pairs.size > 0) pass.changes = await recomputeHolders(deps, pairs);
+  pass.pairs = touched.size;
+  if (touched.size > 0) pass.changes = await recomputeHolders(deps, touched);
   return pass;
 }
 
@@ -184,43 +214,55 @@ interface Crossing {
   change: number;
 }
 
+/** The touched pairs and their t0 as parameters: the key prefixes narrow the read, the pairs decide. */
+const pairParams = (touched: Touched) => {
+  const pairs = [...touched.keys()];
+  const split = pairs.map((p) => p.split(":") as [string, string]);
+  return {
+    pairs,
+    t0s: pairs.map((p) => touched.get(p)!),
+    tokens: [...new Set(split.map(([t]) => t))],
+    addresses: [...new Set(split.map(([, a]) => a))],
+  };
+};
+const PAIR_WHERE = `token_id IN {tokens:Array(String)} AND address IN {addresses:Array(String)}
+  AND concat(token_id, ':', address) IN {pairs:Array(String)}`;
+/** The pair's t0 (for a row of a touched pair). */
+const T0 = "{t0s:Array(UInt64)}[indexOf({pairs:Array(String)}, concat(token_id, ':', address))]";
+
 /**
- * The zero crossings of each pair's balance over its whole main-chain history: balance changes are summed
- * per block time (blocks of one time count as one change, whatever their order), and a time where the
- * balance goes from ≤ 0 to > 0 gains a holder, from > 0 to ≤ 0 loses one.
+ * The zero crossings of each pair's balance from its t0 on: the moves before t0 collapse into one opening
+ * balance (time -1), the later ones are summed per block time (blocks of one time count as one change,
+ * whatever their order), and a time where the balance goes from ≤ 0 to > 0 gains a holder, from > 0 to ≤ 0
+ * loses one.
  */
 const CROSSINGS_SQL = `
-  WITH o AS (
-    SELECT token_id, address, key, ts, amount FROM holder_outputs FINAL WHERE main_chain AND ${PAIR_WHERE}
-  )
-  SELECT token_id, address, toString(ts) AS ts, toInt8((bal > 0) - (bal - d > 0)) AS change
+  SELECT token_id, address, toString(t) AS ts, toInt8((bal > 0) - (bal - d > 0)) AS change
   FROM (
-    SELECT token_id, address, ts, d,
-      sum(d) OVER (PARTITION BY token_id, address ORDER BY ts ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS bal
+    SELECT token_id, address, t, d,
+      sum(d) OVER (PARTITION BY token_id, address ORDER BY t ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS bal
     FROM (
-      SELECT token_id, address, ts, sum(d) AS d FROM (
-        SELECT token_id, address, ts, toInt256(amount) AS d FROM o
-        UNION ALL
-        SELECT o.token_id, o.address, s.ts, -toInt256(o.amount) AS d
-        FROM o INNER JOIN (
-          SELECT key, ts FROM holder_spends FINAL WHERE main_chain AND key IN (SELECT key FROM o)
-        ) AS s ON s.key = o.key
-      )
-      GROUP BY token_id, address, ts
+      SELECT token_id, address, if(ts >= ${T0}, toInt64(ts), -1) AS t,
+        sum(if(kind = 'output', toInt256(amount), -toInt256(amount))) AS d
+      FROM holder_moves FINAL
+      WHERE main_chain AND ${PAIR_WHERE}
+      GROUP BY token_id, address, t
     )
   )
-  WHERE change != 0`;
+  WHERE t >= 0 AND change != 0`;
 
-/** Recomputes the crossings of the pairs; writes what changed (facts, points, then holder_changes). */
-async function recomputeHolders(deps: SeriesDeps, pairs: Set<string>): Promise<number> {
+/** Recomputes the crossings of the touched pairs from their t0; writes what changed (facts, points, then holder_changes). */
+async function recomputeHolders(deps: SeriesDeps, pairs: Touched): Promise<number> {
   const { ch } = deps;
   const params = pairParams(pairs);
   const [fresh, stored] = await Promise.all([
     ch.query<Crossing>("holder_crossings", CROSSINGS_SQL, params),
     ch.query<Crossing>(
       "holder_changes_read",
-      `SELECT token_id, address, toString(ts) AS ts, change FROM holder_changes FINAL
-       WHERE change != 0 AND ${PAIR_WHERE}`,
+      `SELECT token_id, address, toString(t) AS ts, change FROM (
+         SELECT token_id, address, ts AS t, change FROM holder_changes FINAL
+         WHERE change != 0 AND ${PAIR_WHERE} AND ts >= ${T0}
+       )`,
       params,
     ),
   ]);

@@ -181,6 +181,8 @@ export async function seriesStateHash(ch: TestCh): Promise<Record<string, { rows
     holders: await q(
       `SELECT 'o', token_id, address, key, block_hash, ts, toString(amount), '' FROM holder_outputs FINAL WHERE main_chain
        UNION ALL SELECT 's', '', '', key, block_hash, ts, '', '' FROM holder_spends FINAL WHERE main_chain
+       UNION ALL SELECT toString(kind), token_id, address, key, block_hash, ts, toString(amount), ''
+         FROM holder_moves FINAL WHERE main_chain
        UNION ALL SELECT 'c', token_id, address, '', '', ts, '', toString(change) FROM holder_changes FINAL WHERE change != 0`,
     ),
   };

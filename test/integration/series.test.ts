@@ -642,7 +642,7 @@ describe("series", () => {
     const ids = (await instancesOf("token-holders")).map((i) => i.instanceId);
     expect(ids.length).toBeGreaterThan(0);
     // Forget the holders and their series, as for a definition added after the blocks were stored.
-    for (const table of ["holder_outputs", "holder_spends", "holder_changes"])
+    for (const table of ["holder_outputs", "holder_spends", "holder_moves", "holder_changes"])
       await p.ch.ch.command("t", `TRUNCATE TABLE ${table}`);
     await forget(ids);
     const forgotten = await seriesStateHash(p.ch);
