@@ -186,10 +186,11 @@ export async function handleHolderMessages(
     }
     await flush();
     // The retracted block's moves (its outputs, and the outputs it spent) change balances from their time on.
+    // (Flipped ones too: a replay after a crash past the flip must still recompute their pairs.)
     const moved = await ch.query<{ token_id: string; address: string; t0: string }>(
       "holder_retracted_moves",
       `SELECT token_id, address, min(ts) AS t0 FROM holder_moves FINAL
-       WHERE block_hash = {hash:String} AND main_chain GROUP BY token_id, address`,
+       WHERE block_hash = {hash:String} GROUP BY token_id, address`,
       { hash: m.hash },
     );
     for (const r of moved) touch(touched, r.token_id, r.address, Number(r.t0));
