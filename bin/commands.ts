@@ -32,8 +32,11 @@ import { TIMESERIES } from "../lib/series/definitions/index.ts";
 import { backfillHolders } from "../lib/series/holders.ts";
 import { createSeriesDeps } from "../lib/series/settings.ts";
 import { openStores, type Stores } from "../lib/stores/index.ts";
+import { tryLock } from "../lib/stores/pg-lock.ts";
 import type { TelegramBot } from "../lib/telegram/bot.ts";
 import { createProgressReporter } from "../pipeline/ingest/progress.ts";
+import { CONSUMER_GROUPS } from "../pipeline/messages.ts";
+import { processorLockName } from "../pipeline/processor.ts";
 import { reprocessRange } from "../pipeline/reprocess.ts";
 import { createPipelineDeps, PROCESSORS, type ProcessorName, startPipeline } from "../pipeline/runtime.ts";
 
@@ -332,11 +335,22 @@ export function buildCli(): Command {
         const result: Record<string, unknown> = { ...events };
         if (defs.some((d) => d.source === "balances")) {
           result.series = defs.map((d) => d.id);
-          result.holders = await backfillHolders(deps, (p) =>
-            process.stderr.write(
-              `series backfill: token-holders, block ${p.blocks}/${p.total}, ${p.changes} holder changes\n`,
-            ),
-          );
+          // The holders pass reads the crossings its previous batch wrote: never beside the holders processor.
+          const lockName = processorLockName(CONSUMER_GROUPS.holders);
+          const lock = stores.pg ? await tryLock(stores.pg, lockName) : null;
+          if (!lock)
+            throw new Error(
+              `the holders processor is running (it holds the lock ${lockName}): stop it, then run this backfill`,
+            );
+          try {
+            result.holders = await backfillHolders(deps, (p) =>
+              process.stderr.write(
+                `series backfill: token-holders, block ${p.blocks}/${p.total}, ${p.changes} holder changes\n`,
+              ),
+            );
+          } finally {
+            await lock.release();
+          }
         }
         process.stdout.write(`${JSON.stringify(result)}\n`);
       } finally {

@@ -16,6 +16,7 @@ import type { Logger } from "../lib/logger.ts";
 import { backoffMs, isRetryable, sleep } from "../lib/retry.ts";
 import type { Codec } from "../lib/stores/avro.ts";
 import type { Subscription } from "../lib/stores/bus.ts";
+import { type SessionLock, waitForLock } from "../lib/stores/pg-lock.ts";
 import type { PipelineDeps } from "./deps.ts";
 import { type Codecs, TOPICS, type TopicName } from "./messages.ts";
 
@@ -43,7 +44,16 @@ export interface ProcessorDefinition<M, S> {
    * keeps `handle` safe to run concurrently (the series processor merges concurrent recomputes).
    */
   concurrentPartitions?: number;
+  /**
+   * One process at a time for this group (a processor that reads what its previous batch wrote and recomputes
+   * from it): `start` first takes a PostgreSQL advisory lock named after the group, and a second process
+   * stands by until the first stops. No effect on PGlite (the embedded stores belong to one process).
+   */
+  singleton?: boolean;
 }
+
+/** The advisory lock of a singleton processor's group (also taken by commands that must not run beside it). */
+export const processorLockName = (group: string) => `processor:${group}`;
 
 export interface Processor {
   readonly name: string;
@@ -65,6 +75,7 @@ export function defineProcessor<M, S = undefined>(definition: ProcessorDefinitio
     const codec = definition.codec(deps.codecs);
     let stopping = new AbortController();
     let sub: Subscription | null = null;
+    let lock: SessionLock | null = null;
 
     const handleWithRetry = async (messages: M[], ctx: ProcessorContext<S>) => {
       for (let attempt = 1; ; attempt++) {
@@ -97,6 +108,14 @@ export function defineProcessor<M, S = undefined>(definition: ProcessorDefinitio
       async start() {
         if (sub) throw new AppError("processor_running", `Processor ${definition.name} is already running`);
         stopping = new AbortController();
+        if (definition.singleton) {
+          lock = await waitForLock(deps.pg, processorLockName(definition.group), {
+            log,
+            signal: stopping.signal,
+          });
+          // Stopped while standing by.
+          if (!lock) return;
+        }
         const state = (await definition.setup?.(deps)) as S;
         const ctx: ProcessorContext<S> = { deps, log, state };
         sub = await deps.bus.subscribe({
@@ -115,6 +134,8 @@ export function defineProcessor<M, S = undefined>(definition: ProcessorDefinitio
         stopping.abort();
         await sub?.stop();
         sub = null;
+        await lock?.release();
+        lock = null;
       },
     };
   };

@@ -15,6 +15,8 @@ export const holdersProcessor = defineProcessor<BlockMessage, SeriesDeps>({
   topic: "blocks",
   group: CONSUMER_GROUPS.holders,
   codec: (codecs) => codecs.blocks,
+  // Each batch reads what the previous one wrote (and recomputes from it): one process at a time.
+  singleton: true,
   setup: (deps) => createSeriesDeps({ ...deps, log: deps.log.child({ component: "holders" }) }),
   async handle(messages, { deps, state }) {
     const pass = await handleHolderMessages(state, messages);

@@ -26,6 +26,8 @@ export const seriesProcessor = defineProcessor<
   topic: "events",
   group: CONSUMER_GROUPS.series,
   codec: (codecs) => codecs.events,
+  // Each batch reads what the previous one wrote (and recomputes from it): one process at a time.
+  singleton: true,
   // Every partition touches the `all` instances: batches of all partitions (one per chain at most) share
   // one recompute pass.
   concurrentPartitions: CHAIN_COUNT,

@@ -6,11 +6,12 @@ import { AppError } from "../../lib/errors.ts";
 import { createMetrics } from "../../lib/metrics.ts";
 import { sleep, withRetry } from "../../lib/retry.ts";
 import { createMemoryBus } from "../../lib/stores/bus.ts";
+import { tryLock } from "../../lib/stores/pg-lock.ts";
 import type { PipelineDeps } from "../../pipeline/deps.ts";
 import { type BlockMessage, createCodecs, TOPICS } from "../../pipeline/messages.ts";
-import { defineProcessor } from "../../pipeline/processor.ts";
+import { defineProcessor, processorLockName } from "../../pipeline/processor.ts";
 import { writeRawBlocks } from "../../pipeline/processors/raw-sink.ts";
-import { openTestCh, quietLog, type TestCh } from "../helpers/stores.ts";
+import { openTestCh, openTestPg, quietLog, type TestCh, type TestPg } from "../helpers/stores.ts";
 
 const block = (height: number, seq: number): BlockMessage => ({
   kind: "block",
@@ -158,4 +159,84 @@ describe("retry helper", () => {
     );
     expect([value, calls]).toEqual(["done", 3]);
   });
+});
+
+// A singleton processor (series, holders) takes a PostgreSQL advisory lock named after its group: a second
+// process stands by until the first stops. PGlite has no second process to exclude.
+const serverPg = Boolean(process.env.TEST_POSTGRES_URL);
+if (!serverPg)
+  console.warn(
+    "[skip notice] singleton processors' lock: needs PostgreSQL (TEST_POSTGRES_URL; CI's third pass)",
+  );
+
+describe("singleton processors", () => {
+  let t: TestPg;
+  beforeAll(async () => {
+    t = await openTestPg({ migrate: false });
+  });
+  afterAll(async () => t?.close());
+
+  const singleton = (deps: PipelineDeps, seen: number[]) =>
+    defineProcessor<BlockMessage>({
+      name: "only-one",
+      topic: "blocks",
+      group: "test-only-one",
+      codec: (c) => c.blocks,
+      singleton: true,
+      async handle(messages) {
+        seen.push(...messages.map((m) => m.height));
+      },
+    })(deps);
+
+  it.skipIf(!serverPg)(
+    "a second process stands by until the first stops; commands see the lock taken",
+    async () => {
+      const [d1, d2, d3] = [await memoryDeps(), await memoryDeps(), await memoryDeps()];
+      for (const d of [d1, d2, d3]) d.pg = t.pg;
+      const [seen1, seen2] = [[] as number[], [] as number[]];
+      const first = singleton(d1, seen1);
+      await first.start();
+      expect(await tryLock(t.pg, processorLockName("test-only-one"))).toBeNull();
+
+      const second = singleton(d2, seen2);
+      let started = false;
+      const starting = second.start().then(() => {
+        started = true;
+      });
+      await sleep(300);
+      // It cannot have the lock while the first holds it (a pending start, not a timing claim).
+      expect(started).toBe(false);
+      // A standby stopped before it got the lock just ends.
+      const third = singleton(d3, []);
+      const standby = third.start();
+      await third.stop();
+      await standby;
+
+      await first.stop();
+      await starting;
+      expect(started).toBe(true);
+      await d2.bus.publish(TOPICS.blocks, [{ key: "3", value: d2.codecs.blocks.encode(block(7, 1)) }]);
+      expect(seen2).toEqual([7]);
+      await second.stop();
+      // Released on stop: a command can take it now.
+      const lock = await tryLock(t.pg, processorLockName("test-only-one"));
+      expect(lock).not.toBeNull();
+      await lock?.release();
+    },
+    60_000,
+  );
+
+  it.skipIf(serverPg)(
+    "on PGlite the lock excludes nothing (one process owns the embedded stores)",
+    async () => {
+      const [d1, d2] = [await memoryDeps(), await memoryDeps()];
+      for (const d of [d1, d2]) d.pg = t.pg;
+      const [a, b] = [singleton(d1, []), singleton(d2, [])];
+      await a.start();
+      await b.start();
+      expect(await tryLock(t.pg, processorLockName("test-only-one"))).not.toBeNull();
+      await a.stop();
+      await b.stop();
+    },
+  );
 });
