@@ -103,6 +103,22 @@ export function defineProcessor<M, S = undefined>(definition: ProcessorDefinitio
       }
     };
 
+    const subscribe = async () => {
+      const state = (await definition.setup?.(deps)) as S;
+      const ctx: ProcessorContext<S> = { deps, log, state };
+      sub = await deps.bus.subscribe({
+        topic,
+        group: definition.group,
+        concurrency: definition.concurrentPartitions,
+        handle: async (records) => {
+          const messages = records.map((r) => codec.decode(r.value));
+          await handleWithRetry(messages, ctx);
+          deps.metrics.pipelineMessages.inc({ stage: definition.name, topic }, records.length);
+          log.debug({ messages: records.length }, "Batch handled.");
+        },
+      });
+    };
+
     return {
       name: definition.name,
       async start() {
@@ -116,19 +132,14 @@ export function defineProcessor<M, S = undefined>(definition: ProcessorDefinitio
           // Stopped while standing by.
           if (!lock) return;
         }
-        const state = (await definition.setup?.(deps)) as S;
-        const ctx: ProcessorContext<S> = { deps, log, state };
-        sub = await deps.bus.subscribe({
-          topic,
-          group: definition.group,
-          concurrency: definition.concurrentPartitions,
-          handle: async (records) => {
-            const messages = records.map((r) => codec.decode(r.value));
-            await handleWithRetry(messages, ctx);
-            deps.metrics.pipelineMessages.inc({ stage: definition.name, topic }, records.length);
-            log.debug({ messages: records.length }, "Batch handled.");
-          },
-        });
+        try {
+          await subscribe();
+        } catch (error) {
+          // A failed start leaves the lock to a standby.
+          await lock?.release();
+          lock = null;
+          throw error;
+        }
       },
       async stop() {
         stopping.abort();

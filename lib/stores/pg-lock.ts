@@ -1,8 +1,8 @@
 /**
  * One process at a time: a PostgreSQL session advisory lock, named by a string (hashed into the second key
  * of `pg_try_advisory_lock(8738, hashtext(name))`), held by a connection of its own (not a pool slot) until
- * released or until that connection ends. With PGlite there is nothing to lock: the embedded stores belong to one process
- * (the data directory's lock refuses a second one).
+ * released or until that connection ends. With PGlite there is nothing to lock: the embedded stores belong
+ * to one process (the data directory's lock refuses a second one).
  */
 import pgLib from "pg";
 import type { Logger } from "../logger.ts";
