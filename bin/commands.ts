@@ -318,7 +318,8 @@ export function buildCli(): Command {
       const fromEvents = defs.filter((d) => (d.source ?? "events") === "events");
       const ctx = context();
       const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "series backfill" });
-      if (!stores.ch) {
+      const pg = stores.pg;
+      if (!stores.ch || !pg) {
         await stores.close();
         throw new Error("series backfill needs the databases (DATABASES=on)");
       }
@@ -337,7 +338,7 @@ export function buildCli(): Command {
           result.series = defs.map((d) => d.id);
           // The holders pass reads the crossings its previous batch wrote: never beside the holders processor.
           const lockName = processorLockName(CONSUMER_GROUPS.holders);
-          const lock = stores.pg ? await tryLock(stores.pg, lockName) : null;
+          const lock = await tryLock(pg, lockName);
           if (!lock)
             throw new Error(
               `the holders processor is running (it holds the lock ${lockName}): stop it, then run this backfill`,

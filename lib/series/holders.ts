@@ -70,7 +70,7 @@ interface MoveRow {
 }
 
 /** The block of the holders' facts: they belong to a block time, not to one block (see the file comment). */
-export const HOLDERS_FACT_BLOCK = "balances";
+const HOLDERS_FACT_BLOCK = "balances";
 
 const pairKey = (tokenId: string, address: string) => `${tokenId}:${address}`;
 
@@ -78,7 +78,7 @@ const pairKey = (tokenId: string, address: string) => `${tokenId}:${address}`;
  * Outputs (one row per token of each output, ALPH included when non-zero) and spends (asset and contract
  * inputs) of a block's transactions; conflicted transactions change no balance.
  */
-export function movesOfBlock(
+function movesOfBlock(
   block: node.BlockEntry,
   at: { hash: string; timestamp: number; seq: number },
 ): { outputs: OutputRow[]; spends: SpendRow[] } {
@@ -144,8 +144,6 @@ async function spendMoves(ch: Ch, keys: string[]): Promise<MoveRow[]> {
 export interface HoldersPass {
   outputs: number;
   spends: number;
-  /** (token, address) pairs whose crossings were recomputed. */
-  pairs: number;
   /** Zero crossings that appeared or disappeared. */
   changes: number;
 }
@@ -162,7 +160,7 @@ export async function handleHolderMessages(
   const touched: Touched = new Map();
   let outputs: OutputRow[] = [];
   let spends: SpendRow[] = [];
-  const pass: HoldersPass = { outputs: 0, spends: 0, pairs: 0, changes: 0 };
+  const pass: HoldersPass = { outputs: 0, spends: 0, changes: 0 };
   const flush = async () => {
     if (outputs.length > 0) await ch.insert("holder_outputs_insert", "holder_outputs", outputs);
     if (spends.length > 0) await ch.insert("holder_spends_insert", "holder_spends", spends);
@@ -203,7 +201,6 @@ export async function handleHolderMessages(
       );
   }
   await flush();
-  pass.pairs = touched.size;
   if (touched.size > 0) pass.changes = await recomputeHolders(deps, touched);
   return pass;
 }

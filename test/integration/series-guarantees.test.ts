@@ -2,7 +2,7 @@
  * Guarantees 2 and 3 for the series tables: re-delivery, crashes mid-batch, processor restarts, a
  * reprocess of the whole range (reaching archived pages, which are rebuilt from the facts) and a
  * reorg leave facts, points, segments, archive pages and instances identical to one clean pass, and so
- * do the holders processor's outputs, spends and balance crossings (token-holders).
+ * do the holders processor's outputs, spends, balance moves and crossings (token-holders).
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
