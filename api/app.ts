@@ -9,12 +9,17 @@ import { registerOpenApi } from "./plugins/openapi.ts";
 import { RequestLog } from "./plugins/request-log.ts";
 import { exchangeWalletRoutes } from "./routes/addresses/exchange-wallets.ts";
 import { addressLabelRoutes } from "./routes/addresses/labels.ts";
+import { alphbanxRoutes } from "./routes/alphbanx/index.ts";
 import { categoryRoutes } from "./routes/categories/index.ts";
+import { chainReactionRoutes } from "./routes/chainreaction/index.ts";
 import { chainRoutes } from "./routes/chains/index.ts";
 import { contractRoutes } from "./routes/contracts/index.ts";
 import { dappRoutes } from "./routes/dapps/index.ts";
+import { diaOracleRoutes } from "./routes/dia-oracle/index.ts";
+import { elexiumRoutes } from "./routes/elexium/index.ts";
 import { eventsRoutes } from "./routes/events/index.ts";
 import { explorerRoutes } from "./routes/explorer/index.ts";
+import { furnaceRoutes } from "./routes/furnace/index.ts";
 import { metaRoutes } from "./routes/meta/index.ts";
 import { nftRoutes } from "./routes/nft/index.ts";
 import { paymentRoutes } from "./routes/payments/index.ts";
@@ -41,6 +46,11 @@ export const ROUTE_GROUPS: RouteGroup[] = [
   priceRoutes,
   seriesRoutes,
   dappRoutes,
+  furnaceRoutes,
+  chainReactionRoutes,
+  elexiumRoutes,
+  alphbanxRoutes,
+  diaOracleRoutes,
   chainRoutes,
   contractRoutes,
   nftRoutes,

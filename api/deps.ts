@@ -1,5 +1,6 @@
 /** The API's dependency bag, built once by `createApiDeps` (CLI, tests, benches). */
 import type { Config } from "../lib/config.ts";
+import { createDappsService } from "../lib/dapps/service.ts";
 import { createLabelCache } from "../lib/events/label-cache.ts";
 import { createEventsReader, readProgress } from "../lib/events/reader.ts";
 import { createEventsService } from "../lib/events/service.ts";
@@ -7,6 +8,7 @@ import { createEventsTail } from "../lib/events/tail.ts";
 import { createExplorerClient } from "../lib/explorer-client.ts";
 import type { Logger } from "../lib/logger.ts";
 import { createMetrics, type Metrics } from "../lib/metrics.ts";
+import { createContractCaller } from "../lib/node-calls.ts";
 import { createPaymentsRepo } from "../lib/payments/repo.ts";
 import { createPriceRegistry } from "../lib/prices/registry.ts";
 import { createAddressLabelsRepo } from "../lib/repos/address-labels.ts";
@@ -36,6 +38,24 @@ export function createApiDeps(
   const keys = pg ? createKeysRepo(pg) : null;
   const payments = pg ? createPaymentsRepo(pg) : null;
   const telegramStore = pg ? createTelegramStore(pg) : null;
+  const events =
+    labels && reader
+      ? createEventsService({
+          reader,
+          labels: createLabelCache(labels, { checkMs: config.EVENTS_PAGE_CACHE_MS }),
+          tail:
+            config.EVENTS_TAIL_CACHE > 0
+              ? createEventsTail({
+                  reader,
+                  capacity: config.EVENTS_TAIL_CACHE,
+                  checkMs: config.EVENTS_WATERMARK_CACHE_MS,
+                })
+              : null,
+          hydration: config.PAYLOAD_HYDRATION,
+          watermarkCacheMs: config.EVENTS_WATERMARK_CACHE_MS,
+          pageCacheMs: config.EVENTS_PAGE_CACHE_MS,
+        })
+      : null;
   return {
     config,
     log,
@@ -63,22 +83,23 @@ export function createApiDeps(
     registry: pg ? createRegistryRepo(pg) : null,
     labels,
     prices: pg ? createPriceRegistry(pg) : null,
-    events:
-      labels && reader
-        ? createEventsService({
-            reader,
-            labels: createLabelCache(labels, { checkMs: config.EVENTS_PAGE_CACHE_MS }),
-            tail:
-              config.EVENTS_TAIL_CACHE > 0
-                ? createEventsTail({
-                    reader,
-                    capacity: config.EVENTS_TAIL_CACHE,
-                    checkMs: config.EVENTS_WATERMARK_CACHE_MS,
-                  })
-                : null,
-            hydration: config.PAYLOAD_HYDRATION,
-            watermarkCacheMs: config.EVENTS_WATERMARK_CACHE_MS,
-            pageCacheMs: config.EVENTS_PAGE_CACHE_MS,
+    events,
+    dapps:
+      events && pg && ch
+        ? createDappsService({
+            ch,
+            pg,
+            watermark: () => events.watermark(),
+            node: config.NODE_URL
+              ? createContractCaller({
+                  url: config.NODE_URL,
+                  apiKey: config.NODE_API_KEY,
+                  timeoutMs: config.NODE_CALL_TIMEOUT_MS,
+                })
+              : null,
+            cursorSecret: config.DAPP_CURSOR_SECRET,
+            cursorTtlMs: config.DAPP_CURSOR_TTL_MS,
+            pageCacheMs: config.DAPP_PAGE_CACHE_MS,
           })
         : null,
     explorer: createExplorerClient({

@@ -93,3 +93,28 @@ export const AliasOf = <T extends TSchema>(canonical: string, schema: T, descrip
         description ?? `Same as \`${canonical}\` (the spelling SPEC.md uses); give one of the two.`,
     }),
   );
+
+/** `limit` and `nextKey` of the dapp groups' lists (cursor pagination, lib/dapps/cursor.ts). */
+export const DappListQuery = {
+  limit: Type.Integer({ minimum: 1, maximum: 200, default: 50, description: "Rows per page (1-200)." }),
+  nextKey: Type.Optional(
+    Type.String({
+      maxLength: 2048,
+      pattern: "^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$",
+      description:
+        "Opaque cursor from the previous page's `nextKey`; the same filters must be given again. Pages come from the snapshot of the first page, so events that arrive meanwhile neither shift nor repeat rows. A forged, edited or expired cursor (DAPP_CURSOR_TTL_MS), or one of another list or filters, is a 400 `invalid_cursor` naming `nextKey`.",
+    }),
+  ),
+};
+
+/** `nextKey` of a list response: null on the last page. */
+export const NextKey = Nullable(
+  Type.String({ description: "Cursor of the next page (pass it as `nextKey`); null on the last page." }),
+);
+
+export const HexId = (description: string) => Type.String({ pattern: "^[0-9a-f]{64}$", description });
+export const Base58Address = (description: string) =>
+  Type.String({ pattern: "^[1-9A-HJ-NP-Za-km-z]{20,100}(:[0-3])?$", description });
+export const UnixMs = (description: string) =>
+  Type.Integer({ minimum: 0, maximum: 9_007_199_254_740_991, description });
+export const U256String = (description: string) => Type.String({ pattern: "^-?[0-9]+$", description });

@@ -7,6 +7,7 @@ import type {
   RawServerDefault,
 } from "fastify";
 import type { Config } from "../lib/config.ts";
+import type { DappsService } from "../lib/dapps/service.ts";
 import type { EventsService } from "../lib/events/service.ts";
 import type { ExplorerClient } from "../lib/explorer-client.ts";
 import type { Logger } from "../lib/logger.ts";
@@ -95,6 +96,8 @@ export interface ApiDeps {
   prices: PriceRegistry | null;
   /** Normalized events as served (lib/events). */
   events: EventsService | null;
+  /** The five dapp groups' reads (lib/dapps). */
+  dapps: DappsService | null;
   /** Invoices and payments (lib/payments). */
   payments: PaymentsRepo | null;
   /** The bot's admins, bans and handled updates (lib/telegram/store.ts). */

@@ -2,6 +2,8 @@
  * Bench (pipeline): end-to-end blocks/s and events/s from the simulated network through ingest,
  * the bus, normalize and the sinks into ClickHouse, beside chDB's insert rate of the same event rows
  * alone (same batch sizes) in the same run. Embedded bus by default; Kafka too when KAFKA_BROKERS is set.
+ * The embedded pass runs twice back to back, with the dapp decoders off and on (DAPP_DECODERS), and prints the
+ * normalize processor's time per block in each: the decoders' added cost.
  * Run: npm run bench:pipeline   (BENCH_BLOCKS=4000)
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -9,8 +11,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createDevnetChain } from "../devnet/chain.ts";
 import { startDevnetServer } from "../devnet/server.ts";
+import type { RawBlock } from "../lib/chain/types.ts";
 import { createLogger } from "../lib/logger.ts";
-import { startBenchPipeline } from "./lib.ts";
+import { normalizeBlock } from "../pipeline/normalize/index.ts";
+import { loadNormalizeState } from "../pipeline/processors/normalize.ts";
+import { handleSeconds, startBenchPipeline } from "./lib.ts";
 
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 4000);
 // librdkafka's mock cluster keeps only a few MB per partition; a larger backfill falls off its log
@@ -21,9 +26,9 @@ chain.advance(BLOCKS);
 const server = await startDevnetServer(chain, { port: 0 });
 const log = createLogger({ level: "warn" });
 
-async function run(mode: "embedded" | "kafka", target: number) {
+async function run(mode: "embedded" | "kafka", target: number, decoders = true) {
   const dir = mkdtempSync(join(tmpdir(), `bench-pipeline-${mode}-`));
-  const { ch, stores, deps, pipeline, ingestor, drain } = await startBenchPipeline({
+  const { ch, stores, deps, pipeline, ingestor, drain, metrics } = await startBenchPipeline({
     chain,
     server,
     dir,
@@ -32,6 +37,7 @@ async function run(mode: "embedded" | "kafka", target: number) {
       CONFIRMATIONS: String(Math.max(0, Math.floor((BLOCKS - target) / 16))),
       KAFKA_BROKERS: mode === "kafka" ? (process.env.KAFKA_BROKERS ?? "") : "",
       KAFKA_TOPIC_PREFIX: `bench${Date.now()}.`,
+      DAPP_DECODERS: String(decoders),
     },
   });
   const started = performance.now();
@@ -45,6 +51,7 @@ async function run(mode: "embedded" | "kafka", target: number) {
   );
   const blocks = Number(counts?.blocks);
   const events = Number(counts?.events);
+  const normalizeSeconds = (await handleSeconds(metrics)).get("normalize") ?? Number.NaN;
 
   // Upper bound: the same event rows inserted alone, in batches of the size the sink wrote.
   const rows = await ch.query<Record<string, unknown>>(
@@ -78,7 +85,8 @@ async function run(mode: "embedded" | "kafka", target: number) {
 
   process.stdout.write(
     [
-      `\npipeline bench (${mode}, ${deps.bus.kind} bus, chDB, ${stores.pg?.kind}); ${blocks} blocks, ${events} events, ${rounds + 1} ingest rounds`,
+      `\npipeline bench (${mode}, ${deps.bus.kind} bus, chDB, ${stores.pg?.kind}, dapp decoders ${decoders ? "on" : "off"}); ${blocks} blocks, ${events} events, ${rounds + 1} ingest rounds`,
+      `  normalize:              ${((normalizeSeconds / blocks) * 1000).toFixed(3).padStart(8)} ms per block in handle (${normalizeSeconds.toFixed(2)} s)`,
       `  end to end:             ${(blocks / seconds).toFixed(0).padStart(8)} blocks/s ${(events / seconds).toFixed(0).padStart(8)} events/s  (${seconds.toFixed(2)} s)`,
       `  chDB insert alone:      ${"".padStart(8)}          ${(events / insertSeconds).toFixed(0).padStart(8)} events/s  (${insertSeconds.toFixed(2)} s, batches of ${batch}, with the event_lookup view)`,
       `  chDB insert alone:      ${"".padStart(8)}          ${(events / aloneSeconds).toFixed(0).padStart(8)} events/s  (${aloneSeconds.toFixed(2)} s, events table only)`,
@@ -86,12 +94,36 @@ async function run(mode: "embedded" | "kafka", target: number) {
       "",
     ].join("\n"),
   );
+  if (mode === "embedded" && decoders) {
+    // The pure normalizer alone over the same blocks, with the saved state, with and without the decoders.
+    const state = await loadNormalizeState(deps.pg);
+    const raws: RawBlock[] = [];
+    for (let c = 0; c < 16; c++) for (const b of chain.mainChain(c)) raws.push(chain.rawBlock(b.block.hash)!);
+    const time = (withDecoders: boolean) => {
+      const t0 = performance.now();
+      for (let k = 0; k < 3; k++)
+        for (const raw of raws)
+          normalizeBlock(raw, {
+            dapps: state.dapps,
+            pools: state.pools,
+            factories: state.factories,
+            decoders: withDecoders ? state.decoders : undefined,
+            maxPayloadBytes: 4096,
+          });
+      return (performance.now() - t0) / (3 * raws.length);
+    };
+    const [off, on, off2, on2] = [time(false), time(true), time(false), time(true)];
+    process.stdout.write(
+      `  normalizeBlock alone (${raws.length} blocks × 3, back to back twice): decoders off ${((off + off2) / 2).toFixed(3)} ms/block, on ${((on + on2) / 2).toFixed(3)} ms/block (runs: ${off.toFixed(3)}/${on.toFixed(3)}, ${off2.toFixed(3)}/${on2.toFixed(3)})\n`,
+    );
+  }
   await pipeline.stop();
   await stores.close();
   rmSync(dir, { recursive: true, force: true });
 }
 
-await run("embedded", BLOCKS);
+await run("embedded", BLOCKS, false);
+await run("embedded", BLOCKS, true);
 if (process.env.KAFKA_BROKERS) await run("kafka", KAFKA_BLOCKS);
 else process.stdout.write("(Kafka mode skipped: KAFKA_BROKERS is not set)\n");
 await server.close();

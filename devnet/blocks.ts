@@ -5,6 +5,7 @@
 import type { node } from "@alephium/web3";
 import { ADDRESS_GROUPS, CHAINS } from "../lib/chain/types.ts";
 import type { Activity } from "./activity.ts";
+import type { DefiDapps } from "./dapps/defi.ts";
 import type { Dex } from "./dex.ts";
 import type { Accounts, Ledger } from "./ledger.ts";
 import type { Oracle } from "./oracle.ts";
@@ -42,6 +43,9 @@ export function createBlockProducer(deps: {
   activity: Activity;
   dex: Dex;
   oracle: Oracle;
+  /** Dapps of devnet/dapps/, each stepped once per block after the oracle, in this order. */
+  dapps?: readonly { step(ctx: BlockCtx): void }[];
+  defi: DefiDapps;
   emit: (change: Parameters<DevnetListener>[0]) => void;
 }): BlockProducer {
   const { rng, opts, store, builder } = deps;
@@ -145,6 +149,8 @@ export function createBlockProducer(deps: {
     deps.activity.setup(ctx);
     deps.dex.setup(ctx);
     deps.oracle.step(ctx);
+    for (const dapp of deps.dapps ?? []) dapp.step(ctx);
+    deps.defi.step(ctx);
     deps.activity.fill(ctx);
     builder.coinbase(ctx, uncles);
     const rec = finishBlock(ctx, parent.block.hash, uncles, true);

@@ -13,13 +13,22 @@
  * - Ayin-like pairs keep reserves and emit Mint/Swap events but issue no LP token; their trading follows a
  *   schedule of steady trading, bursts, quiet gaps and trend phases (devnet/dex.ts).
  * - A DIA-like oracle on chain 2→2 gets `OracleUpdate` events from a feeder's script txs (devnet/oracle.ts).
- * - Token, factory, pair and oracle ids are drawn up front (devnet/plan.ts): their addresses are known before
+ * - devnet/dapps/: a DIA-like randomness oracle (same feeder and chain), a Token Furnace per group and Chain
+ *   Reaction on chain 0→0 (V2 factory and its games, V1, the guessing hub and its rooms), stepped after the oracle.
+ * - DeFi dapps (devnet/dapps/defi.ts), each homed on one intra-group chain: Elexium and the Wormhole bridge on
+ *   0→0, DeadRare on 1→1, AlphBanX on 2→2 (reading the oracle), MyOnion.fun on 3→3.
+ * - Token, factory, pair, oracle and dapp ids are drawn up front (devnet/plan.ts): their addresses are known before
  *   the blocks that create them, see {@link DevnetChain.plan}.
  */
 import type { node } from "@alephium/web3";
 import { ADDRESS_GROUPS, CHAINS } from "../lib/chain/types.ts";
 import { createActivity } from "./activity.ts";
 import { createBlockProducer } from "./blocks.ts";
+import { createChainReaction } from "./dapps/chain-reaction.ts";
+import { createDefiDapps } from "./dapps/defi.ts";
+import { createFurnace } from "./dapps/furnace.ts";
+import { createGuessingWar } from "./dapps/guessing-war.ts";
+import { createRandomness } from "./dapps/randomness.ts";
 import { createDex } from "./dex.ts";
 import { createAccounts, createLedger, sortedTokens } from "./ledger.ts";
 import { createOracle } from "./oracle.ts";
@@ -41,6 +50,11 @@ import {
   type ResolvedDevnetOptions,
 } from "./types.ts";
 
+export type {
+  DevnetChainReaction,
+  DevnetFurnace,
+  DevnetRandomness,
+} from "./dapps/games-common.ts";
 export { type PoolRegime, poolRegime, swapAmountOut } from "./dex.ts";
 export {
   ORACLE_FEEDS,
@@ -175,6 +189,10 @@ export function createDevnetChain(options: DevnetOptions = {}): DevnetChain {
     factory: plan.factory,
     pools: plan.pairs,
     oracle: plan.oracle,
+    randomness: plan.randomness,
+    furnaces: plan.furnaces,
+    chainReaction: plan.chainReaction,
+    ...plan.defi,
   };
   const ledger = createLedger({
     maturity: opts.maxReorgDepth,
@@ -183,7 +201,15 @@ export function createDevnetChain(options: DevnetOptions = {}): DevnetChain {
   const builder = createTxBuilder({ rng, networkId: opts.networkId, accounts, ledger, store });
   const dex = createDex({ rng, seed: opts.seed, plan, accounts, ledger, builder });
   const oracle = createOracle({ rng, seed: opts.seed, plan, accounts, ledger, builder });
+  const defi = createDefiDapps({ rng, accounts, ledger, builder, plan: plan.defi, oracle: plan.oracle });
   const activity = createActivity({ rng, opts, accounts, ledger, builder, dex, plan });
+  const { feeder } = accounts;
+  const dapps = [
+    createRandomness({ seed: opts.seed, planned: plan.randomness, feeder, ledger, builder }),
+    createFurnace({ rng, planned: plan.furnaces, accounts, ledger, builder }),
+    createChainReaction({ rng, plan, accounts, ledger, builder }),
+    createGuessingWar({ rng, seed: opts.seed, plan, accounts, ledger, builder }),
+  ];
   const producer = createBlockProducer({
     rng,
     opts,
@@ -194,6 +220,8 @@ export function createDevnetChain(options: DevnetOptions = {}): DevnetChain {
     activity,
     dex,
     oracle,
+    dapps,
+    defi,
     emit,
   });
   const reorgs = createReorgs({ rng, maxDepth: opts.maxReorgDepth, store, ledger, producer, emit });
@@ -287,6 +315,10 @@ export function createDevnetChain(options: DevnetOptions = {}): DevnetChain {
         ...(c.token ? { token: tokenView(c) } : {}),
         ...(c.pair ? { pool: poolView(c) } : {}),
       };
+    },
+    dappCall(address, methodIndex, args) {
+      const c = ledger.contractByAddress(address);
+      return c && defi.call(c, methodIndex, args);
     },
     addresses: () => accounts.users,
     miners: () => accounts.miners,

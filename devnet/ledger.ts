@@ -155,6 +155,8 @@ export interface Ledger {
   forget(outputs: OutRec[]): void;
   /** Snapshots a contract before the block being built changes it. */
   touchContract(ctx: BlockCtx, c: ContractRec): void;
+  /** Removes a contract the block being built destroys (undo restores it). */
+  removeContract(ctx: BlockCtx, c: ContractRec): void;
   /** Adds a contract created by the block being built. */
   addContract(ctx: BlockCtx, c: ContractRec): void;
   /** Reverts what a block did. */
@@ -278,6 +280,18 @@ export function createLedger(deps: {
     for (const o of list) removeUtxo(o);
   };
 
+  const touchContract: Ledger["touchContract"] = (ctx, c) => {
+    if (ctx.undo.contracts.has(c.id)) return;
+    ctx.undo.contracts.set(c.id, {
+      ...c,
+      tokens: new Map(c.tokens),
+      ...(c.pair ? { pair: { ...c.pair } } : {}),
+      ...(c.oracle ? { oracle: { values: [...c.oracle.values], nextDue: [...c.oracle.nextDue] } } : {}),
+      ...(c.dapp ? { dapp: structuredClone(c.dapp) } : {}),
+      ...(c.defi ? { defi: structuredClone(c.defi) } : {}),
+    });
+  };
+
   return {
     output: (key) => outputs.get(key),
     utxo: (key) => utxos.get(key),
@@ -314,18 +328,14 @@ export function createLedger(deps: {
       }
     },
     forget,
-    touchContract(ctx, c) {
-      if (ctx.undo.contracts.has(c.id)) return;
-      ctx.undo.contracts.set(c.id, {
-        ...c,
-        tokens: new Map(c.tokens),
-        ...(c.pair ? { pair: { ...c.pair } } : {}),
-        ...(c.oracle ? { oracle: { values: [...c.oracle.values], nextDue: [...c.oracle.nextDue] } } : {}),
-      });
-    },
+    touchContract,
     addContract(ctx, c) {
       contracts.set(c.id, c);
       ctx.undo.contracts.set(c.id, null);
+    },
+    removeContract(ctx, c) {
+      touchContract(ctx, c);
+      contracts.delete(c.id);
     },
     undo(undo) {
       forget(undo.created);

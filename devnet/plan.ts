@@ -6,6 +6,8 @@
  */
 import { addressFromContractId, subContractId } from "@alephium/web3";
 import { ADDRESS_GROUPS, ALPH_TOKEN_ID } from "../lib/chain/types.ts";
+import { createDefiPlan, type DefiPlan } from "./dapps/defi-plan.ts";
+import { type GamesPlan, planGames } from "./dapps/games-common.ts";
 import type { Accounts } from "./ledger.ts";
 import type { Rng } from "./random.ts";
 import type { DevnetOracle, DevnetPlannedPool, ResolvedDevnetOptions, TokenMeta } from "./types.ts";
@@ -54,11 +56,13 @@ export interface PlannedTokenRec {
   meta: TokenMeta;
 }
 
-export interface Plan {
+export interface Plan extends GamesPlan {
   tokens: PlannedTokenRec[];
   factory: { id: string; address: string } | undefined;
   pairs: DevnetPlannedPool[];
   oracle: DevnetOracle;
+  /** Elexium, AlphBanX, DeadRare, MyOnion and Wormhole (drawn after the oracle). */
+  defi: DefiPlan;
 }
 
 /** A contract id of a group, not derived from a parent (its last byte is the group). */
@@ -124,5 +128,7 @@ export function createPlan(rng: Rng, opts: ResolvedDevnetOptions, accounts: Acco
       updateEventIndex: ORACLE_UPDATE_EVENT,
       valueDecimals: ORACLE_VALUE_DECIMALS,
     },
+    ...planGames(rng, accounts.feeder),
+    defi: createDefiPlan(rng),
   };
 }

@@ -2,16 +2,29 @@
  * Registers the simulated network the way an operator registers a new dapp and price sources on mainnet: its
  * DEX factory (`dex_factories`, so the normalizer decodes its swaps), and for prices its DEX and its oracle
  * (`price_sources`), the oracle's feeds (`price_available_pairs`) and watched pairs (`price_pairs`) for every
- * devnet pool and oracle key, so the demo shows candles and spot prices right away. Everything comes from the
- * chain's plan (addresses derived from the seed), so it works before the blocks creating those contracts exist.
+ * devnet pool and oracle key, so the demo shows candles and spot prices right away; and the decoder kinds of its games
+ * (devnet/dapps/games-register.ts) and its DeFi dapps (their `dapps` rows, decoder kinds in `decoder_contracts`, the Elexium factory: devnet/dapps/defi-register.ts).
+ * Everything comes from the chain's plan (addresses derived from the seed), so it works before the blocks
+ * creating those contracts exist.
  */
 
 import { ALPH_TOKEN_ID } from "../lib/chain/types.ts";
 import { createPriceRegistry } from "../lib/prices/registry.ts";
 import type { Pg, PgQueryable } from "../lib/stores/postgres.ts";
-import type { DevnetChain } from "./chain.ts";
+import type { DevnetChain, DevnetPlan } from "./chain.ts";
+import { devnetDecoderContracts as defiDecoderContracts, registerDefiDapps } from "./dapps/defi-register.ts";
+import {
+  devnetDecoderContracts as gamesDecoderContracts,
+  registerGamesDapps,
+} from "./dapps/games-register.ts";
 
 export const DEVNET_DAPP = "devnet-dex";
+
+/** Every devnet dapp contract with its decoder kind (what `decoder_contracts` holds after registration). */
+export const devnetDecoderContracts = (plan: DevnetPlan) => [
+  ...gamesDecoderContracts(plan),
+  ...defiDecoderContracts(plan),
+];
 /** Price source of the devnet's pools (an `onchain_dex` source of the dapp {@link DEVNET_DAPP}). */
 export const DEVNET_DEX_SOURCE = "devnet-dex";
 /** Price source of the devnet's DIA-like oracle. */
@@ -119,6 +132,8 @@ async function register(pg: PgQueryable, chain: DevnetChain): Promise<void> {
      ON CONFLICT (id) DO NOTHING`,
     [DEVNET_DAPP, now],
   );
+  await registerGamesDapps(pg, plan, now);
+  await registerDefiDapps(pg, plan, now);
   const oracle = chain.oracle();
   await pg.query(
     "devnet_price_sources",

@@ -152,6 +152,7 @@ function callContract(chain: DevnetChain, call: Partial<node.CallContract>): nod
         { type: "U256", value: p.reserve1.toString() },
       ];
   }
+  returns ??= chain.dappCall(address, m ?? -1, call.args ?? []);
   if (!returns) return { type: "CallContractFailed", error: `VM execution error: InvalidMethodIndex(${m})` };
   return {
     type: "CallContractSucceeded",

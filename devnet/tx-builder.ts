@@ -49,6 +49,8 @@ export interface DeployOptions {
   token?: TokenMeta;
   extraEvents?: EventSpec[];
   pair?: ContractRec["pair"];
+  /** Tokens the deployer burns in the same tx (a Token Furnace burn that mints a burner NFT). */
+  burn?: Map<string, bigint>;
 }
 
 export interface TxBuilder {
@@ -113,7 +115,7 @@ export function createTxBuilder(deps: {
     for (const o of outSpecs) addTokens(tout, sortedTokens(o.tokens));
     for (const id of new Set([...tin.keys(), ...tout.keys()])) {
       if (id === spec.issuedToken) continue;
-      if ((tin.get(id) ?? 0n) !== (tout.get(id) ?? 0n))
+      if ((tin.get(id) ?? 0n) - (spec.burned?.get(id) ?? 0n) !== (tout.get(id) ?? 0n))
         throw new Error(`devnet: token imbalance ${id} in ${txId}`);
     }
   };
@@ -269,7 +271,7 @@ export function createTxBuilder(deps: {
       const issued = options.token?.totalSupply ?? 0n;
       const alphNeed =
         BigInt(gas) * USER_GAS_PRICE + MINIMAL_CONTRACT_DEPOSIT + (issued > 0n ? DUST_AMOUNT : 0n);
-      const g = ledger.gather(deployer, ctx.ts, alphNeed);
+      const g = ledger.gather(deployer, ctx.ts, alphNeed, options.burn);
       if (!g) return undefined;
       const c = newContract(ctx, id, kind, {
         ...(options.token ? { token: options.token } : {}),
@@ -297,6 +299,7 @@ export function createTxBuilder(deps: {
           ...(options.extraEvents ?? []),
         ],
         ...(issued > 0n ? { issuedToken: id } : {}),
+        ...(options.burn ? { burned: options.burn } : {}),
       });
       c.createdTxId = txId;
       c.outputKey = made.find((o) => o.type === "ContractOutput" && o.address === c.address)!.key;

@@ -1,6 +1,8 @@
 /** Types of the simulated network: the public shapes of {@link DevnetChain} and the records its parts share. */
 import type { node } from "@alephium/web3";
 import { ADDRESS_GROUPS, type RawBlock } from "../lib/chain/types.ts";
+import type { DappState as DefiDappState, DefiPlan } from "./dapps/defi-plan.ts";
+import type { DappState, GamesContractKind, GamesPlan } from "./dapps/games-common.ts";
 
 /** Timestamp of every genesis block (Bitcoin's genesis time, as on mainnet). */
 export const GENESIS_TIMESTAMP = 1231006505000;
@@ -138,8 +140,15 @@ export interface DevnetPool {
   createTxId: string;
 }
 
-/** Kinds of contracts the generator knows. */
-export type DevnetContractKind = "token" | "factory" | "pair" | "generic" | "oracle";
+/** Kinds of contracts the generator knows ("dapp": a DeFi contract of devnet/dapps, its role in `defi`). */
+export type DevnetContractKind =
+  | "token"
+  | "factory"
+  | "pair"
+  | "generic"
+  | "oracle"
+  | "dapp"
+  | GamesContractKind;
 
 /** A token the chain issues early (known from the seed before its block exists). */
 export interface DevnetPlannedToken {
@@ -176,14 +185,23 @@ export interface DevnetOracle {
   valueDecimals: number;
 }
 
-/** What a seed makes the chain create, known before the blocks that create it exist. */
-export interface DevnetPlan {
+/**
+ * What a seed makes the chain create, known before the blocks that create it exist; `randomness`, `furnaces` and
+ * `chainReaction` come from {@link GamesPlan} (devnet/dapps/games-common.ts).
+ */
+export interface DevnetPlan extends GamesPlan {
   tokens: DevnetPlannedToken[];
   /** The DEX factory (undefined when `pools` is 0). */
   factory: { id: string; address: string } | undefined;
   /** Pairs in plan order; the factory creates each once a group-0 user holds its tokens. */
   pools: DevnetPlannedPool[];
   oracle: DevnetOracle;
+  /** Elexium, AlphBanX, DeadRare, MyOnion and Wormhole contracts (devnet/dapps/). */
+  elexium: DefiPlan["elexium"];
+  alphbanx: DefiPlan["alphbanx"];
+  deadrare: DefiPlan["deadrare"];
+  myonion: DefiPlan["myonion"];
+  wormhole: DefiPlan["wormhole"];
 }
 
 /** Result of a reorg. */
@@ -241,6 +259,8 @@ export interface DevnetChain {
   contractInfo(
     address: string,
   ): { kind: DevnetContractKind; token?: DevnetToken; pool?: DevnetPool } | undefined;
+  /** Answer of a devnet/dapps contract to a read-only call (call-contract double), undefined when none. */
+  dappCall(address: string, methodIndex: number, args: node.Val[]): node.Val[] | undefined;
   /** User addresses. */
   addresses(): readonly DevnetAddress[];
   /** Miner addresses, one per group. */
@@ -317,6 +337,10 @@ export interface ContractRec {
     values: bigint[];
     nextDue: number[];
   };
+  /** State of a game, oracle or furnace contract of devnet/dapps/ (copied when a block touches the contract). */
+  dapp?: DappState;
+  /** A DeFi contract's role and state (devnet/dapps/defi.ts). */
+  defi?: DefiDappState;
 }
 
 export interface Undo {
@@ -356,6 +380,8 @@ export interface TxSpec {
   events: EventSpec[];
   /** Token issued by this tx (exempt from the conservation check). */
   issuedToken?: string;
+  /** Tokens this tx burns (inputs minus outputs, like Ralph's `burnToken!`). */
+  burned?: Map<string, bigint>;
   noInputsAllowed?: boolean;
 }
 

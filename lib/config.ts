@@ -128,6 +128,38 @@ export const CONFIG_SPEC = {
     1_000_000,
     "Newest events each API process keeps in memory to answer /events/all pages near the tip (0 = off; ~0.9 KB of heap per bench event: its served JSON and the fields filters read; more with big payloads).",
   ),
+  DAPP_DECODERS: bool(
+    true,
+    "Decode the dapps' events and calls (lib/chain/TAXONOMY.md). false leaves them generic contract events (DEX pools are still decoded); a later `reprocess` with true decodes that history.",
+  ),
+  DAPP_CURSOR_SECRET: str(
+    "",
+    "Key that signs the dapp routes' nextKey cursors (HMAC-SHA256). Empty: a random key per process, so cursors do not outlive a restart and are not accepted by another API process; set one shared secret when several API processes serve the same clients.",
+  ),
+  DAPP_CURSOR_TTL_MS: int(
+    3_600_000,
+    1_000,
+    604_800_000,
+    "How long a dapp route's nextKey is accepted (a cursor pages through the snapshot of its first page).",
+  ),
+  DAPP_PAGE_CACHE_MS: int(
+    1_000,
+    0,
+    60_000,
+    "How long an identical dapp route page (same query and snapshot) is reused per API process (0 = off).",
+  ),
+  DIA_HEARTBEAT_MS: int(
+    600_000,
+    1_000,
+    604_800_000,
+    "DIA's heartbeat: a feed whose newest value is older than this is reported stale by /dapps/dia-oracle/feeds.",
+  ),
+  NODE_CALL_TIMEOUT_MS: int(
+    5_000,
+    100,
+    120_000,
+    "Timeout of the API's contract calls to the full node (AlphBanX positions).",
+  ),
   PAYLOAD_HYDRATION: bool(true, "Merge offloaded payloads back into events on read."),
   PAYLOAD_MAX_BYTES: int(
     4096,

@@ -16,6 +16,7 @@ export interface Metrics {
   priceSourceUp: Gauge<"source">;
   priceSourceLastOk: Gauge<"source">;
   priceSourceFailures: Counter<"source">;
+  decodeErrors: Counter<"decoder" | "event_index">;
 }
 
 /** Every metric of the service carries this prefix. */
@@ -102,6 +103,12 @@ export function createMetrics(): Metrics {
       name: `${METRICS_PREFIX}price_source_failures_total`,
       help: "Failed polls of an exchange price source (rate limits, errors, bad answers, timeouts).",
       labelNames: ["source"],
+      registers: [registry],
+    }),
+    decodeErrors: new Counter({
+      name: `${METRICS_PREFIX}normalize_decode_errors_total`,
+      help: "Contract events a dapp decoder refused (layout mismatch), published as generic events with decode_error.",
+      labelNames: ["decoder", "event_index"],
       registers: [registry],
     }),
   };

@@ -26,6 +26,11 @@
  * | mining   | coinbase           | reward        |  20  | block reward (coinbase output 0)                           |
  * | mining   | uncle_reward       | reward        |  19  | ghost-uncle reward (coinbase outputs 1..n)                 |
  * | transfer | genesis_allocation | alph          |  10  | allocation output of a height-0 genesis block              |
+ * | chain    | retraction         | reorg         |   5  | reorg notice: served events left the main chain (sink)     |
+ * | chain    | late_block         | reorg         |   5  | reorg notice: a winning block below what pollers passed    |
+ *
+ * Dapp decoders' triples (oracle, token/burn, game, nft, launchpad, bridge, lending; 84–95) are in
+ * `DAPP_ENTRIES` below and in `TAXONOMY.md`.
  */
 
 /** Top-level categories (the API's `category` filter). */
@@ -36,6 +41,14 @@ export const CATEGORY = {
   cex: "cex",
   transfer: "transfer",
   mining: "mining",
+  oracle: "oracle",
+  game: "game",
+  nft: "nft",
+  launchpad: "launchpad",
+  bridge: "bridge",
+  lending: "lending",
+  /** Notices about the chain itself (reorgs), written by the events sink. */
+  chain: "chain",
 } as const;
 export type Category = (typeof CATEGORY)[keyof typeof CATEGORY];
 
@@ -61,6 +74,54 @@ export const SUB_KIND = {
   coinbase: "coinbase",
   uncleReward: "uncle_reward",
   genesisAllocation: "genesis_allocation",
+  // Dapp decoders (pipeline/normalize/decoders/).
+  priceUpdate: "price_update",
+  randomness: "randomness",
+  adminChanged: "admin_changed",
+  burn: "burn",
+  gameCreated: "game_created",
+  chainStarted: "chain_started",
+  playerJoined: "player_joined",
+  chainEnded: "chain_ended",
+  chainTimeout: "chain_timeout",
+  potBoosted: "pot_boosted",
+  roomCreated: "room_created",
+  roomJoined: "room_joined",
+  roomLocked: "room_locked",
+  roomClaimable: "room_claimable",
+  roomClaimed: "room_claimed",
+  roomRefunded: "room_refunded",
+  roomDestroyed: "room_destroyed",
+  roomExpired: "room_expired",
+  roomBoosted: "room_boosted",
+  listed: "listed",
+  sold: "sold",
+  cancelled: "cancelled",
+  priceUpdated: "price_updated",
+  tokenCreated: "token_created",
+  curveCreated: "curve_created",
+  graduated: "graduated",
+  transferOut: "transfer_out",
+  transferIn: "transfer_in",
+  message: "message",
+  openLoan: "open_loan",
+  addCollateral: "add_collateral",
+  repay: "repay",
+  closeLoan: "close_loan",
+  withdrawCollateral: "withdraw_collateral",
+  redeem: "redeem",
+  liquidate: "liquidate",
+  stake: "stake",
+  requestUnstake: "request_unstake",
+  claimUnstake: "claim_unstake",
+  claimRewards: "claim_rewards",
+  poolDeposit: "pool_deposit",
+  poolClaim: "pool_claim",
+  poolWithdraw: "pool_withdraw",
+  /** Reorg notice: events a poller may have received left the main chain. */
+  retraction: "retraction",
+  /** Reorg notice: a winning-branch block whose events sort below what pollers may have passed. */
+  lateBlock: "late_block",
 } as const;
 export type SubKind = (typeof SUB_KIND)[keyof typeof SUB_KIND];
 
@@ -80,6 +141,18 @@ export const TYPE = {
   trade: "trade",
   /** A swap in an EVM pool (trade watcher, off-chain). */
   evmSwap: "evm_swap",
+  oracleUpdate: "oracle_update",
+  furnaceBurn: "furnace_burn",
+  chainReaction: "chain_reaction",
+  chainReactionV1: "chain_reaction_v1",
+  guessingWar: "guessing_war",
+  marketplace: "marketplace",
+  launch: "launch",
+  launchTrade: "launch_trade",
+  wormhole: "wormhole",
+  alphbanxOp: "alphbanx_op",
+  /** A reorg notice (chain index 17, events sink). */
+  reorg: "reorg",
 } as const;
 export type EventType = (typeof TYPE)[keyof typeof TYPE];
 
@@ -115,6 +188,91 @@ const entry = (
   priority: number,
   description: string,
 ): TaxonomyEntry => ({ category, sub_kind, type, priority, description });
+
+/** Dapp decoders' triples (pipeline/normalize/decoders/): ahead of transfers and generic events. */
+const DAPP_ENTRIES: readonly TaxonomyEntry[] = [
+  entry(
+    "launchpad",
+    "buy",
+    "launch_trade",
+    95,
+    "MyOnion.fun router Trade buying the launched token with ALPH",
+  ),
+  entry("launchpad", "sell", "launch_trade", 95, "MyOnion.fun router Trade selling the launched token"),
+  entry("nft", "sold", "marketplace", 94, "DeadRare listing sold (event 1)"),
+  entry(
+    "bridge",
+    "transfer_out",
+    "wormhole",
+    93,
+    "Wormhole token transfer out (WormholeMessage with a transfer payload)",
+  ),
+  entry(
+    "bridge",
+    "transfer_in",
+    "wormhole",
+    93,
+    "Wormhole redemption paid to an address (inferred from outputs)",
+  ),
+  entry("lending", "open_loan", "alphbanx_op", 93, "AlphBanX loan opened (inferred from method index)"),
+  entry(
+    "lending",
+    "liquidate",
+    "alphbanx_op",
+    93,
+    "AlphBanX liquidation (any loan-manager call, low confidence)",
+  ),
+  entry("lending", "redeem", "alphbanx_op", 93, "AlphBanX ABD redeemed for ALPH (inferred)"),
+  entry("game", "chain_ended", "chain_reaction", 92, "Chain Reaction V2 round ended, winner paid"),
+  entry("game", "chain_ended", "chain_reaction_v1", 92, "Chain Reaction V1 round ended, winner paid"),
+  entry(
+    "game",
+    "room_claimed",
+    "guessing_war",
+    92,
+    "Number Guessing War payout claimed (also forced claims)",
+  ),
+  entry("launchpad", "token_created", "launch", 92, "MyOnion.fun token created (launcher event 5)"),
+  entry("lending", "close_loan", "alphbanx_op", 92, "AlphBanX loan closed (inferred)"),
+  entry("lending", "repay", "alphbanx_op", 92, "AlphBanX debt repaid (inferred)"),
+  entry("lending", "add_collateral", "alphbanx_op", 91, "AlphBanX collateral added (inferred)"),
+  entry("lending", "withdraw_collateral", "alphbanx_op", 91, "AlphBanX collateral withdrawn (inferred)"),
+  entry("lending", "stake", "alphbanx_op", 91, "AlphBanX ABX staked (inferred)"),
+  entry("lending", "request_unstake", "alphbanx_op", 91, "AlphBanX ABX unstake requested (inferred)"),
+  entry("lending", "claim_unstake", "alphbanx_op", 91, "AlphBanX unstaked ABX claimed (inferred)"),
+  entry("lending", "claim_rewards", "alphbanx_op", 91, "AlphBanX staking rewards claimed (inferred)"),
+  entry("lending", "pool_deposit", "alphbanx_op", 91, "AlphBanX auction pool deposit of ABD (inferred)"),
+  entry("lending", "pool_claim", "alphbanx_op", 91, "AlphBanX auction pool claim (inferred)"),
+  entry("lending", "pool_withdraw", "alphbanx_op", 91, "AlphBanX auction pool withdrawal (inferred)"),
+  entry("game", "room_refunded", "guessing_war", 91, "Number Guessing War entry refunded"),
+  entry("launchpad", "graduated", "launch", 91, "MyOnion.fun token moved to its DEX pair (launcher event 9)"),
+  entry("game", "player_joined", "chain_reaction", 90, "Chain Reaction V2 player joined a round"),
+  entry("game", "player_joined", "chain_reaction_v1", 90, "Chain Reaction V1 player joined a round"),
+  entry("game", "room_joined", "guessing_war", 90, "Number Guessing War player joined a room"),
+  entry("nft", "listed", "marketplace", 90, "DeadRare NFT listed (event 0)"),
+  entry("game", "chain_timeout", "chain_reaction", 89, "Chain Reaction V2 round timed out"),
+  entry("game", "chain_timeout", "chain_reaction_v1", 89, "Chain Reaction V1 round timed out"),
+  entry("launchpad", "curve_created", "launch", 89, "MyOnion.fun bonding curve created (launcher event 6)"),
+  entry("game", "game_created", "chain_reaction", 88, "Chain Reaction V2 game created by the factory"),
+  entry("game", "chain_started", "chain_reaction", 88, "Chain Reaction V2 round started"),
+  entry("game", "chain_started", "chain_reaction_v1", 88, "Chain Reaction V1 round started"),
+  entry("game", "room_created", "guessing_war", 88, "Number Guessing War room created by the hub"),
+  entry("nft", "cancelled", "marketplace", 88, "DeadRare listing cancelled (event 2)"),
+  entry("nft", "price_updated", "marketplace", 88, "DeadRare listing price changed (event 3)"),
+  entry("token", "burn", "furnace_burn", 87, "Token Furnace Burned event"),
+  entry("game", "pot_boosted", "chain_reaction", 87, "Chain Reaction V2 pot boosted"),
+  entry("game", "pot_boosted", "chain_reaction_v1", 87, "Chain Reaction V1 pot boosted"),
+  entry("game", "room_boosted", "guessing_war", 87, "Number Guessing War pot boosted"),
+  entry("game", "room_locked", "guessing_war", 86, "Number Guessing War room locked on a randomness round"),
+  entry("game", "room_claimable", "guessing_war", 86, "Number Guessing War target drawn, room claimable"),
+  entry("game", "room_destroyed", "guessing_war", 86, "Number Guessing War room destroyed, creator cut paid"),
+  entry("game", "room_expired", "guessing_war", 86, "Number Guessing War room expired"),
+  entry("bridge", "message", "wormhole", 86, "Wormhole message that is not a token transfer"),
+  entry("lending", "call", "alphbanx_op", 86, "AlphBanX call of a method outside the operation map"),
+  entry("oracle", "price_update", "oracle_update", 84, "DIA price oracle OracleUpdate"),
+  entry("oracle", "randomness", "oracle_update", 84, "DIA randomness oracle OracleUpdate"),
+  entry("oracle", "admin_changed", "oracle_update", 84, "DIA oracle AdminChanged"),
+];
 
 /** Every triple the normalizer emits, highest priority first. */
 export const TAXONOMY: readonly TaxonomyEntry[] = [
@@ -170,6 +328,22 @@ export const TAXONOMY: readonly TaxonomyEntry[] = [
     "Ghost-uncle reward (coinbase outputs 1..n, in ghostUncles order)",
   ),
   entry("transfer", "genesis_allocation", "alph", 10, "Allocation output of a genesis (height 0) block"),
+  ...DAPP_ENTRIES,
+  // Reorg notices (chain index 17), written by the events sink, not the normalizer: lib/events/notices.ts.
+  entry(
+    "chain",
+    "retraction",
+    "reorg",
+    5,
+    "Reorg notice: the events of a block that readers may have served left the main chain",
+  ),
+  entry(
+    "chain",
+    "late_block",
+    "reorg",
+    5,
+    "Reorg notice: a winning-branch block whose events sort below what pollers may have passed",
+  ),
 ];
 
 const priorities = new Map(TAXONOMY.map((e) => [`${e.category}/${e.sub_kind}/${e.type}`, e.priority]));

@@ -59,6 +59,7 @@ export async function backfillFigures(
          WHERE (category = 'dex' AND type IN ('swap', 'mint', 'burn'))
             OR (category = 'transfer' AND (sub_kind IN ('send', 'payout') AND to IN {burn:Array(String)} OR sub_kind = 'genesis_allocation'))
             OR category = 'mining'
+            OR (category = 'token' AND sub_kind = 'burn' AND type = 'furnace_burn')
             OR (contract_address IN {furnaces:Array(String)} AND type = 'undecoded')
          ORDER BY id`,
         {

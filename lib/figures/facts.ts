@@ -1,8 +1,10 @@
 /**
  * Facts behind token market figures, taken from normalized events alone (so the same event always
  * gives the same rows, whatever the order or repetition of batches):
- * - burned: a Token Furnace `Burned(caller, tokenBurned, amount, nft, timestamp)` event, or a transfer
- *   (send or payout) of any token to a burn address;
+ * - burned: a Token Furnace burn (`token/burn/furnace_burn`, decoded from `Burned(caller, tokenBurned,
+ *   amount, nft, timestamp)`; events normalized before that decoder are `contract/event/undecoded` of a
+ *   Furnace contract and read from their fields), or a transfer (send or payout) of any token to a burn
+ *   address;
  * - locked: an output whose lock time is after its block (coinbase and uncle rewards, locked for 500
  *   minutes; genesis allocations): it counts as locked until that time;
  * - reserve changes of Alephium DEX pools: `Mint` +amounts, `Burn` -amounts, a swap hop +in -out,
@@ -60,9 +62,11 @@ export interface FactSource {
  */
 export const ZERO_ADDRESS = "1".repeat(33);
 
-/** The Token Furnace contracts (one per group) from the registry of known contracts. */
+/** The Token Furnace contracts (one per group; not their BurnerNFT templates) from the known contracts. */
 export const FURNACE_CONTRACTS: ReadonlySet<string> = new Set(
-  KNOWN_DAPP_CONTRACTS.filter((c) => c.dapp_id === DAPP.tokenFurnace).map((c) => c.contract_address),
+  KNOWN_DAPP_CONTRACTS.filter((c) => c.dapp_id === DAPP.tokenFurnace && c.decoder === "furnace").map(
+    (c) => c.contract_address,
+  ),
 );
 
 /** Event index of `Burned` on a Furnace contract. */
@@ -100,6 +104,11 @@ function parse(payload: string): Record<string, unknown> | null {
 
 const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
 
+/** Whether an event is a decoded Token Furnace burn. */
+export function isFurnaceBurn(e: { category: string; sub_kind: string; type: string }): boolean {
+  return e.category === "token" && e.sub_kind === "burn" && e.type === "furnace_burn";
+}
+
 /** The burned or locked amount an event stands for, or null. */
 export function supplyChangeOf(
   e: FactSource,
@@ -108,6 +117,11 @@ export function supplyChangeOf(
   version: number,
 ): SupplyChangeRow | null {
   const base = { id: e.id, block_hash: e.block_hash, ts: e.timestamp, main_chain: mainChain, version };
+  if (isFurnaceBurn(e)) {
+    // The decoder already resolved the id's two written forms: the event's token and amount are the burn.
+    if (!HEX64.test(e.token_id) || !U256.test(e.amount) || BigInt(e.amount) === 0n) return null;
+    return { ...base, token_id: e.token_id, kind: "burned", amount: e.amount, unlock_at: 0 };
+  }
   if (
     e.category === "contract" &&
     e.type === "undecoded" &&

@@ -1,8 +1,10 @@
 /**
- * Trades from normalized events: every one-pool DEX swap (`dex/buy|sell/swap`) and every oracle value
- * (`OracleUpdate(key: ByteVec, value: U256, timestamp: U256 seconds)`, event 1 of an oracle source's
- * contract, served by the normalizer as `contract/event/undecoded`). A trade depends on its event
- * alone, so the same event always gives the same row.
+ * Trades from normalized events: every one-pool DEX swap (`dex/buy|sell/swap`) and every oracle value of
+ * an oracle source's contract: the DIA decoder's `oracle/price_update/oracle_update` events (payload
+ * `key_hex`, `value`, `oracle_timestamp` ms). Events normalized before that decoder existed, or from an
+ * oracle bound to no decoder, are still `contract/event/undecoded` `OracleUpdate(key, value, seconds)`
+ * (event 1) and read from their fields. A trade depends on its event alone, so the same event always
+ * gives the same row.
  */
 import type { BlockEventsMessage } from "../events/wire.ts";
 import { ratio } from "./decimal.ts";
@@ -125,6 +127,49 @@ export function swapOf(payload: unknown): Swap | undefined {
   };
 }
 
+/** Whether an event may be an oracle value: a decoded price update, or an undecoded event 1. */
+export function isOracleCandidate(e: {
+  category: string;
+  sub_kind: string;
+  type: string;
+  contract_event_index: number | null;
+}): boolean {
+  return (
+    (e.category === "oracle" && e.sub_kind === "price_update" && e.type === "oracle_update") ||
+    (e.category === "contract" && e.type === "undecoded" && e.contract_event_index === ORACLE_UPDATE_EVENT)
+  );
+}
+
+/** Key, value and time (ms) of an oracle value, from the decoded payload or the undecoded fields. */
+function oracleValueOf(e: TradeSource): { key: string; value: string; ms: number } | undefined {
+  const payload = parse(e.payload) as
+    | { fields?: Field[]; key_hex?: unknown; value?: unknown; oracle_timestamp?: unknown }
+    | undefined;
+  if (!payload || typeof payload !== "object") return undefined;
+  if (e.category === "oracle") {
+    const { key_hex: keyHex, value, oracle_timestamp: ms } = payload;
+    const key = feedKey(keyHex);
+    if (!key || typeof value !== "string" || !U256.test(value)) return undefined;
+    if (typeof ms !== "number" || !Number.isSafeInteger(ms) || ms % 1000 !== 0) return undefined;
+    return { key, value, ms };
+  }
+  const fields = payload.fields;
+  if (!Array.isArray(fields) || fields.length !== 3) return undefined;
+  const [k, v, t] = fields as [Field, Field, Field];
+  const key = k.type === "ByteVec" ? feedKey(k.value) : undefined;
+  if (!key || v.type !== "U256" || t.type !== "U256") return undefined;
+  if (
+    typeof v.value !== "string" ||
+    typeof t.value !== "string" ||
+    !U256.test(v.value) ||
+    !U256.test(t.value)
+  )
+    return undefined;
+  const seconds = Number(t.value);
+  if (!Number.isSafeInteger(seconds * 1000)) return undefined;
+  return { key, value: v.value, ms: seconds * 1000 };
+}
+
 /** The trade of one event, or undefined when the event is neither a one-pool swap nor an oracle value. */
 export function tradeOf(
   e: TradeSource,
@@ -137,35 +182,23 @@ export function tradeOf(
     const swap = swapOf(parse(e.payload));
     return swap && { ...base, ...swap, ts: e.timestamp, kind: e.sub_kind as "buy" | "sell" };
   }
-  if (e.contract_event_index === ORACLE_UPDATE_EVENT && e.category === "contract" && e.type === "undecoded") {
+  if (isOracleCandidate(e)) {
     const source = oracles.get(e.contract_address);
     if (!source) return undefined;
-    const fields = (parse(e.payload) as { fields?: Field[] } | undefined)?.fields;
-    if (!Array.isArray(fields) || fields.length !== 3) return undefined;
-    const [k, v, t] = fields as [Field, Field, Field];
-    const key = k.type === "ByteVec" ? feedKey(k.value) : undefined;
-    if (!key || v.type !== "U256" || t.type !== "U256") return undefined;
-    if (
-      typeof v.value !== "string" ||
-      typeof t.value !== "string" ||
-      !U256.test(v.value) ||
-      !U256.test(t.value)
-    )
-      return undefined;
-    if (!fitsPrice(v.value)) return undefined;
-    const seconds = Number(t.value);
+    const o = oracleValueOf(e);
+    if (!o || !fitsPrice(o.value)) return undefined;
     // A value stamped beyond any sane time is refused rather than stored at a meaningless position.
-    if (!Number.isSafeInteger(seconds * 1000) || seconds > 32503680000) return undefined;
+    if (o.ms > 32503680000_000) return undefined;
     return {
       ...base,
-      pool: oraclePool(source, key),
-      ts: seconds * 1000,
+      pool: oraclePool(source, o.key),
+      ts: o.ms,
       kind: "oracle",
       base_token_id: "",
       quote_token_id: "",
       base_amount: "0",
       quote_amount: "0",
-      price: BigInt(v.value).toString(),
+      price: BigInt(o.value).toString(),
       inv_price: "0",
     };
   }

@@ -167,7 +167,8 @@ export async function handleHolderMessages(
     // The run's outputs move their owners' balances; its spends and the earlier spends of its outputs too.
     const moves: MoveRow[] = outputs.map((o) => ({ ...o, kind: "output" }));
     const keys = [...new Set([...outputs.map((o) => o.key), ...spends.map((s) => s.key)])];
-    moves.push(...(await spendMoves(ch, keys)));
+    // A loop, not push(...rows): a backfill batch can hold more rows than a call takes arguments.
+    for (const move of await spendMoves(ch, keys)) moves.push(move);
     if (moves.length > 0) await ch.insert("holder_moves_insert", "holder_moves", moves);
     for (const m of moves) touch(touched, m.token_id, m.address, m.ts);
     pass.outputs += outputs.length;
@@ -229,6 +230,13 @@ const PAIR_WHERE = `token_id IN {tokens:Array(String)} AND address IN {addresses
 const T0 = "{t0s:Array(UInt64)}[indexOf({pairs:Array(String)}, concat(token_id, ':', address))]";
 
 /**
+ * Each move's amount capped at 2^250 before it is summed as Int256: a bridge pool's u256Max supply would overflow
+ * a signed 256-bit sum. Only the sign of a balance matters here, and it is exact: a balance is the sum of the
+ * pair's unspent outputs (an output and its spend move the same capped amount), positive whenever one of them is.
+ */
+const CAP = "toUInt256('1809251394333065553493296640760748560207343510400633813116524750123642650624')";
+
+/**
  * The zero crossings of each pair's balance from its t0 on: the moves before t0 collapse into one opening
  * balance (time -1), the later ones are summed per block time (blocks of one time count as one change,
  * whatever their order), and a time where the balance goes from ≤ 0 to > 0 gains a holder, from > 0 to ≤ 0
@@ -241,7 +249,7 @@ const CROSSINGS_SQL = `
       sum(d) OVER (PARTITION BY token_id, address ORDER BY t ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS bal
     FROM (
       SELECT token_id, address, if(ts >= ${T0}, toInt64(ts), -1) AS t,
-        sum(if(kind = 'output', toInt256(amount), -toInt256(amount))) AS d
+        sum(if(kind = 'output', 1, -1) * toInt256(least(amount, ${CAP}))) AS d
       FROM holder_moves FINAL
       WHERE main_chain AND ${PAIR_WHERE}
       GROUP BY token_id, address, t

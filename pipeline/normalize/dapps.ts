@@ -4,8 +4,10 @@
  * the dapp that issued them, their address being `addressFromContractId(tokenId)`.
  */
 import type { DappRegistry, RawBlock } from "../../lib/chain/types.ts";
+import { CHILD_KIND, type DecoderKind } from "../../lib/dapps/kinds.ts";
 import type { DappContractRow } from "../../lib/registry/known-contracts.ts";
 import { fieldOf } from "./chain-utils.ts";
+import type { DecoderRegistry } from "./draft.ts";
 
 /** Event index of the node's ContractCreated system event. */
 const CONTRACT_CREATED_EVENT = -1;
@@ -58,4 +60,66 @@ export function extractContractDapps(
     if (dapp) learned.push({ contract_address: contract, dapp_id: dapp });
   }
   return learned;
+}
+
+/** A contract's decoder kind as learned from its parent (a row of `normalize_contract_dapps.decoder`). */
+export interface LearnedKind {
+  contract_address: string;
+  decoder: DecoderKind;
+}
+
+export interface MutableDecoderRegistry extends DecoderRegistry {
+  /** Records kinds; an address already bound keeps its kind (built-in and operator rows come first). */
+  add(rows: Iterable<{ contract_address: string; decoder: DecoderKind }>): void;
+}
+
+/** Registry over rows with a decoder (built-in list, `decoder_contracts`, learned kinds), first row wins. */
+export function createDecoderRegistry(
+  rows: Iterable<{ contract_address: string; decoder?: DecoderKind | null }> = [],
+): MutableDecoderRegistry {
+  const byAddress = new Map<string, DecoderKind>();
+  const byKind = new Map<DecoderKind, string[]>();
+  const add = (more: Iterable<{ contract_address: string; decoder?: DecoderKind | null }>) => {
+    for (const row of more) {
+      if (!row.decoder || byAddress.has(row.contract_address)) continue;
+      byAddress.set(row.contract_address, row.decoder);
+      byKind.set(row.decoder, [...(byKind.get(row.decoder) ?? []), row.contract_address]);
+    }
+  };
+  add(rows);
+  return { kindOf: (a) => byAddress.get(a), addressesOf: (k) => byKind.get(k) ?? [], add };
+}
+
+/** Lookup that first consults `extra` (kinds learned from the block being normalized), then `base`. */
+export function overlayDecoders(
+  base: DecoderRegistry | undefined,
+  extra: readonly LearnedKind[],
+): DecoderRegistry {
+  if (extra.length === 0 && base) return base;
+  const overlay = createDecoderRegistry(extra);
+  return {
+    kindOf: (a) => base?.kindOf(a) ?? overlay.kindOf(a),
+    addressesOf: (k) => [...(base?.addressesOf(k) ?? []), ...overlay.addressesOf(k)],
+  };
+}
+
+/**
+ * Kinds a block gives to the contracts it creates: a ContractCreated whose parent has kind K gives the new
+ * contract `CHILD_KIND[K]` (a guessing hub's room, a Furnace's burner NFT), in event order. Pure, like
+ * `extractContractDapps`; parents created earlier in the same block count.
+ */
+export function extractContractKinds(raw: RawBlock, decoders: DecoderRegistry | undefined): LearnedKind[] {
+  if (!raw.mainChain || !decoders) return [];
+  const conflicted = new Set(raw.block.conflictedTxs ?? []);
+  const learned = new Map<string, DecoderKind>();
+  for (const ev of raw.events) {
+    if (ev.eventIndex !== CONTRACT_CREATED_EVENT || conflicted.has(ev.txId)) continue;
+    const contract = fieldOf(ev.fields, 0, "Address");
+    const parent = fieldOf(ev.fields, 1, "Address");
+    if (!contract || !parent || decoders.kindOf(contract) || learned.has(contract)) continue;
+    const parentKind = decoders.kindOf(parent) ?? learned.get(parent);
+    const kind = parentKind && CHILD_KIND[parentKind];
+    if (kind) learned.set(contract, kind);
+  }
+  return [...learned].map(([contract_address, decoder]) => ({ contract_address, decoder }));
 }

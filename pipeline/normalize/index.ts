@@ -3,15 +3,21 @@
 export * from "../../lib/chain/taxonomy.ts";
 export {
   createDappRegistry,
+  createDecoderRegistry,
   createStaticDappRegistry,
   DAPP,
   type DappContractRow,
   extractContractDapps,
+  extractContractKinds,
   KNOWN_DAPP_CONTRACTS,
+  type LearnedKind,
   type MutableDappRegistry,
+  type MutableDecoderRegistry,
+  overlayDecoders,
 } from "./dapps.ts";
 export {
   baseTokenOf,
+  type DecoderRegistry,
   type ExchangeRegistry,
   type NormalizeContext,
   type NormalizeResult,
@@ -21,8 +27,10 @@ export {
 export {
   createPoolRegistry,
   extractPools,
+  isLiquidityLayout,
   KNOWN_FACTORIES,
   KNOWN_POOLS,
+  type LiquidityLayout,
   type MutablePoolRegistry,
   overlayPools,
   type PoolFactory,

@@ -1,48 +1,35 @@
 /**
  * The normalizer: a pure function from one raw block (node BlockEntry + its contract events) to the common
  * `NormalizedEvent` rows. No I/O; the same input always yields the same output. Taxonomy and main-event rule:
- * `taxonomy.ts` / `TAXONOMY.md`.
+ * `taxonomy.ts` / `TAXONOMY.md`. Dapp events are decoded by kind (`decoders/`); the kinds, like pools, come in
+ * through the context and are learned by the caller between blocks.
  */
 import type { node } from "@alephium/web3";
-import {
-  type Category,
-  type ContractCreatedPayload,
-  DAPP_ALEPHIUM,
-  DAPP_UNKNOWN,
-  type EventType,
-  mainPriority,
-  type SubKind,
-} from "../../lib/chain/taxonomy.ts";
-import {
-  ALPH_TOKEN_ID,
-  type DappRegistry,
-  eventId,
-  type NormalizedEvent,
-  type RawBlock,
-} from "../../lib/chain/types.ts";
+import { type ContractCreatedPayload, DAPP_ALEPHIUM, DAPP_UNKNOWN } from "../../lib/chain/taxonomy.ts";
+import { ALPH_TOKEN_ID, eventId, type NormalizedEvent, type RawBlock } from "../../lib/chain/types.ts";
 import { contractIdOf, fieldOf, hasShape, ratio, senderOf, tokenAddressOf, u256 } from "./chain-utils.ts";
+import { extractContractKinds, overlayDecoders } from "./dapps.ts";
 import {
-  extractPools,
-  overlayPools,
-  type PoolInfo,
-  type PoolRegistry,
-  poolFromFactoryEvent,
-} from "./pools.ts";
+  type DecodeFailure,
+  EVENT_DECODERS,
+  inferAlphBanXOps,
+  inferWormholeRedemptions,
+  isFailure,
+} from "./decoders/index.ts";
+import {
+  type ContractEvent,
+  contractOutputs,
+  type DecoderRegistry,
+  type Draft,
+  dappOf,
+  draft,
+  isAssetOutput,
+  type NormalizeContext,
+  type TxScope,
+} from "./draft.ts";
+import { decodePoolCreated, extractPools, KNOWN_FACTORIES, overlayPools, type PoolInfo } from "./pools.ts";
 
-/** Known exchange (CEX) hot/deposit addresses → exchange id; turns plain transfers into `cex` events. */
-export interface ExchangeRegistry {
-  exchangeOf(address: string): string | undefined;
-}
-
-/** Everything the normalizer may look up; all lookups are read-only. */
-export interface NormalizeContext {
-  dapps: DappRegistry;
-  /** Known pools (seed + learned from PairCreated, see `extractPools`); pools created in the block itself are added. */
-  pools?: PoolRegistry;
-  exchanges?: ExchangeRegistry;
-  /** Payloads whose `JSON.stringify` is longer than this many UTF-8 bytes are offloaded. */
-  maxPayloadBytes: number;
-}
+export type { DecoderRegistry, ExchangeRegistry, NormalizeContext } from "./draft.ts";
 
 /** A payload moved out of its event: the sink stores it under `ref` (= the event's `payload_ref`). */
 export interface OffloadedPayload {
@@ -60,75 +47,7 @@ export interface NormalizeResult {
   offloaded: OffloadedPayload[];
 }
 
-type ContractEvent = node.ContractEventByBlockHash;
-
-/** An event before ids and main flag are assigned. */
-interface Draft {
-  category: Category;
-  sub_kind: SubKind;
-  type: EventType;
-  priority: number;
-  dapp_id: string;
-  from: string;
-  to: string;
-  with: string;
-  token_id: string;
-  amount: string;
-  contract_address: string;
-  contract_event_index: number | null;
-  payload: Record<string, unknown>;
-}
-
-interface DraftInput {
-  dapp_id: string;
-  from?: string;
-  to?: string;
-  with?: string;
-  token_id?: string;
-  amount?: bigint;
-  contract_address?: string;
-  contract_event_index?: number | null;
-  payload?: Record<string, unknown>;
-}
-
-function draft(category: Category, sub_kind: SubKind, type: EventType, d: DraftInput): Draft {
-  return {
-    category,
-    sub_kind,
-    type,
-    priority: mainPriority(category, sub_kind, type),
-    dapp_id: d.dapp_id,
-    from: d.from ?? "",
-    to: d.to ?? "",
-    with: d.with ?? "",
-    token_id: d.token_id ?? ALPH_TOKEN_ID,
-    amount: (d.amount ?? 0n).toString(),
-    contract_address: d.contract_address ?? "",
-    contract_event_index: d.contract_event_index ?? null,
-    payload: d.payload ?? {},
-  };
-}
-
-/** Per-transaction state shared by the decoders. */
-interface TxScope {
-  tx: node.Transaction;
-  sender: string;
-  ctx: NormalizeContext;
-  pools: PoolRegistry;
-  /** Token ids issued by this tx (reported as genesis_mint, not again as payouts). */
-  minted: Set<string>;
-  hops: SwapHop[];
-}
-
-interface SwapHop {
-  pool: string;
-  dapp_id: string;
-  token_in: string;
-  token_out: string;
-  amount_in: bigint;
-  amount_out: bigint;
-  to: string;
-}
+const NO_DECODERS: DecoderRegistry = { kindOf: () => undefined, addressesOf: () => [] };
 
 /**
  * Normalizes one block. Returns no events for a non-main-chain block (the sink retracts it) and skips the
@@ -145,8 +64,12 @@ export function normalizeBlock(raw: RawBlock, ctx: NormalizeContext): NormalizeR
     if (list) list.push(ev);
     else eventsByTx.set(ev.txId, [ev]);
   }
-  // A pair created earlier in this block is already a known pool for later swaps of the block.
-  const pools = overlayPools(ctx.pools, extractPools(raw));
+  // A pair created earlier in this block is already a known pool for later swaps of the block; so is a
+  // contract's decoder kind learned from its parent (a guessing hub's room).
+  const pools = overlayPools(ctx.pools, extractPools(raw, ctx.factories ?? KNOWN_FACTORIES));
+  const decoders = ctx.decoders
+    ? overlayDecoders(ctx.decoders, extractContractKinds(raw, ctx.decoders))
+    : NO_DECODERS;
   const last = block.transactions.length - 1;
 
   block.transactions.forEach((tx, txIndex) => {
@@ -156,8 +79,18 @@ export function normalizeBlock(raw: RawBlock, ctx: NormalizeContext): NormalizeR
     if (block.height > 0 && txIndex === last) drafts = coinbaseDrafts(block, tx);
     else if (block.height === 0) drafts = genesisDrafts(tx);
     else {
-      const scope: TxScope = { tx, sender: senderOf(tx), ctx, pools, minted: new Set(), hops: [] };
-      drafts = txDrafts(scope, eventsByTx.get(txId) ?? []);
+      const events = eventsByTx.get(txId) ?? [];
+      const scope: TxScope = {
+        tx,
+        sender: senderOf(tx),
+        ctx,
+        pools,
+        decoders,
+        events,
+        minted: new Set(),
+        hops: [],
+      };
+      drafts = txDrafts(scope, events);
     }
     finalize(raw, txIndex, txId, drafts, ctx.maxPayloadBytes, result);
   });
@@ -264,7 +197,10 @@ function genesisDrafts(tx: node.Transaction): Draft[] {
   return drafts;
 }
 
-/** Order: failed marker, contract-event decoders (execution order), multi-hop aggregate, transfers, fallbacks. */
+/**
+ * Order: failed marker, contract-event decoders (execution order), multi-hop aggregate, inferred dapp operations
+ * (AlphBanX calls, Wormhole redemptions), transfers, fallbacks.
+ */
 function txDrafts(s: TxScope, events: readonly ContractEvent[]): Draft[] {
   const { tx, sender } = s;
   const drafts: Draft[] = [];
@@ -275,13 +211,14 @@ function txDrafts(s: TxScope, events: readonly ContractEvent[]): Draft[] {
       draft("contract", "failed", "script", { dapp_id: DAPP_ALEPHIUM, from: sender, payload: gas }),
     );
   }
-  let decoded = 0;
-  for (const ev of events) {
-    const fromEvent = eventDrafts(s, ev);
-    decoded += fromEvent.length;
-    drafts.push(...fromEvent);
-  }
+  const fromEvents: Draft[] = [];
+  for (const ev of events) fromEvents.push(...eventDrafts(s, ev));
+  drafts.push(...fromEvents);
   if (s.hops.length >= 2) drafts.push(aggregateSwap(s));
+  // Dapps without events: operations inferred from the script and the outputs.
+  const inferred = [...inferAlphBanXOps(s), ...inferWormholeRedemptions(s, fromEvents)];
+  drafts.push(...inferred);
+  const decoded = fromEvents.length + inferred.length;
   drafts.push(...transferDrafts(s));
   if (tx.unsigned.scriptOpt !== undefined && tx.scriptExecutionOk && decoded === 0) {
     drafts.push(
@@ -305,8 +242,22 @@ function eventDrafts(s: TxScope, ev: ContractEvent): Draft[] {
   if (ev.eventIndex === -3) return [];
   if (ev.eventIndex === -1) return contractCreated(s, ev);
   if (ev.eventIndex === -2) return [contractDestroyed(s, ev)];
-  const created = poolFromFactoryEvent(ev);
-  if (created) return [poolCreated(s, ev, created)];
+  const kind = s.decoders.kindOf(ev.contractAddress);
+  const decode = kind && EVENT_DECODERS[kind];
+  if (decode) {
+    const r = decode(s, ev);
+    if (isFailure(r)) return [genericEvent(s, ev, kind, r)];
+    if (r) return r;
+  }
+  const factories = s.ctx.factories ?? KNOWN_FACTORIES;
+  const created = decodePoolCreated(ev, factories);
+  if (typeof created === "object") return [poolCreated(s, ev, created)];
+  // Only factories with a stable field (Elexium-style) follow a decoder's layout; Ayin's stay silent as before.
+  if (
+    typeof created === "string" &&
+    factories.find((f) => f.factory_address === ev.contractAddress)?.stable_field != null
+  )
+    return [genericEvent(s, ev, kind ?? "elexium-factory", { decode_error: created })];
   const pool = s.pools.poolOf(ev.contractAddress);
   if (pool) {
     if (ev.eventIndex === pool.swap_event_index) {
@@ -317,6 +268,8 @@ function eventDrafts(s: TxScope, ev: ContractEvent): Draft[] {
       const liq = liquidity(s, ev, pool, ev.eventIndex === pool.mint_event_index);
       if (liq) return [liq];
     }
+    const mismatch = pool.liquidity_layout === "velodrome" ? poolLayoutError(pool, ev) : undefined;
+    if (mismatch) return [genericEvent(s, ev, "elexium-factory", { decode_error: mismatch })];
   } else if (ev.eventIndex === 2 && hasShape(ev.fields, SWAP_SHAPE)) {
     const inferred = inferPool(s, ev.contractAddress);
     const hop = inferred && swapHop(s, ev, inferred, true);
@@ -327,9 +280,25 @@ function eventDrafts(s: TxScope, ev: ContractEvent): Draft[] {
 
 const SWAP_SHAPE = ["Address", "U256", "U256", "U256", "U256", "Address"] as const;
 const LIQUIDITY_SHAPE = ["Address", "U256", "U256", "U256"] as const;
+/** Velodrome-style pools (Elexium): Mint(sender, amount0, amount1), Burn(sender, to, amount0, amount1). */
+const VELODROME_MINT_SHAPE = ["Address", "U256", "U256"] as const;
+const VELODROME_BURN_SHAPE = ["Address", "Address", "U256", "U256"] as const;
 
-function dappOf(s: TxScope, address: string, fallback: string): string {
-  return (address && s.ctx.dapps.dappOf(address)) || fallback;
+/** Why a velodrome pool's Swap / Mint / Burn does not have its layout; undefined for other events or a match. */
+function poolLayoutError(pool: PoolInfo, ev: ContractEvent): string | undefined {
+  let expected: [string, readonly string[]] | undefined;
+  if (ev.eventIndex === pool.swap_event_index) expected = ["Swap", SWAP_SHAPE];
+  else if (ev.eventIndex === pool.mint_event_index) expected = ["Mint", VELODROME_MINT_SHAPE];
+  else if (ev.eventIndex === pool.burn_event_index) expected = ["Burn", VELODROME_BURN_SHAPE];
+  if (!expected || hasShape(ev.fields, expected[1])) return undefined;
+  const [name, shape] = expected;
+  const got = ev.fields.map((f) => f.type).join(", ");
+  return `${name} (event ${ev.eventIndex}) expects ${shape.length} fields [${shape.join(", ")}] but got ${ev.fields.length} fields [${got}]`;
+}
+
+/** `stable` in pool payloads of factories with a stable flag (Elexium); nothing for the others. */
+function stableOf(pool: PoolInfo): { stable?: boolean } {
+  return pool.stable === null || pool.stable === undefined ? {} : { stable: pool.stable };
 }
 
 /** System event -1: `[Address contract, Address parent | ByteVec "", ByteVec stdInterfaceId | ""]`. */
@@ -421,7 +390,12 @@ function poolCreated(s: TxScope, ev: ContractEvent, pool: PoolInfo): Draft {
     token_id: baseTokenOf(pool).base,
     contract_address: ev.contractAddress,
     contract_event_index: ev.eventIndex,
-    payload: { pool_address: pool.pool_address, token0_id: pool.token0_id, token1_id: pool.token1_id },
+    payload: {
+      pool_address: pool.pool_address,
+      token0_id: pool.token0_id,
+      token1_id: pool.token1_id,
+      ...stableOf(pool),
+    },
   });
 }
 
@@ -484,6 +458,7 @@ function swapHop(s: TxScope, ev: ContractEvent, pool: PoolInfo, inferred: boolea
       quote_amount: quoteAmount.toString(),
       price: ratio(quoteAmount, baseAmount),
       sender: swapSender,
+      ...stableOf(pool),
     },
   });
 }
@@ -510,16 +485,35 @@ function aggregateSwap(s: TxScope): Draft {
   });
 }
 
-/** `Mint`/`Burn(sender, amount0, amount1, liquidity)`; primary token = the LP token (id = pool contract id). */
+/**
+ * Ayin `Mint`/`Burn(sender, amount0, amount1, liquidity)`, or the velodrome layout's `Mint(sender, amount0,
+ * amount1)` / `Burn(sender, to, amount0, amount1)` (no liquidity: "0"); primary token = the LP token (id = pool
+ * contract id).
+ */
 function liquidity(s: TxScope, ev: ContractEvent, pool: PoolInfo, add: boolean): Draft | undefined {
-  if (!hasShape(ev.fields, LIQUIDITY_SHAPE)) return undefined;
+  let sender: string;
+  let amount0: bigint;
+  let amount1: bigint;
+  let lp = 0n;
+  if (pool.liquidity_layout === "velodrome") {
+    const shape = add ? VELODROME_MINT_SHAPE : VELODROME_BURN_SHAPE;
+    if (!hasShape(ev.fields, shape)) return undefined;
+    const at = add ? 1 : 2;
+    sender = fieldOf(ev.fields, 0, "Address") ?? "";
+    [amount0, amount1] = [at, at + 1].map((i) => u256(fieldOf(ev.fields, i, "U256")) ?? 0n) as [
+      bigint,
+      bigint,
+    ];
+  } else {
+    if (!hasShape(ev.fields, LIQUIDITY_SHAPE)) return undefined;
+    sender = fieldOf(ev.fields, 0, "Address") ?? "";
+    [amount0, amount1, lp] = [1, 2, 3].map((i) => u256(fieldOf(ev.fields, i, "U256")) ?? 0n) as [
+      bigint,
+      bigint,
+      bigint,
+    ];
+  }
   const lpToken = contractIdOf(pool.pool_address);
-  const [amount0, amount1, lp] = [1, 2, 3].map((i) => u256(fieldOf(ev.fields, i, "U256")) ?? 0n) as [
-    bigint,
-    bigint,
-    bigint,
-  ];
-  const sender = fieldOf(ev.fields, 0, "Address") ?? "";
   return draft("dex", add ? "add_liquidity" : "remove_liquidity", add ? "mint" : "burn", {
     dapp_id: dappOf(s, pool.pool_address, pool.dapp_id),
     from: s.sender || sender,
@@ -537,6 +531,7 @@ function liquidity(s: TxScope, ev: ContractEvent, pool: PoolInfo, add: boolean):
       amount1: amount1.toString(),
       liquidity: lp.toString(),
       sender,
+      ...stableOf(pool),
     },
   });
 }
@@ -562,17 +557,24 @@ function inferPool(s: TxScope, address: string): PoolInfo | undefined {
     swap_event_index: 2,
     mint_event_index: null,
     burn_event_index: null,
+    stable: null,
+    liquidity_layout: "ayin",
   };
 }
 
-function genericEvent(s: TxScope, ev: ContractEvent): Draft {
+/** The undecoded event; with `decoder` and `decode_error` when a decoder refused the event's layout. */
+function genericEvent(s: TxScope, ev: ContractEvent, decoder?: string, failure?: DecodeFailure): Draft {
   return draft("contract", "event", "undecoded", {
     dapp_id: dappOf(s, ev.contractAddress, DAPP_UNKNOWN),
     from: s.sender,
     to: ev.contractAddress,
     contract_address: ev.contractAddress,
     contract_event_index: ev.eventIndex,
-    payload: { event_index: ev.eventIndex, fields: ev.fields },
+    payload: {
+      event_index: ev.eventIndex,
+      fields: ev.fields,
+      ...(failure ? { decoder, decode_error: failure.decode_error } : {}),
+    },
   });
 }
 
@@ -680,13 +682,4 @@ function callDapp(s: TxScope): string {
 
 function allOutputs(tx: node.Transaction): (node.FixedAssetOutput | node.Output)[] {
   return [...tx.unsigned.fixedOutputs, ...tx.generatedOutputs];
-}
-
-/** Generated outputs carry `type`; fixed outputs (no `type`) are always asset outputs. */
-function isAssetOutput(o: node.FixedAssetOutput | node.Output): boolean {
-  return !("type" in o) || o.type === "AssetOutput";
-}
-
-function contractOutputs(tx: node.Transaction): node.Output[] {
-  return tx.generatedOutputs.filter((o) => o.type === "ContractOutput");
 }

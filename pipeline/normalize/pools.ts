@@ -21,6 +21,25 @@ export interface PoolInfo {
   mint_event_index: number | null;
   /** Event index of `Burn(sender, amount0, amount1, liquidity)`, null when the layout is unknown. */
   burn_event_index: number | null;
+  /**
+   * Stable (true) or volatile pool, from the factory's creation event; null (or absent) when the factory has no
+   * such field.
+   */
+  stable?: boolean | null;
+  /** Layout of Mint / Burn, see `LiquidityLayout`; absent = `ayin`. */
+  liquidity_layout?: LiquidityLayout;
+  /** The factory that announced the pool, when known (saved with the pool, it gives the layout back). */
+  factory_address?: string;
+}
+
+/**
+ * `ayin`: Mint/Burn(sender, amount0, amount1, liquidity). `velodrome` (Elexium, inferred): Mint(sender,
+ * amount0, amount1), Burn(sender, to, amount0, amount1), no liquidity amount.
+ */
+export type LiquidityLayout = "ayin" | "velodrome";
+
+export function isLiquidityLayout(v: string): v is LiquidityLayout {
+  return v === "ayin" || v === "velodrome";
 }
 
 /** Lookup of known pools by contract address. */
@@ -47,10 +66,18 @@ export interface PoolFactory {
   swap_event_index: number;
   mint_event_index: number | null;
   burn_event_index: number | null;
+  /** Field of the creation event holding the pool's stable flag (Bool), null when the layout has none. */
+  stable_field: number | null;
+  liquidity_layout: LiquidityLayout;
 }
 
 /** Ayin layout (alephium-dex TokenPair): Mint 0, Burn 1, Swap 2. */
-export const AYIN_POOL_LAYOUT = { swap_event_index: 2, mint_event_index: 0, burn_event_index: 1 } as const;
+export const AYIN_POOL_LAYOUT = {
+  swap_event_index: 2,
+  mint_event_index: 0,
+  burn_event_index: 1,
+  liquidity_layout: "ayin",
+} as const;
 
 /** Known factories: Ayin `PairCreated(token0, token1, pair, size)`; Elexium event 0 (token0 f0, token1 f1, pool f3). */
 export const KNOWN_FACTORIES: readonly PoolFactory[] = [
@@ -61,6 +88,7 @@ export const KNOWN_FACTORIES: readonly PoolFactory[] = [
     token0_field: 0,
     token1_field: 1,
     pool_field: 2,
+    stable_field: null,
     ...AYIN_POOL_LAYOUT,
   },
   {
@@ -70,10 +98,13 @@ export const KNOWN_FACTORIES: readonly PoolFactory[] = [
     token0_field: 0,
     token1_field: 1,
     pool_field: 3,
-    // Elexium's Swap index comes from a third-party indexer; its Mint/Burn layout is not public.
+    // Elexium publishes no pool layout: Swap 3 comes from a third-party indexer, and it matches Velodrome's
+    // order (Fees 0, Mint 1, Burn 2, Swap 3), which gives Mint and Burn.
     swap_event_index: 3,
-    mint_event_index: null,
-    burn_event_index: null,
+    mint_event_index: 1,
+    burn_event_index: 2,
+    stable_field: 2,
+    liquidity_layout: "velodrome",
   },
 ];
 
@@ -92,6 +123,7 @@ export const KNOWN_POOLS: readonly PoolInfo[] = [
   token0_id: token0_id!,
   token1_id: token1_id!,
   dapp_id: DAPP.ayin,
+  stable: null,
   ...AYIN_POOL_LAYOUT,
 }));
 
@@ -128,17 +160,44 @@ export function extractPools(raw: RawBlock, factories: readonly PoolFactory[] = 
   return pools;
 }
 
+type FactoryEvent = {
+  contractAddress: string;
+  eventIndex: number;
+  fields: RawBlock["events"][number]["fields"];
+};
+
 /** The pool announced by one event when it is a known factory's pool-created event. */
 export function poolFromFactoryEvent(
-  ev: { contractAddress: string; eventIndex: number; fields: RawBlock["events"][number]["fields"] },
+  ev: FactoryEvent,
   factories: readonly PoolFactory[] = KNOWN_FACTORIES,
 ): PoolInfo | undefined {
+  const r = decodePoolCreated(ev, factories);
+  return typeof r === "object" ? r : undefined;
+}
+
+/**
+ * The pool a factory's creation event announces, a sentence saying why it does not decode, or undefined when
+ * the event is no factory's creation event.
+ */
+export function decodePoolCreated(
+  ev: FactoryEvent,
+  factories: readonly PoolFactory[] = KNOWN_FACTORIES,
+): PoolInfo | string | undefined {
   const f = factories.find((x) => x.factory_address === ev.contractAddress);
   if (!f || ev.eventIndex !== f.created_event_index) return undefined;
   const token0 = fieldOf(ev.fields, f.token0_field, "ByteVec");
   const token1 = fieldOf(ev.fields, f.token1_field, "ByteVec");
   const poolId = fieldOf(ev.fields, f.pool_field, "ByteVec");
-  if (!isId(token0) || !isId(token1) || !isId(poolId)) return undefined;
+  const types = `[${ev.fields.map((x) => x.type).join(", ")}]`;
+  if (!isId(token0) || !isId(token1) || !isId(poolId))
+    return `pool created (event ${ev.eventIndex}) expects 32-byte ByteVec ids in fields ${f.token0_field}, ${f.token1_field} and ${f.pool_field} but got ${ev.fields.length} fields ${types}`;
+  let stable: boolean | null = null;
+  if (f.stable_field !== null) {
+    const flag = ev.fields[f.stable_field];
+    if (flag?.type !== "Bool" || typeof flag.value !== "boolean")
+      return `pool created (event ${ev.eventIndex}) expects a Bool stable flag in field ${f.stable_field} but got ${ev.fields.length} fields ${types}`;
+    stable = flag.value;
+  }
   return {
     pool_address: tokenAddressOf(poolId),
     token0_id: token0,
@@ -147,6 +206,9 @@ export function poolFromFactoryEvent(
     swap_event_index: f.swap_event_index,
     mint_event_index: f.mint_event_index,
     burn_event_index: f.burn_event_index,
+    stable,
+    liquidity_layout: f.liquidity_layout,
+    factory_address: f.factory_address,
   };
 }
 

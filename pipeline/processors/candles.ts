@@ -4,7 +4,7 @@
  * (lib/prices/writer.ts). Pairs added since the last batch are rebuilt from stored events first.
  */
 import { backfillPair } from "../../lib/prices/backfill.ts";
-import { ORACLE_UPDATE_EVENT, type TradeRow, tradesOfBlock } from "../../lib/prices/trades.ts";
+import { isOracleCandidate, type TradeRow, tradesOfBlock } from "../../lib/prices/trades.ts";
 import { loadCandlePairs, loadOracleContracts } from "../../lib/prices/watched.ts";
 import {
   insertTrades,
@@ -29,11 +29,7 @@ export const candlesProcessor = defineProcessor<EventsMessage, { pendingCheckedA
   async handle(messages, { deps, log, state }) {
     const { ch, pg } = deps;
     // Oracle contracts are read only for a batch that holds a candidate OracleUpdate event.
-    const oracles = messages.some(
-      (m) =>
-        m.kind === "block" &&
-        m.events.some((e) => e.contract_event_index === ORACLE_UPDATE_EVENT && e.type === "undecoded"),
-    )
+    const oracles = messages.some((m) => m.kind === "block" && m.events.some(isOracleCandidate))
       ? await loadOracleContracts(pg)
       : new Map<string, string>();
     const touched: Touched = new Map();

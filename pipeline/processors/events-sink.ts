@@ -9,6 +9,6 @@ export const eventsSinkProcessor = defineProcessor<EventsMessage>({
   group: CONSUMER_GROUPS.eventsSink,
   codec: (codecs) => codecs.events,
   async handle(messages, { deps }) {
-    await writeEventsBatch(deps, messages);
+    await writeEventsBatch({ ...deps, maxPayloadBytes: deps.config.PAYLOAD_MAX_BYTES }, messages);
   },
 });

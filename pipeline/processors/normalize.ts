@@ -1,12 +1,15 @@
 /**
  * Normalize: `alephium.blocks.v2` → pure `normalizeBlock` → `alephium.events.v2`.
- * What the normalizer knows besides the block (contract → dapp attribution, DEX pools) is its own
- * state, learned from the blocks it normalized (`normalize_contract_dapps`, `dex_pools`) on top of
- * the built-in seed lists and the operator's `dex_factories` (read at start). It is saved before
- * the events are published, so the same blocks give the same events whatever other processors do.
+ * What the normalizer knows besides the block (contract → dapp attribution and decoder kind, DEX pools)
+ * is its own state, learned from the blocks it normalized (`normalize_contract_dapps`, `dex_pools`) on
+ * top of the built-in seed lists and the operator's `dex_factories` and `decoder_contracts` (read at
+ * start). It is saved before the events are published, so the same blocks give the same events
+ * whatever other processors do.
  */
 import type { node } from "@alephium/web3";
 import type { RawBlock } from "../../lib/chain/types.ts";
+import { type DecoderKind, isDecoderKind } from "../../lib/dapps/kinds.ts";
+import type { Metrics } from "../../lib/metrics.ts";
 import {
   createExchangeWalletsRepo,
   exchangeRegistryAt,
@@ -27,13 +30,17 @@ import {
 } from "../messages.ts";
 import {
   createDappRegistry,
+  createDecoderRegistry,
   createPoolRegistry,
   extractContractDapps,
+  extractContractKinds,
   extractPools,
+  isLiquidityLayout,
   KNOWN_DAPP_CONTRACTS,
   KNOWN_FACTORIES,
   KNOWN_POOLS,
   type MutableDappRegistry,
+  type MutableDecoderRegistry,
   type MutablePoolRegistry,
   type NormalizeContext,
   normalizeBlock,
@@ -44,6 +51,7 @@ import { defineProcessor } from "../processor.ts";
 
 export interface NormalizeState {
   dapps: MutableDappRegistry;
+  decoders: MutableDecoderRegistry;
   factories: PoolFactory[];
   pools: MutablePoolRegistry;
   /** Exchange wallets with their block-time ranges, and the table's version they were read at. */
@@ -51,23 +59,52 @@ export interface NormalizeState {
   walletsVersion: string;
 }
 
-/** The normalizer's state as saved: seed lists, registered factories, and what it learned from blocks. */
+/** The normalizer's state as saved: seed lists, registered factories and decoders, and what it learned from blocks. */
 export async function loadNormalizeState(pg: Pg): Promise<NormalizeState> {
-  const factoryRows = await pg.query<PoolFactory>(
+  const factoryRows = await pg.query<Omit<PoolFactory, "liquidity_layout"> & { liquidity_layout: string }>(
     "normalize_factories",
     `SELECT factory_address, dapp_id, created_event_index, token0_field, token1_field, pool_field,
-            swap_event_index, mint_event_index, burn_event_index FROM dex_factories`,
+            swap_event_index, mint_event_index, burn_event_index, stable_field, liquidity_layout FROM dex_factories`,
   );
-  const factories = [...KNOWN_FACTORIES, ...factoryRows];
-  const learned = await pg.query<{ address: string; dapp_id: string }>(
+  const factories: PoolFactory[] = [
+    ...KNOWN_FACTORIES,
+    ...factoryRows.map((f) => ({
+      ...f,
+      // An unknown layout name decodes no liquidity event rather than a wrong one.
+      liquidity_layout: isLiquidityLayout(f.liquidity_layout) ? f.liquidity_layout : "ayin",
+      mint_event_index: isLiquidityLayout(f.liquidity_layout) ? f.mint_event_index : null,
+      burn_event_index: isLiquidityLayout(f.liquidity_layout) ? f.burn_event_index : null,
+    })),
+  ];
+  const operatorRows = await pg.query<{
+    contract_address: string;
+    dapp_id: string;
+    decoder: string;
+    label: string;
+  }>(
+    "normalize_decoder_contracts",
+    "SELECT contract_address, dapp_id, decoder, label FROM decoder_contracts ORDER BY contract_address",
+  );
+  const operator = operatorRows.flatMap((r) =>
+    isDecoderKind(r.decoder) ? [{ ...r, decoder: r.decoder }] : [],
+  );
+  const learned = await pg.query<{ address: string; dapp_id: string; decoder: string | null }>(
     "normalize_contract_dapps_load",
-    "SELECT address, dapp_id FROM normalize_contract_dapps",
+    "SELECT address, dapp_id, decoder FROM normalize_contract_dapps",
   );
   // A registered factory belongs to its dapp, and so do the contracts it creates.
   const dapps = createDappRegistry([
     ...KNOWN_DAPP_CONTRACTS,
+    ...operator,
     ...factories.map((f) => ({ contract_address: f.factory_address, dapp_id: f.dapp_id, label: "factory" })),
     ...learned.map((r) => ({ contract_address: r.address, dapp_id: r.dapp_id, label: "" })),
+  ]);
+  const decoders = createDecoderRegistry([
+    ...KNOWN_DAPP_CONTRACTS,
+    ...operator,
+    ...learned.flatMap((r) =>
+      r.decoder && isDecoderKind(r.decoder) ? [{ contract_address: r.address, decoder: r.decoder }] : [],
+    ),
   ]);
   const poolRows = await pg.query<{
     pool_address: string;
@@ -75,7 +112,11 @@ export async function loadNormalizeState(pg: Pg): Promise<NormalizeState> {
     token0_id: string;
     token1_id: string;
     factory_address: string | null;
-  }>("normalize_pools", "SELECT pool_address, dapp_id, token0_id, token1_id, factory_address FROM dex_pools");
+    stable: boolean | null;
+  }>(
+    "normalize_pools",
+    "SELECT pool_address, dapp_id, token0_id, token1_id, factory_address, stable FROM dex_pools",
+  );
   const pools = createPoolRegistry(KNOWN_POOLS);
   pools.add(
     poolRows.map((r) => {
@@ -86,13 +127,39 @@ export async function loadNormalizeState(pg: Pg): Promise<NormalizeState> {
         token0_id: r.token0_id,
         token1_id: r.token1_id,
         swap_event_index: f?.swap_event_index ?? 2,
-        mint_event_index: f?.mint_event_index ?? 0,
-        burn_event_index: f?.burn_event_index ?? 1,
+        mint_event_index: f ? f.mint_event_index : 0,
+        burn_event_index: f ? f.burn_event_index : 1,
+        stable: r.stable,
+        liquidity_layout: f?.liquidity_layout ?? "ayin",
       } satisfies PoolInfo;
     }),
   );
   const walletsVersion = await createExchangeWalletsRepo(pg).version();
-  return { dapps, factories, pools, wallets: await loadWalletRanges(pg), walletsVersion };
+  return { dapps, decoders, factories, pools, wallets: await loadWalletRanges(pg), walletsVersion };
+}
+
+/** Counts the events a decoder refused (payload `decode_error`), by decoder kind and contract event index. */
+export function countDecodeErrors(
+  metrics: Pick<Metrics, "decodeErrors">,
+  messages: readonly EventsMessage[],
+): void {
+  for (const m of messages) {
+    if (m.kind !== "block") continue;
+    for (const e of m.events) {
+      if (e.type !== "undecoded") continue;
+      // An offloaded payload travels beside the event.
+      const json = e.payload_ref
+        ? (m.offloaded.find((o) => o.ref === e.payload_ref)?.payload_json ?? "{}")
+        : e.payload_json;
+      if (!json.includes('"decode_error"')) continue;
+      const payload = JSON.parse(json) as { decoder?: unknown; decode_error?: unknown };
+      if (typeof payload.decode_error !== "string") continue;
+      metrics.decodeErrors.inc({
+        decoder: String(payload.decoder ?? ""),
+        event_index: String(e.contract_event_index ?? ""),
+      });
+    }
+  }
 }
 
 /** The RawBlock a block message carries. */
@@ -139,7 +206,8 @@ export const normalizeProcessor = defineProcessor<BlockMessage, NormalizeState>(
   },
 });
 
-async function normalizeBatch(messages: BlockMessage[], deps: PipelineDeps, state: NormalizeState) {
+/** Normalizes a batch: learns what its blocks create, saves it, counts decode errors, then publishes. */
+export async function normalizeBatch(messages: BlockMessage[], deps: PipelineDeps, state: NormalizeState) {
   // Exchange wallets are read again when they changed (one small query per batch): a change applies
   // to blocks after every published one, so reading it before this batch is all determinism needs.
   const version = await createExchangeWalletsRepo(deps.pg).version();
@@ -150,6 +218,7 @@ async function normalizeBatch(messages: BlockMessage[], deps: PipelineDeps, stat
   const out: EventsMessage[] = [];
   const pools: PoolInfo[] = [];
   const contracts: { contract_address: string; dapp_id: string }[] = [];
+  const kinds: { contract_address: string; decoder: DecoderKind }[] = [];
   for (const m of messages) {
     const raw = m.kind === "block" ? rawBlockOf(m) : undefined;
     if (raw) {
@@ -160,9 +229,14 @@ async function normalizeBatch(messages: BlockMessage[], deps: PipelineDeps, stat
       const newContracts = extractContractDapps(raw, state.dapps);
       state.dapps.add(newContracts);
       contracts.push(...newContracts);
+      const newKinds = extractContractKinds(raw, state.decoders);
+      state.decoders.add(newKinds);
+      kinds.push(...newKinds);
     }
     const ctx = {
       dapps: state.dapps,
+      decoders: deps.config.DAPP_DECODERS ? state.decoders : undefined,
+      factories: state.factories,
       pools: state.pools,
       exchanges: exchangeRegistryAt(state.wallets, m.kind === "block" ? m.timestamp : 0),
       maxPayloadBytes: deps.config.PAYLOAD_MAX_BYTES,
@@ -177,20 +251,36 @@ async function normalizeBatch(messages: BlockMessage[], deps: PipelineDeps, stat
       [contracts.map((c) => c.contract_address), contracts.map((c) => c.dapp_id)],
     );
   }
+  if (kinds.length > 0) {
+    // A room's dapp row may have been saved just above (its parent's dapp); the kind completes it.
+    await deps.pg.query(
+      "normalize_contract_kinds_save",
+      `INSERT INTO normalize_contract_dapps (address, dapp_id, decoder)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[])
+         ON CONFLICT (address) DO UPDATE SET decoder = COALESCE(normalize_contract_dapps.decoder, EXCLUDED.decoder)`,
+      [
+        kinds.map((k) => k.contract_address),
+        kinds.map((k) => state.dapps.dappOf(k.contract_address) ?? "unknown"),
+        kinds.map((k) => k.decoder),
+      ],
+    );
+  }
   for (const p of pools) {
     await deps.pg.query(
       "normalize_pool_save",
-      `INSERT INTO dex_pools (pool_address, dapp_id, token0_id, token1_id, factory_address)
-         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (pool_address) DO NOTHING`,
+      `INSERT INTO dex_pools (pool_address, dapp_id, token0_id, token1_id, factory_address, stable)
+         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (pool_address) DO NOTHING`,
       [
         p.pool_address,
         p.dapp_id,
         p.token0_id,
         p.token1_id,
-        state.factories.find((f) => f.dapp_id === p.dapp_id)?.factory_address ?? null,
+        p.factory_address ?? state.factories.find((f) => f.dapp_id === p.dapp_id)?.factory_address ?? null,
+        p.stable ?? null,
       ],
     );
   }
+  countDecodeErrors(deps.metrics, out);
   await deps.bus.publish(
     TOPICS.events,
     out.map((m) => ({ key: String(m.chain_index), value: deps.codecs.events.encode(m) })),

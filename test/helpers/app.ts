@@ -32,6 +32,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     LOG_LEVEL: "silent",
     // Tests never reach the public explorer: without a devnet the decorated routes answer 502 at once.
     EXPLORER_URL: options.explorerUrl ?? "http://127.0.0.1:9",
+    // Nor the public node (AlphBanX positions): a closed local port answers at once.
+    NODE_URL: "http://127.0.0.1:9",
     // Page caching is off unless a test turns it on: most tests read right after they write.
     EVENTS_PAGE_CACHE_MS: "0",
     EVENTS_WATERMARK_CACHE_MS: "0",

@@ -8,6 +8,7 @@ import { createDevnetChain, type DevnetChain, type DevnetOptions } from "../../d
 import { registerDevnetDapps } from "../../devnet/register.ts";
 import { type DevnetServer, startDevnetServer } from "../../devnet/server.ts";
 import { type Config, loadConfig } from "../../lib/config.ts";
+import { NOTICE_CHAIN_INDEX } from "../../lib/events/notices.ts";
 import { createMetrics } from "../../lib/metrics.ts";
 import { createBus } from "../../lib/stores/bus.ts";
 import type { PipelineDeps } from "../../pipeline/deps.ts";
@@ -99,7 +100,12 @@ export async function startTestPipeline(options: TestPipelineOptions = {}): Prom
   const ingestor = createIngestor(deps, client, ingestOptions(config));
   const api = await createTestApp({
     stores: { pg, ch },
-    env: { PUBLIC_RPM: "1000000", ...options.env, EXPLORER_URL: server.explorerUrl },
+    env: {
+      PUBLIC_RPM: "1000000",
+      ...options.env,
+      EXPLORER_URL: server.explorerUrl,
+      NODE_URL: server.nodeUrl,
+    },
   });
   return {
     chain,
@@ -164,23 +170,61 @@ export async function waitFor(
   throw new Error(`timed out waiting for ${what}`);
 }
 
-/** Hash of the whole state of the events table (every column but the version), and its row count. */
+/**
+ * Hash of the whole state of the events table (every column but the version), and its row count. Rows
+ * are hashed as text: `cityHash64(*)` is NULL for a row with a NULL column, which sum() would skip.
+ * Reorg notices (chain index 17) are left out: they record what a run went through (a reorg reaching
+ * served rows), which a clean pass over the winning chain never sees; `noticesStateHash` covers them.
+ */
 export async function eventsStateHash(
   ch: TestCh,
 ): Promise<{ rows: number; hash: string; lookup_rows: number; lookup_hash: string }> {
   const [r] = await ch.ch.query<{ rows: string; hash: string }>(
     "events_state_hash",
-    "SELECT count() AS rows, toString(sum(cityHash64(*))) AS hash FROM (SELECT * EXCEPT (version) FROM events FINAL WHERE main_chain)",
+    "SELECT count() AS rows, toString(sum(cityHash64(toString(tuple(*))))) AS hash FROM (SELECT * EXCEPT (version) FROM events FINAL WHERE main_chain AND chain_index != {n:UInt8})",
+    { n: NOTICE_CHAIN_INDEX },
   );
   // The lookup copies (by address, token, transaction) must match the events they copy.
   const [l] = await ch.ch.query<{ rows: string; hash: string }>(
     "lookup_state_hash",
-    "SELECT count() AS rows, toString(sum(cityHash64(*))) AS hash FROM (SELECT * EXCEPT (version) FROM event_lookup FINAL WHERE main_chain)",
+    "SELECT count() AS rows, toString(sum(cityHash64(toString(tuple(*))))) AS hash FROM (SELECT * EXCEPT (version) FROM event_lookup FINAL WHERE main_chain)",
   );
   return {
     rows: Number(r?.rows ?? 0),
     hash: r?.hash ?? "",
     lookup_rows: Number(l?.rows ?? 0),
     lookup_hash: l?.hash ?? "",
+  };
+}
+
+/**
+ * Hash of the reorg notices: their rows in `events` (but the version), offloaded payloads and records.
+ * Rows are hashed as text: `cityHash64(*)` is NULL for a row with a NULL column (every notice's
+ * contract_event_index), and sum() skips it.
+ */
+export async function noticesStateHash(
+  ch: TestCh,
+): Promise<{ rows: number; hash: string; payloads: string; records: string }> {
+  const [r] = await ch.ch.query<{ rows: string; hash: string }>(
+    "notices_state_hash",
+    `SELECT count() AS rows, toString(sum(cityHash64(toString(tuple(*))))) AS hash
+     FROM (SELECT * EXCEPT (version) FROM events FINAL WHERE chain_index = {n:UInt8})`,
+    { n: NOTICE_CHAIN_INDEX },
+  );
+  const [p] = await ch.ch.query<{ hash: string }>(
+    "notice_payloads_hash",
+    `SELECT toString(sum(cityHash64(ref, payload))) AS hash FROM event_payloads FINAL
+     WHERE ref IN (SELECT id FROM events WHERE chain_index = {n:UInt8})`,
+    { n: NOTICE_CHAIN_INDEX },
+  );
+  const [rec] = await ch.ch.query<{ hash: string }>(
+    "notice_records_hash",
+    "SELECT toString(sum(cityHash64(toString(tuple(*))))) AS hash FROM (SELECT * FROM reorg_notices FINAL)",
+  );
+  return {
+    rows: Number(r?.rows ?? 0),
+    hash: r?.hash ?? "",
+    payloads: p?.hash ?? "",
+    records: rec?.hash ?? "",
   };
 }

@@ -124,7 +124,7 @@ export async function pricesStateHash(ch: TestCh): Promise<Record<string, { rows
   for (const [name, sql] of Object.entries(tables)) {
     const [r] = await ch.ch.query<{ rows: string; hash: string }>(
       "prices_state_hash",
-      `SELECT count() AS rows, toString(sum(cityHash64(*))) AS hash FROM (${sql})`,
+      `SELECT count() AS rows, toString(sum(cityHash64(toString(tuple(*))))) AS hash FROM (${sql})`,
     );
     out[name] = { rows: Number(r?.rows ?? 0), hash: r?.hash ?? "" };
   }

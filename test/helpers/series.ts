@@ -168,7 +168,7 @@ export async function seriesStateHash(ch: TestCh): Promise<Record<string, { rows
   const q = async (sql: string) => {
     const [r] = await ch.ch.query<{ rows: string; hash: string }>(
       "series_state_hash",
-      `SELECT count() AS rows, toString(sum(cityHash64(*))) AS hash FROM (${sql})`,
+      `SELECT count() AS rows, toString(sum(cityHash64(toString(tuple(*))))) AS hash FROM (${sql})`,
     );
     return { rows: Number(r?.rows ?? 0), hash: r?.hash ?? "" };
   };

@@ -157,13 +157,13 @@ describe("candles", () => {
     );
     expect(updates.length).toBeGreaterThan(feeds.length);
     for (const feed of feeds) {
-      // Newest value of the feed by its own timestamp (seconds), as the oracle posted it.
+      // Newest value of the feed by its own timestamp, as the oracle posted it (the decoded OracleUpdate).
       let newest: { value: bigint; seconds: number } | undefined;
       for (const u of updates) {
-        const [k, v, t] = (JSON.parse(u.payload) as { fields: { value: string }[] }).fields;
-        if (Buffer.from(k!.value, "hex").toString() !== feed.pair_symbol) continue;
-        const seconds = Number(t!.value);
-        if (!newest || seconds >= newest.seconds) newest = { value: BigInt(v!.value), seconds };
+        const d = JSON.parse(u.payload) as { key: string; value: string; oracle_timestamp: number };
+        if (d.key !== feed.pair_symbol) continue;
+        const seconds = d.oracle_timestamp / 1000;
+        if (!newest || seconds >= newest.seconds) newest = { value: BigInt(d.value), seconds };
       }
       const spot = (await p.api.app.inject({ url: `/price/pair/${feed.id}/spot` })).json();
       if (!newest) {

@@ -1,7 +1,8 @@
 /**
  * Registration of the simulated network for prices (devnet/register.ts) into a real, migrated Postgres: the
- * DEX factory, the two price sources, the oracle's feeds and the watched pairs, from the chain's plan, before
- * the chain made any block; idempotent, and a restart re-adds a watched pair an admin deleted.
+ * DEX factory, the two price sources, the oracle's feeds and the watched pairs, the decoder kinds of its dapp
+ * contracts, the DeFi dapps' rows and the Elexium factory, from the chain's plan, before the chain made any block; idempotent, and a restart re-adds a
+ * watched pair an admin deleted.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDevnetChain, type DevnetChain } from "../../devnet/chain.ts";
@@ -9,6 +10,7 @@ import {
   DEVNET_DAPP,
   DEVNET_DEX_SOURCE,
   DEVNET_ORACLE_SOURCE,
+  devnetDecoderContracts,
   devnetPricePairs,
   registerDevnetDapps,
 } from "../../devnet/register.ts";
@@ -29,7 +31,11 @@ describe("devnet registration for prices", () => {
 
   it("registers the factory and both price sources before any block exists", async () => {
     expect(chain.pools()).toEqual([]);
-    expect(await q("SELECT factory_address, dapp_id, swap_event_index FROM dex_factories")).toEqual([
+    expect(
+      await q("SELECT factory_address, dapp_id, swap_event_index FROM dex_factories WHERE dapp_id = $1", [
+        DEVNET_DAPP,
+      ]),
+    ).toEqual([
       { factory_address: chain.plan().factory!.address, dapp_id: DEVNET_DAPP, swap_event_index: 2 },
     ]);
     const sources = await q<Record<string, unknown>>(
@@ -80,6 +86,51 @@ describe("devnet registration for prices", () => {
     ]);
   });
 
+  it("registers the DeFi dapps: their rows, every contract's decoder kind and the Elexium factory", async () => {
+    const plan = chain.plan();
+    const dapps = await q<{ id: string }>(
+      "SELECT id FROM dapps WHERE id IN ('elexium', 'alphbanx', 'deadrare', 'myonion', 'wormhole') ORDER BY id",
+    );
+    expect(dapps.map((d) => d.id)).toEqual(["alphbanx", "deadrare", "elexium", "myonion", "wormhole"]);
+    const rows = await q<Record<string, string>>(
+      "SELECT contract_address, dapp_id, decoder, label FROM decoder_contracts ORDER BY contract_address",
+    );
+    const expected = devnetDecoderContracts(plan)
+      .map((r) => ({
+        contract_address: r.contractAddress,
+        dapp_id: r.dappId,
+        decoder: r.decoder,
+        label: r.label,
+      }))
+      .sort((a, b) => (a.contract_address < b.contract_address ? -1 : 1));
+    expect(rows).toEqual(expected);
+    const kinds = new Map(rows.map((r) => [r.contract_address, r.decoder]));
+    expect(kinds.get(plan.alphbanx.loanManager.address)).toBe("alphbanx-loan-manager");
+    expect(kinds.get(plan.alphbanx.abd.address)).toBe("alphbanx-abd");
+    expect(kinds.get(plan.alphbanx.abx.address)).toBe("alphbanx-abx");
+    expect(kinds.get(plan.wormhole.governance.address)).toBe("wormhole-governance");
+    expect(
+      await q(
+        `SELECT dapp_id, created_event_index, token0_field, token1_field, pool_field, swap_event_index, mint_event_index,
+           burn_event_index, stable_field, liquidity_layout FROM dex_factories WHERE factory_address = $1`,
+        [plan.elexium.factory.address],
+      ),
+    ).toEqual([
+      {
+        dapp_id: "elexium",
+        created_event_index: 0,
+        token0_field: 0,
+        token1_field: 1,
+        pool_field: 3,
+        swap_event_index: 3,
+        mint_event_index: 1,
+        burn_event_index: 2,
+        stable_field: 2,
+        liquidity_layout: "velodrome",
+      },
+    ]);
+  });
+
   it("watches one pair per planned pool and per oracle key, as devnetPricePairs lists them", async () => {
     const rows = await q<Record<string, unknown>>(
       `SELECT source_id, pair_symbol, pair_label, pool_created_at, token_id, quote_token_id, chain, chain_id,
@@ -87,7 +138,9 @@ describe("devnet registration for prices", () => {
        FROM price_pairs WHERE source_id LIKE 'devnet-%' ORDER BY id`,
     );
     const expected = devnetPricePairs(chain);
-    expect(rows).toEqual(
+    const byAddressOrder = (a: Record<string, unknown>, b: Record<string, unknown>) =>
+      String(a["contract_address"]) < String(b["contract_address"]) ? -1 : 1;
+    expect([...rows].sort(byAddressOrder)).toEqual(
       expected.map((p) => ({
         source_id: p.sourceId,
         pair_symbol: p.pairSymbol,
@@ -132,6 +185,42 @@ describe("devnet registration for prices", () => {
       ["BTC/USD", null],
       ["ETH/USD", null],
       ["USDT/USD", null],
+    ]);
+  });
+
+  it("binds the devnet's dapp contracts to their decoder kinds and adds their dapps", async () => {
+    const plan = chain.plan();
+    const rows = await q<Record<string, unknown>>(
+      "SELECT contract_address, dapp_id, decoder, label FROM decoder_contracts",
+    );
+    const byAddressOrder = (a: Record<string, unknown>, b: Record<string, unknown>) =>
+      String(a["contract_address"]) < String(b["contract_address"]) ? -1 : 1;
+    expect([...rows].sort(byAddressOrder)).toEqual(
+      devnetDecoderContracts(plan)
+        .map((r) => ({
+          contract_address: r.contractAddress,
+          dapp_id: r.dappId,
+          decoder: r.decoder,
+          label: r.label,
+        }))
+        .sort(byAddressOrder),
+    );
+    const byAddress = new Map(rows.map((r) => [r["contract_address"], [r["dapp_id"], r["decoder"]]]));
+    expect(byAddress.get(plan.randomness.address)).toEqual(["dia-oracle", "dia-random"]);
+    expect(byAddress.get(plan.oracle.address)).toEqual(["dia-oracle", "dia-price"]);
+    for (const f of plan.furnaces) expect(byAddress.get(f.address)).toEqual(["furnace", "furnace"]);
+    const cr = plan.chainReaction;
+    expect(byAddress.get(cr.factoryV2.address)).toEqual(["chainreaction", "chainreaction-v2"]);
+    expect(byAddress.get(cr.v1.address)).toEqual(["chainreaction", "chainreaction-v1"]);
+    expect(byAddress.get(cr.hub.address)).toEqual(["chainreaction", "guessing-hub"]);
+    expect(
+      await q(
+        "SELECT id, name FROM dapps WHERE id IN ('chainreaction', 'furnace', 'dia-oracle') ORDER BY id",
+      ),
+    ).toEqual([
+      { id: "chainreaction", name: "Chain Reaction" },
+      { id: "dia-oracle", name: "DIA Oracle" },
+      { id: "furnace", name: "Token Furnace" },
     ]);
   });
 

@@ -1,5 +1,5 @@
 import type { explorer, node } from "@alephium/web3";
-import { NodeProvider } from "@alephium/web3";
+import { addressFromContractId, NodeProvider } from "@alephium/web3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDevnetChain, type DevnetChain } from "../../devnet/chain.ts";
 import { startLive } from "../../devnet/live.ts";
@@ -200,6 +200,50 @@ describe("devnet HTTP server", () => {
     expect((await get(`${server.nodeUrl}/contracts/${chain.addresses()[0]!.address}/state`)).status).toBe(
       404,
     );
+  });
+
+  it("answers call-contract for AlphBanX positions like the node", async () => {
+    const ab = chain.plan().alphbanx;
+    const call = async (address: string, methodIndex: number, args: node.Val[] = []) => {
+      const res = await fetch(`${server.nodeUrl}/contracts/call-contract`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ group: 2, address, methodIndex, args }),
+      });
+      expect(res.status).toBe(200);
+      return (await res.json()) as node.CallContractResult;
+    };
+    let found = 0;
+    for (const u of chain.addresses()) {
+      const r = await call(ab.loanManager.address, 23, [{ type: "Address", value: u.address }]);
+      expect(r.type).toBe("CallContractSucceeded");
+      const [loan] = (r as node.CallContractSucceeded).returns;
+      expect(loan!.type).toBe("ByteVec");
+      if (loan!.value === "") continue;
+      found += 1;
+      const address = addressFromContractId(String(loan!.value));
+      const collateral = (await call(address, 16)) as node.CallContractSucceeded;
+      expect(Object.keys(collateral).sort()).toEqual(
+        [
+          "contracts",
+          "debugMessages",
+          "events",
+          "gasUsed",
+          "returns",
+          "txInputs",
+          "txOutputs",
+          "type",
+        ].sort(),
+      );
+      expect(collateral.returns).toEqual([{ type: "U256", value: expect.stringMatching(/^[1-9]\d*$/) }]);
+      expect(collateral.contracts[0]!.address).toBe(address);
+      const debt = (await call(address, 17)) as node.CallContractSucceeded;
+      expect(debt.returns).toEqual([{ type: "U256", value: expect.stringMatching(/^\d+$/) }]);
+    }
+    expect(found).toBeGreaterThan(0);
+    const total = (await call(ab.loanManager.address, 17)) as node.CallContractSucceeded;
+    expect(total.returns[0]!.type).toBe("U256");
+    expect((await call(ab.loanManager.address, 99)).type).toBe("CallContractFailed");
   });
 
   it("serves explorer transactions, blocks, lists and pagination errors", async () => {

@@ -41,6 +41,10 @@ const PATH_SAMPLES: Record<string, () => string> = {
   listid: () => "tokens-by-volume-24h",
   instanceid: () => HEX64,
   scale: () => "1m",
+  gameid: () => HEX64,
+  chainid: () => "1",
+  pool: () => ADDRESS,
+  round: () => "1",
 };
 
 /** Valid values for required query parameters, so that validation reaches the parameter under test. */
@@ -48,6 +52,8 @@ const QUERY_SAMPLES: Record<string, string> = {
   scale: "1m",
   bucket_start_ts: "0",
   segment_id: "00000000-0000-0000-0000-000000000000",
+  ticker_id: `${HEX64}_${HEX64}`,
+  key: "ALPH/USD",
 };
 
 /** Valid values for required body fields, so that validation reaches the field under test. */
@@ -97,6 +103,14 @@ const MS_TIME_PARAMS = new Set([
   "/series/instances/:instanceid/:scale/chart to_ts",
   "/series/instances/:instanceid/bucket bucket_start_ts",
   "/series/instances/:instanceid/bucket-data bucket_start_ts",
+  "/dapps/furnace/burns from_ts",
+  "/dapps/furnace/burns to_ts",
+  "/dapps/elexium/pools/:pool/daily from_ts",
+  "/dapps/elexium/pools/:pool/daily to_ts",
+  "/dapps/elexium/historical_trades start_time",
+  "/dapps/elexium/historical_trades end_time",
+  "/dapps/dia-oracle/history from_ts",
+  "/dapps/dia-oracle/history to_ts",
 ]);
 
 const NUL = "a\u0000b";

@@ -118,11 +118,13 @@ describe("token market figures and TVL", () => {
     expect(lockedLater).toBeGreaterThan(0n);
     expect(lockedLater).toBeLessThan(locked);
     expect((await readSupplyChanges(p.ch.ch, later)).get(ALPH_TOKEN_ID)?.locked).toBe(lockedLater);
-    // Burned: every send or payout to the burn address, summed per token from the events read back.
+    // Burned: every send or payout to the burn address and every Furnace burn (the simulated network runs
+    // furnaces), summed per token from the events read back.
     const rows = await p.ch.ch.query<{ token_id: string; amount: string }>(
       "t",
       `SELECT token_id, toString(amount) AS amount FROM events FINAL
-       WHERE main_chain AND category = 'transfer' AND sub_kind IN ('send', 'payout') AND to = {a:String}`,
+       WHERE main_chain AND ((category = 'transfer' AND sub_kind IN ('send', 'payout') AND to = {a:String})
+         OR (category = 'token' AND sub_kind = 'burn' AND type = 'furnace_burn'))`,
       { a: burnAddress },
     );
     const burned = new Map<string, bigint>();

@@ -288,6 +288,25 @@ describe.skipIf(serverPass)("README quick start", () => {
       expect(p.values.gained + p.values.lost).toBeGreaterThan(0);
     }
 
+    // The README's dapp lines: one per group, from the simulated network's dapps.
+    const dappLines = blocks.find((b) => b.some((l) => l.includes("/dapps/furnace/tokens")));
+    expect(dappLines).toHaveLength(5);
+    const dapps = await runBlock(
+      "every dapp group's first page",
+      dappLines!,
+      (values) =>
+        values.length === 5 &&
+        ((values[0] as { tokens?: unknown[] }).tokens?.length ?? 0) > 0 &&
+        ((values[1] as { entries?: unknown[] }).entries?.length ?? 0) > 0 &&
+        ((values[2] as { pools?: unknown[] }).pools?.length ?? 0) === 2 &&
+        Object.keys((values[3] as { operations?: object }).operations ?? {}).length > 0 &&
+        ((values[4] as { feeds?: unknown[] }).feeds?.length ?? 0) > 0,
+    );
+    const pools = (dapps[2] as { pools: { stable: boolean | null }[] }).pools;
+    expect(pools.map((p) => p.stable).sort()).toEqual([false, true]);
+    expect(dapps[3]).toMatchObject({ total_debt: expect.stringMatching(/^\d+$/) });
+    expect((dapps[4] as { feeds: { key: string }[] }).feeds.map((f) => f.key)).toContain("ALPH/USD");
+
     // While the demo holds the embedded stores, the shell command refuses and says what to do.
     const clash = spawnSync(
       "npm",
@@ -358,7 +377,7 @@ describe.skipIf(serverPass)("README quick start", () => {
     expect(result.holders.blocks).toBeGreaterThan(0);
     expect(result.holders.changes).toBe(0);
     expect(backfill.stderr).toMatch(/series backfill: token-holders, block \d+\/\d+, 0 holder changes/);
-  }, 600_000);
+  }, 900_000);
 
   it("prints a data command's result alone on stdout, so it pipes to jq", () => {
     const run = spawnSync(

@@ -16,7 +16,7 @@ import { openTestCh, openTestPg } from "../helpers/stores.ts";
 async function rawStateHash(ch: Ch) {
   const [r] = await ch.query<{ rows: string; hash: string }>(
     "raw_state_hash",
-    "SELECT count() AS rows, toString(sum(cityHash64(*))) AS hash FROM (SELECT * EXCEPT (version) FROM raw_blocks FINAL)",
+    "SELECT count() AS rows, toString(sum(cityHash64(toString(tuple(*))))) AS hash FROM (SELECT * EXCEPT (version) FROM raw_blocks FINAL)",
   );
   return r;
 }
@@ -168,6 +168,24 @@ describe("reorgs are handled", () => {
       { h: reorg.orphaned },
     );
     expect(Number(served[0]?.n)).toBe(0);
+    // The orphaned blocks were durable (their events may have been served): one retraction notice each,
+    // naming their events (lib/events/notices.ts; offloaded payloads read back).
+    const notices = await pipeline.ch.ch.query<{ payload: string; offloaded: string }>(
+      "t",
+      `SELECT e.payload AS payload, p.payload AS offloaded
+       FROM (SELECT id, payload FROM events FINAL WHERE chain_index = 17 AND sub_kind = 'retraction') AS e
+       LEFT JOIN (SELECT ref, payload FROM event_payloads FINAL) AS p ON p.ref = e.id`,
+    );
+    const retracted = notices.map(
+      (n) => JSON.parse(n.offloaded || n.payload) as { block_hash: string; retracted_ids: string[] },
+    );
+    expect(retracted.map((n) => n.block_hash).sort()).toEqual([...reorg.orphaned].sort());
+    const orphanedIds = await pipeline.ch.ch.query<{ id: string }>(
+      "t",
+      "SELECT DISTINCT id FROM events WHERE block_hash IN {h:Array(String)} ORDER BY id",
+      { h: reorg.orphaned },
+    );
+    expect(retracted.flatMap((n) => n.retracted_ids).sort()).toEqual(orphanedIds.map((r) => r.id));
 
     // Per-transaction route: no event of an orphaned block.
     for (const tx of orphanedTxs(reorg.orphaned)) {
@@ -231,7 +249,8 @@ describe("reorgs are handled", () => {
     const clean = await cleanPass(pipeline, 0);
     expect(await eventsStateHash(pipeline.ch)).toEqual(clean.events);
     const prices = await pricesStateHash(pipeline.ch);
-    expect(prices.candles!.rows).toBeGreaterThan(8);
+    // Some candles, so the comparison is not vacuous (how many depends on the seed's first minutes of trading).
+    expect(prices.candles!.rows).toBeGreaterThan(4);
     expect(prices).toEqual(clean.prices);
     // Series points of the orphaned blocks are retracted too (candles and series alike). Over Kafka the
     // retractions of one chain can carry smaller seqs than blocks of other chains in the same bucket:

@@ -4,6 +4,7 @@ import {
   blockChainIndex,
   Contract,
   CreateContractEventAddresses,
+  DestroyContractEventAddresses,
   getSenderAddress,
 } from "@alephium/web3";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -159,8 +160,27 @@ describe("devnet chain", () => {
     checkUtxoConsistency(chain);
   });
 
-  it("conserves ALPH (minus gas) and tokens, except at a token's issuance", () => {
-    const mintTx = new Map(chain.tokens().map((t) => [t.mintTxId, t.id]));
+  it("conserves ALPH (minus gas) and tokens, except at a token's issuance and what its events say it burned", () => {
+    const plan = chain.plan();
+    const furnaces = new Set(plan.furnaces.map((f) => f.address));
+    /** Tokens a tx burns: Furnace `Burned` (token id as ASCII hex) and Chain Reaction V2 token games' joins. */
+    const burnedBy = (txId: string): Map<string, bigint> => {
+      const out = new Map<string, bigint>();
+      for (const e of chain.eventsOfTx(txId)) {
+        const f = e.fields.map((v) => String(v.value));
+        if (furnaces.has(e.contractAddress) && e.eventIndex === 0)
+          out.set(Buffer.from(f[1]!, "hex").toString("utf8"), BigInt(f[2]!));
+        if (e.contractAddress === plan.chainReaction.factoryV2.address && e.eventIndex === 2)
+          if (f[7] !== ALPH_TOKEN_ID) out.set(f[7]!, (out.get(f[7]!) ?? 0n) + BigInt(f[6]!));
+      }
+      return out;
+    };
+    // Planned tokens and the dapps' tokens (their contracts carry token metadata).
+    const supplyIssuedBy = (txId: string, id: string): bigint | undefined => {
+      const t = chain.contractInfo(addressFromContractId(id))?.token;
+      return t?.mintTxId === txId ? t.totalSupply : undefined;
+    };
+    let burns = 0;
     for (const { tx, block, index } of mainTxs(chain)) {
       if (block.height === 0 || index === block.transactions.length - 1) continue;
       const ins = [...tx.unsigned.inputs.map((i) => i.outputRef), ...tx.contractInputs].map(
@@ -177,12 +197,13 @@ describe("devnet chain", () => {
         for (const t of o.tokens) delta.set(t.id, (delta.get(t.id) ?? 0n) + BigInt(t.amount));
         if (o.tokens.length > 0) expect(BigInt(o.attoAlphAmount)).toBeGreaterThanOrEqual(10n ** 15n);
       }
+      const burned = burnedBy(tx.unsigned.txId);
+      burns += burned.size;
       for (const [id, d] of delta) {
-        if (mintTx.get(tx.unsigned.txId) === id) {
-          expect(d).toBe(chain.tokens().find((t) => t.id === id)!.totalSupply);
-        } else expect(d).toBe(0n);
+        expect(d).toBe(supplyIssuedBy(tx.unsigned.txId, id) ?? -(burned.get(id) ?? 0n));
       }
     }
+    expect(burns).toBeGreaterThan(0);
   });
 
   it("issues tokens with a ContractCreated system event and fungible metadata", () => {
@@ -279,16 +300,30 @@ describe("devnet chain", () => {
       expect(tx.unsigned.scriptOpt).toBeDefined();
       expect(chain.eventsOfTx(tx.unsigned.txId)).toEqual([]);
     }
+    const plan = chain.plan();
+    // Guessing rooms are destroyed once played: known from the hub's ContractCreated events.
+    const rooms = Array.from({ length: CHAINS }, (_, c) => chain.mainChain(c))
+      .flat()
+      .flatMap((b) => b.events)
+      .filter((e) => e.eventIndex === -1 && e.fields[1]!.value === plan.chainReaction.hub.address)
+      .map((e) => String(e.fields[0]!.value));
     const known = new Set([
       ...chain.tokens().map((t) => t.address),
       ...chain.pools().flatMap((p) => [p.address, p.factoryAddress]),
       chain.oracle().address,
+      plan.randomness.address,
+      ...plan.furnaces.map((f) => f.address),
+      plan.chainReaction.factoryV2.address,
+      plan.chainReaction.v1.address,
+      plan.chainReaction.hub.address,
+      ...rooms,
       ...CreateContractEventAddresses,
+      ...DestroyContractEventAddresses,
     ]);
     const generic = Array.from({ length: CHAINS }, (_, c) => chain.mainChain(c))
       .flat()
       .flatMap((b) => b.events)
-      .filter((e) => !known.has(e.contractAddress));
+      .filter((e) => !known.has(e.contractAddress) && chain.contractInfo(e.contractAddress)?.kind !== "dapp");
     expect(generic.length).toBeGreaterThan(0);
     expect(chain.contractInfo(generic[0]!.contractAddress)?.kind).toBe("generic");
   });

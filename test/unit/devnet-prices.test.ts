@@ -182,7 +182,10 @@ describe("devnet prices over two hours of chain time", () => {
 
   it("normalizes oracle posts as undecoded contract events with the node's fields", () => {
     const oracle = chain.oracle();
-    const block = chain.mainChain(oracle.chainIndex).find((b) => b.events.some((e) => e.eventIndex === 1))!;
+    // The randomness oracle shares the chain and the event index: pick a block with a price post.
+    const block = chain
+      .mainChain(oracle.chainIndex)
+      .find((b) => b.events.some((e) => e.contractAddress === oracle.address && e.eventIndex === 1))!;
     const events = normalizeBlock(chain.rawBlock(block.block.hash)!, {
       dapps: createStaticDappRegistry([]),
       pools: createPoolRegistry([]),

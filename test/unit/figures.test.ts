@@ -70,6 +70,33 @@ describe("supply changes from events", () => {
     expect(supplyChangeOf({ ...e, payload: "not json" }, ctx, true, 7)).toBeNull();
   });
 
+  it("reads the Furnace decoder's token/burn/furnace_burn events, of any furnace-kind contract", () => {
+    const e = event({
+      category: "token",
+      sub_kind: "burn",
+      type: "furnace_burn",
+      to: "a-devnet-furnace",
+      token_id: TOKEN,
+      amount: "4242",
+      contract_address: "a-devnet-furnace",
+      contract_event_index: 0,
+      payload: JSON.stringify({ token_id: TOKEN, amount: "4242", token_burned_encoding: "text" }),
+    });
+    expect(supplyChangeOf(e, ctx, true, 5)).toEqual({
+      id: e.id,
+      block_hash: e.block_hash,
+      ts: e.timestamp,
+      token_id: TOKEN,
+      kind: "burned",
+      amount: "4242",
+      unlock_at: 0,
+      main_chain: true,
+      version: 5,
+    });
+    expect(supplyChangeOf({ ...e, amount: "0" }, ctx, true, 5)).toBeNull();
+    expect(supplyChangeOf({ ...e, token_id: "not-an-id" }, ctx, true, 5)).toBeNull();
+  });
+
   it("counts transfers to a burn address, of ALPH and tokens, and nothing else", () => {
     const send = event({ to: ZERO_ADDRESS, amount: "500" });
     expect(supplyChangeOf(send, ctx, true, 1)).toMatchObject({

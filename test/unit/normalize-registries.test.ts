@@ -70,6 +70,9 @@ describe("pools", () => {
         swap_event_index: 2,
         mint_event_index: 0,
         burn_event_index: 1,
+        stable: null,
+        liquidity_layout: "ayin",
+        factory_address: "vyrkJHG49TXss6pGAz2dVxq5o7mBXNNXAV18nAeqVT1R",
       },
     ]);
     expect(extractPools(fixture("ayin-swaps"))).toEqual([]);

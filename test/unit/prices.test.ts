@@ -127,4 +127,33 @@ describe("trades from events", () => {
     const farFuture = [fields[0], fields[1], { type: "U256", value: "99999999999999" }];
     expect(tradeOf(oracle(farFuture), oracles, true, 3)).toBeUndefined();
   });
+
+  it("reads the DIA decoder's oracle/price_update events of an oracle source's contract only", () => {
+    const payload = {
+      key: "BTC/USD",
+      key_hex: Buffer.from("BTC/USD").toString("hex"),
+      value: "6512345678901",
+      decimals: 8,
+      oracle_timestamp: 1752573601000,
+    };
+    const decoded = swap(payload, {
+      category: "oracle",
+      sub_kind: "price_update",
+      type: "oracle_update",
+      contract_address: "oracle-address",
+      contract_event_index: 1,
+    });
+    expect(tradeOf(decoded, oracles, true, 3)).toMatchObject({
+      pool: "dia:BTC/USD",
+      ts: 1752573601000,
+      kind: "oracle",
+      price: "6512345678901",
+    });
+    expect(tradeOf({ ...decoded, contract_address: "elsewhere" }, oracles, true, 3)).toBeUndefined();
+    expect(tradeOf({ ...decoded, sub_kind: "randomness" }, oracles, true, 3)).toBeUndefined();
+    const negative = JSON.stringify({ ...payload, value: "-1" });
+    expect(tradeOf({ ...decoded, payload: negative }, oracles, true, 3)).toBeUndefined();
+    const far = JSON.stringify({ ...payload, oracle_timestamp: 99999999999999000 });
+    expect(tradeOf({ ...decoded, payload: far }, oracles, true, 3)).toBeUndefined();
+  });
 });

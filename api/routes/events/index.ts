@@ -19,7 +19,9 @@ export const NormalizedEventSchema = Type.Object(
   {
     id: Type.String({ description: "Sortable event id; the cursor of `after_id`." }),
     dapp_id: Type.String(),
-    category: Type.String({ description: "See the taxonomy (dex, transfer, token, mining, contract, cex)." }),
+    category: Type.String({
+      description: "See the taxonomy (dex, transfer, token, mining, contract, cex; chain for reorg notices).",
+    }),
     sub_kind: Type.String(),
     type: Type.String(),
     from: Type.String(),
@@ -37,16 +39,20 @@ export const NormalizedEventSchema = Type.Object(
     }),
     tx_index: Type.Integer(),
     event_index: Type.Integer(),
-    block_hash: Type.String({ description: "Block hash (64 hex); empty for market events." }),
+    block_hash: Type.String({
+      description:
+        "Block hash (64 hex); empty for market events and reorg notices (their block is in the payload).",
+    }),
     block_height: Type.Integer({
       description: "Height on its chain; the EVM block number of a pool swap's market event.",
     }),
     chain_index: Type.Integer({
       description:
-        "fromGroup * 4 + toGroup (0..15); 16 for market events (exchange fills and EVM pool swaps recorded by the trade watcher, whose ids sort by the time they were recorded).",
+        "fromGroup * 4 + toGroup (0..15); 16 for market events (exchange fills and EVM pool swaps recorded by the trade watcher, whose ids sort by the time they were recorded); 17 for reorg notices (category `chain`, type `reorg`): `retraction` when a reorg deeper than the ingest's confirmations removed events that may have been served (`payload.retracted_ids`, with `payload.block_hash`, `chain_index`, `height`), `late_block` when it added a block whose events sort below ids already served (`payload.added_ids` and `payload.events`, the block's events). A notice's id sorts after every event it corrects; a poller applies it by removing `retracted_ids` and adding `events`.",
     }),
     timestamp: Type.Integer({
-      description: "Block timestamp, Unix ms; the venue's trade time for market events.",
+      description:
+        "Block timestamp, Unix ms; the venue's trade time for market events; for reorg notices the time their id sorts at.",
     }),
     contract_address: Type.String(),
     contract_event_index: Nullable(Type.Integer()),
@@ -100,6 +106,10 @@ export async function eventsRoutes(app: App, deps: ApiDeps): Promise<void> {
           "Poll mode (`poll=1&after_id=<last id seen>`): events newer than `after_id`, oldest first. Events become",
           "visible only up to the low watermark of the 16 chains, so a poller that repeats the call with the last id",
           "it received gets every event exactly once, in id order. `poll=1` without `after_id` answers like list mode.",
+          "Reorgs deeper than the ingest's confirmations arrive as reorg notices (`chain_index` 17, category `chain`,",
+          "sub_kind `retraction` or `late_block`, dapp_id `alephium`) in the same stream, after the events they correct:",
+          "remove the notice's `payload.retracted_ids` from what you hold and add its `payload.events`. A poll filtered",
+          "by `dapp_id` or `category` does not match notices; keep one unfiltered (or `category=chain`) poll for them.",
         ].join(" "),
         querystring: EventsQuery,
         response: {

@@ -1,0 +1,257 @@
+/**
+ * dapps:chainreaction — Chain Reaction rounds, their players in order, the leaderboard per staked token, a
+ * player's history, and the Number Guessing War rooms (public).
+ */
+import { Type } from "@sinclair/typebox";
+import { ALPH_TOKEN_ID } from "../../../lib/chain/types.ts";
+import { notFound } from "../../../lib/errors.ts";
+import {
+  Base58Address,
+  DappListQuery,
+  HexId,
+  NextKey,
+  Nullable,
+  StringEnum,
+  U256String,
+  UnixMs,
+} from "../../schemas.ts";
+import type { ApiDeps, App } from "../../types.ts";
+
+const TAG = "dapps:chainreaction";
+
+const Round = Type.Object(
+  {
+    game_id: HexId("Game contract id (V2: the factory's game; V1: the V1 contract)."),
+    chain_id: Type.String({ description: "Round (chain) number within the game." }),
+    version: Type.Integer({ description: "1 (ChainReaction V1) or 2 (FactoryChainReactionV2)." }),
+    token_id: HexId("Staked token (64 zeros: ALPH)."),
+    state: StringEnum(["active", "ended"]),
+    timed_out: Type.Boolean({ description: "Whether a ChainTimeout was emitted." }),
+    players: Type.Integer({ description: "Joins so far." }),
+    pot: U256String("Pot after the newest join."),
+    entry_fee: U256String("Entry fee of the newest join."),
+    last_player: Type.String({ description: "Newest player (the winner-to-be while active)." }),
+    winner: Nullable(Type.String()),
+    payout: Nullable(U256String("Payout to the winner.")),
+    total_burned: Nullable(U256String("Burned over the round.")),
+    started_at: UnixMs("Block time of the round's first event."),
+    ended_at: Nullable(UnixMs("Block time of ChainEnded.")),
+  },
+  { $id: "ChainReactionRound", title: "ChainReactionRound" },
+);
+
+const GameParams = Type.Object({
+  gameid: HexId("Game contract id."),
+  chainid: Type.String({ pattern: "^[0-9]{1,78}$", description: "Round number." }),
+});
+
+export async function chainReactionRoutes(app: App, deps: ApiDeps): Promise<void> {
+  app.addSchema(Round);
+  const reads = () => deps.dapps!.chainReaction;
+  const cfg = { access: "public" as const, db: "required" as const };
+
+  app.get(
+    "/dapps/chainreaction/games",
+    {
+      config: cfg,
+      schema: {
+        tags: [TAG],
+        summary: "Rounds (games), newest first",
+        description:
+          "One row per (game, round), V1 and V2 alike (V2 rounds are read from the factory, which re-emits every game's events). `pot` is the pot announced by the newest join (boosts after it show from the next join).",
+        querystring: Type.Object({
+          ...DappListQuery,
+          state: Type.Optional(StringEnum(["active", "ended"])),
+          token_id: Type.Optional(HexId("Only rounds staking this token.")),
+        }),
+        response: {
+          200: Type.Object({ games: Type.Array(Type.Ref("ChainReactionRound")), nextKey: NextKey }),
+        },
+      },
+    },
+    async (request) => {
+      const { limit, nextKey, ...f } = request.query;
+      const page = await reads().games(f, { limit, nextKey });
+      return { games: page.rows, nextKey: page.nextKey };
+    },
+  );
+
+  app.get(
+    "/dapps/chainreaction/games/:gameid/:chainid",
+    {
+      config: cfg,
+      schema: {
+        tags: [TAG],
+        summary: "One round",
+        params: GameParams,
+        response: { 200: Type.Ref("ChainReactionRound") },
+      },
+    },
+    async (request) => {
+      const { gameid, chainid } = request.params;
+      const round = await reads().game(gameid, chainid);
+      if (!round)
+        throw notFound(`No round ${chainid} of game ${gameid}`, { game_id: gameid, chain_id: chainid });
+      return round;
+    },
+  );
+
+  app.get(
+    "/dapps/chainreaction/games/:gameid/:chainid/players",
+    {
+      config: cfg,
+      schema: {
+        tags: [TAG],
+        summary: "A round's players in join order",
+        params: GameParams,
+        querystring: Type.Object({ ...DappListQuery }),
+        response: {
+          200: Type.Object({
+            players: Type.Array(
+              Type.Object({
+                position: Type.Integer(),
+                player: Type.String(),
+                entry_fee: U256String("Entry fee paid."),
+                pot: U256String("Pot after this join."),
+                amount_burned: U256String("Part of the fee burned."),
+                id: Type.String(),
+                tx_id: Type.String(),
+                timestamp: UnixMs("Block time."),
+              }),
+            ),
+            nextKey: NextKey,
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const { gameid, chainid } = request.params;
+      const page = await reads().players(gameid, chainid, request.query);
+      return { players: page.rows, nextKey: page.nextKey };
+    },
+  );
+
+  app.get(
+    "/dapps/chainreaction/leaderboard",
+    {
+      config: cfg,
+      schema: {
+        tags: [TAG],
+        summary: "Leaderboard of one staked token",
+        description:
+          "Per address: rounds won, total payout, rounds played and total spent on entry fees, for rounds staking `token_id` (default ALPH: amounts of different tokens do not add).",
+        querystring: Type.Object({
+          ...DappListQuery,
+          token_id: Type.Optional(HexId("Staked token (default ALPH).")),
+          sort: StringEnum(["wins", "payout", "games", "spent"], { default: "wins" }),
+        }),
+        response: {
+          200: Type.Object({
+            token_id: HexId("The staked token."),
+            entries: Type.Array(
+              Type.Object({
+                address: Type.String(),
+                wins: Type.Integer(),
+                payout: U256String("Total payout."),
+                games: Type.Integer({ description: "Rounds joined." }),
+                spent: U256String("Total entry fees."),
+              }),
+            ),
+            nextKey: NextKey,
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const { limit, nextKey, sort } = request.query;
+      const token_id = request.query.token_id ?? ALPH_TOKEN_ID;
+      const page = await reads().leaderboard({ token_id, sort }, { limit, nextKey });
+      return { token_id, entries: page.rows, nextKey: page.nextKey };
+    },
+  );
+
+  app.get(
+    "/dapps/chainreaction/players/:address/history",
+    {
+      config: cfg,
+      schema: {
+        tags: [TAG],
+        summary: "A player's history, newest first",
+        description:
+          "Joins, wins, timeouts, boosts and guessing-room events where the address is the player.",
+        params: Type.Object({ address: Base58Address("Player address.") }),
+        querystring: Type.Object({ ...DappListQuery }),
+        response: {
+          200: Type.Object({
+            events: Type.Array(
+              Type.Object({
+                id: Type.String(),
+                tx_id: Type.String(),
+                timestamp: UnixMs("Block time."),
+                kind: Type.String({
+                  description: "The event's sub_kind (player_joined, chain_ended, room_joined ...).",
+                }),
+                game_id: Type.String({
+                  description: "Game contract id, or the room id of a guessing-room event.",
+                }),
+                chain_id: Type.String(),
+                token_id: HexId("Token of the amount."),
+                amount: U256String("Entry fee, payout or boost."),
+              }),
+            ),
+            nextKey: NextKey,
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const page = await reads().history(request.params.address, request.query);
+      return { events: page.rows, nextKey: page.nextKey };
+    },
+  );
+
+  app.get(
+    "/dapps/chainreaction/rooms",
+    {
+      config: cfg,
+      schema: {
+        tags: [TAG],
+        summary: "Number Guessing War rooms, newest first",
+        querystring: Type.Object({
+          ...DappListQuery,
+          state: Type.Optional(
+            StringEnum(["open", "locked", "claimable", "claimed", "refunded", "expired", "destroyed"]),
+          ),
+        }),
+        response: {
+          200: Type.Object({
+            rooms: Type.Array(
+              Type.Object({
+                room_id: HexId("Room contract id."),
+                creator: Type.String(),
+                entry_fee: U256String("Entry fee (atto-ALPH)."),
+                max_players: Type.String(),
+                number_range_max: Type.String(),
+                expires_at: Type.String({ description: "As the hub announced it." }),
+                players: Type.Integer(),
+                state: Type.String({
+                  description: "open, locked, claimable, claimed, refunded, expired or destroyed.",
+                }),
+                target: Nullable(Type.String({ description: "Number to guess, once claimable." })),
+                winner: Nullable(Type.String()),
+                payout: Nullable(U256String("Payout claimed.")),
+                created_at: UnixMs("Block time of RoomCreated."),
+              }),
+            ),
+            nextKey: NextKey,
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const { limit, nextKey, state } = request.query;
+      const page = await reads().rooms({ state }, { limit, nextKey });
+      return { rooms: page.rows, nextKey: page.nextKey };
+    },
+  );
+}

@@ -1,0 +1,189 @@
+/** dapps:furnace — Token Furnace burns, totals per token, top burners and burner NFTs (public). */
+import { Type } from "@sinclair/typebox";
+import { badRequest, notFound } from "../../../lib/errors.ts";
+import {
+  Base58Address,
+  DappListQuery,
+  HexId,
+  NextKey,
+  StringEnum,
+  U256String,
+  UnixMs,
+} from "../../schemas.ts";
+import type { ApiDeps, App } from "../../types.ts";
+
+const TAG = "dapps:furnace";
+
+const Burn = Type.Object(
+  {
+    id: Type.String({ description: "Event id." }),
+    tx_id: Type.String(),
+    timestamp: UnixMs("Block time."),
+    burner: Type.String({ description: "Address that burned." }),
+    token_id: HexId("Burned token."),
+    amount: U256String("Amount burned, in the token's smallest unit."),
+    nft: Type.Boolean({ description: "Whether the burn minted a burner NFT." }),
+    nft_address: Type.String({ description: "The burner NFT contract, empty when none." }),
+    group: Type.Integer({ description: "Group of the furnace contract (0-3)." }),
+    furnace: Type.String({ description: "Furnace contract address." }),
+  },
+  { $id: "FurnaceBurn", title: "FurnaceBurn" },
+);
+
+const TokenTotals = Type.Object(
+  {
+    token_id: HexId("Burned token."),
+    burned: U256String("Total burned, smallest unit."),
+    burns: Type.Integer(),
+    burners: Type.Integer({ description: "Distinct burning addresses." }),
+    first_burn_at: UnixMs("First burn's block time."),
+    last_burn_at: UnixMs("Newest burn's block time."),
+  },
+  { $id: "FurnaceTokenTotals", title: "FurnaceTokenTotals" },
+);
+
+export async function furnaceRoutes(app: App, deps: ApiDeps): Promise<void> {
+  app.addSchema(Burn);
+  app.addSchema(TokenTotals);
+  const reads = () => deps.dapps!.furnace;
+
+  app.get(
+    "/dapps/furnace/burns",
+    {
+      config: { access: "public", db: "required" },
+      schema: {
+        tags: [TAG],
+        summary: "Burns, newest first",
+        description:
+          "Token Furnace `Burned` events of the four group contracts, filtered by token, burner, time range (block time, ms) and burner NFT.",
+        querystring: Type.Object({
+          ...DappListQuery,
+          token_id: Type.Optional(HexId("Only burns of this token.")),
+          burner: Type.Optional(Base58Address("Only burns by this address.")),
+          from_ts: Type.Optional(UnixMs("Burns at or after this block time (ms).")),
+          to_ts: Type.Optional(UnixMs("Burns at or before this block time (ms).")),
+          nft: Type.Optional(
+            Type.Boolean({ description: "Only burns with (true) or without (false) a burner NFT." }),
+          ),
+        }),
+        response: { 200: Type.Object({ burns: Type.Array(Type.Ref("FurnaceBurn")), nextKey: NextKey }) },
+      },
+    },
+    async (request) => {
+      const { limit, nextKey, ...f } = request.query;
+      if (f.from_ts !== undefined && f.to_ts !== undefined && f.from_ts > f.to_ts)
+        throw badRequest("from_ts is after to_ts", { field: "from_ts" });
+      const page = await reads().burns(f, { limit, nextKey });
+      return { burns: page.rows, nextKey: page.nextKey };
+    },
+  );
+
+  app.get(
+    "/dapps/furnace/tokens",
+    {
+      config: { access: "public", db: "required" },
+      schema: {
+        tags: [TAG],
+        summary: "Totals per burned token (top tokens)",
+        querystring: Type.Object({
+          ...DappListQuery,
+          sort: StringEnum(["burns", "burners", "last_burn"], {
+            default: "burns",
+            description: "Order: most burns, most distinct burners, or newest burn first.",
+          }),
+        }),
+        response: {
+          200: Type.Object({ tokens: Type.Array(Type.Ref("FurnaceTokenTotals")), nextKey: NextKey }),
+        },
+      },
+    },
+    async (request) => {
+      const { limit, nextKey, sort } = request.query;
+      const page = await reads().tokens(sort, { limit, nextKey });
+      return { tokens: page.rows, nextKey: page.nextKey };
+    },
+  );
+
+  app.get(
+    "/dapps/furnace/tokens/:tokenid",
+    {
+      config: { access: "public", db: "required" },
+      schema: {
+        tags: [TAG],
+        summary: "Burn totals of one token",
+        params: Type.Object({ tokenid: HexId("Token id.") }),
+        response: { 200: Type.Ref("FurnaceTokenTotals") },
+      },
+    },
+    async (request) => {
+      const totals = await reads().token(request.params.tokenid);
+      if (!totals)
+        throw notFound(`No burn of token ${request.params.tokenid}`, { token_id: request.params.tokenid });
+      return totals;
+    },
+  );
+
+  app.get(
+    "/dapps/furnace/burners",
+    {
+      config: { access: "public", db: "required" },
+      schema: {
+        tags: [TAG],
+        summary: "Top burners",
+        description:
+          "Addresses by number of burns, or by amount burned of one token (`sort=burned` needs `token_id`: amounts of different tokens do not add).",
+        querystring: Type.Object({
+          ...DappListQuery,
+          token_id: Type.Optional(HexId("Only burns of this token.")),
+          sort: StringEnum(["burns", "burned"], { default: "burns" }),
+        }),
+        response: {
+          200: Type.Object({
+            burners: Type.Array(
+              Type.Object({
+                address: Type.String(),
+                burns: Type.Integer(),
+                tokens: Type.Integer({ description: "Distinct tokens burned." }),
+                burned: Type.Unsafe<string | null>({
+                  type: "string",
+                  nullable: true,
+                  description: "Amount burned (with `token_id` only).",
+                }),
+                last_burn_at: UnixMs("Newest burn's block time."),
+              }),
+            ),
+            nextKey: NextKey,
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const { limit, nextKey, token_id, sort } = request.query;
+      if (sort === "burned" && !token_id) throw badRequest("sort=burned needs token_id", { field: "sort" });
+      const page = await reads().burners({ token_id, sort }, { limit, nextKey });
+      return { burners: page.rows, nextKey: page.nextKey };
+    },
+  );
+
+  app.get(
+    "/dapps/furnace/nfts",
+    {
+      config: { access: "public", db: "required" },
+      schema: {
+        tags: [TAG],
+        summary: "Burner NFTs (burns that minted one), newest first",
+        querystring: Type.Object({
+          ...DappListQuery,
+          burner: Type.Optional(Base58Address("Only NFTs of this burner.")),
+          token_id: Type.Optional(HexId("Only NFTs of burns of this token.")),
+        }),
+        response: { 200: Type.Object({ nfts: Type.Array(Type.Ref("FurnaceBurn")), nextKey: NextKey }) },
+      },
+    },
+    async (request) => {
+      const { limit, nextKey, burner, token_id } = request.query;
+      const page = await reads().burns({ burner, token_id, nft: true }, { limit, nextKey });
+      return { nfts: page.rows, nextKey: page.nextKey };
+    },
+  );
+}

@@ -1,0 +1,120 @@
+/**
+ * The devnet's Token Furnace (decoder kind `furnace`): one furnace per group, homed on chain g→g and deployed by
+ * a user of that group in its first block. Now and then (about one block in {@link BURN_ONE_IN} of the chain) a
+ * user of the group burns part of a devnet token it holds: the token leaves circulation (spent by the inputs,
+ * in no output; the furnace holds nothing), and the furnace emits `Burned(caller: Address, tokenBurned: ByteVec,
+ * amount: U256, nft: Bool, timestamp: U256 ms, as `blockTimeStamp!()` gives it)` (event 0) where `tokenBurned` is the hex of the ASCII text of
+ * the 64-hex token id, as the mainnet contract's `convert()` makes it. One burn in three mints a BurnerNFT: the
+ * same tx creates a sub-contract of the furnace at path `toByteVec!(nftIndex)` (a ContractCreated whose parent
+ * is the furnace, interface 0003), its deposit paid by the burner.
+ */
+import { binToHex, codec, subContractId } from "@alephium/web3";
+import type { Accounts, Ledger } from "../ledger.ts";
+import type { Rng } from "../random.ts";
+import { addressVal, byteVec, type TxBuilder, USER_GAS_PRICE, u256 } from "../tx-builder.ts";
+import type { BlockCtx, ContractRec, EventSpec } from "../types.ts";
+import { asciiHex, boolVal, type DevnetFurnace, stateOf } from "./games-common.ts";
+
+/** A furnace's chain has a burn in about one block in this many (one every 3 min at 8 s blocks). */
+const BURN_ONE_IN = 22;
+/** Standard interface id of an NFT (the ContractCreated event's third field). */
+const NFT_INTERFACE = "0003";
+
+export interface Furnace {
+  /** On a furnace's chain: deploys it (first block), then now and then a user's burn. */
+  step(ctx: BlockCtx): void;
+}
+
+export function createFurnace(deps: {
+  rng: Rng;
+  planned: readonly DevnetFurnace[];
+  accounts: Accounts;
+  ledger: Ledger;
+  builder: TxBuilder;
+}): Furnace {
+  const { rng, ledger, builder } = deps;
+
+  const burn = (ctx: BlockCtx, furnace: ContractRec, group: number): void => {
+    const holders = deps.accounts.usersByGroup[group]!.map((u) => ({
+      u,
+      bal: ledger.tokenBalance(u, ctx.ts),
+    })).filter((h) => h.bal.size > 0);
+    if (holders.length === 0) return;
+    const { u: caller, bal } = rng.pick(holders);
+    const [tokenId, have] = rng.pick([...bal].sort(([a], [b]) => a.localeCompare(b)));
+    const amount = (have * BigInt(rng.int(1, 10))) / 100n;
+    if (amount === 0n) return;
+    const nft = rng.int(1, 3) === 1;
+    const burned = new Map([[tokenId, amount]]);
+    const event: EventSpec = {
+      contractAddress: furnace.address,
+      eventIndex: 0,
+      fields: [
+        addressVal(caller.address),
+        byteVec(asciiHex(tokenId)),
+        u256(amount),
+        boolVal(nft),
+        u256(ctx.ts),
+      ],
+    };
+    if (nft) {
+      const state = stateOf(furnace, "furnace");
+      const path = binToHex(codec.u256Codec.encode(BigInt(state.nfts)));
+      const made = builder.deployContract(
+        ctx,
+        caller,
+        "furnace-nft",
+        subContractId(furnace.id, path, group),
+        {
+          parent: furnace,
+          iface: NFT_INTERFACE,
+          burn: burned,
+          extraEvents: [event],
+        },
+      );
+      if (made) {
+        ledger.touchContract(ctx, furnace);
+        state.nfts += 1;
+        furnace.counter += 1;
+      }
+      return;
+    }
+    const gas = builder.userGas(40000);
+    const g = ledger.gather(caller, ctx.ts, BigInt(gas) * USER_GAS_PRICE, burned);
+    if (!g) return;
+    ledger.touchContract(ctx, furnace);
+    furnace.counter += 1;
+    builder.commitTx(ctx, {
+      inputs: g.inputs,
+      contractInputs: [],
+      fixed: [g.change],
+      generated: [],
+      scriptOpt: builder.script(),
+      gasAmount: gas,
+      gasPrice: USER_GAS_PRICE,
+      ok: true,
+      events: [event],
+      burned,
+    });
+  };
+
+  return {
+    step(ctx) {
+      const planned = deps.planned.find((f) => f.chainIndex === ctx.chainIndex);
+      if (!planned) return;
+      const furnace = ledger.contractById(planned.id);
+      if (!furnace) {
+        const made = builder.deployContract(
+          ctx,
+          rng.pick(deps.accounts.usersByGroup[planned.group]!),
+          "furnace",
+          planned.id,
+          { iface: "" },
+        );
+        if (made) made.dapp = { kind: "furnace", nfts: 0 };
+        return;
+      }
+      if (rng.int(1, BURN_ONE_IN) === 1) burn(ctx, furnace, planned.group);
+    },
+  };
+}

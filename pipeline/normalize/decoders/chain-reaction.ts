@@ -1,0 +1,340 @@
+/**
+ * Chain Reaction (notrustverify/chainreaction): the V2 factory re-emits every game's events with the game's
+ * contract id (artifact layout, published); V1 is one game contract without game id, fees or token (published
+ * in the brief). Number Guessing War: the hub's RoomCreated and its rooms' events (GameHub.ral / GameRoom.ral;
+ * indexes 4, 5, 7 inferred from the source order).
+ */
+import { DAPP_UNKNOWN, type SubKind } from "../../../lib/chain/taxonomy.ts";
+import { ALPH_TOKEN_ID } from "../../../lib/chain/types.ts";
+import { contractIdOf } from "../chain-utils.ts";
+import { type ContractEvent, type Draft, dappOf, draft, type TxScope } from "../draft.ts";
+import { type DecodeResult, type Fields, type FieldType, fieldsOf, isFields } from "./fields.ts";
+
+interface GameEvent {
+  name: string;
+  sub_kind: SubKind;
+  types: readonly FieldType[];
+  /** to, token_id / amount and the extra payload from the fields. */
+  read(f: Fields): {
+    to: string;
+    token: string | null;
+    amount: bigint;
+    chain_id: string;
+    extra: Record<string, unknown>;
+  };
+}
+
+const lowerId = (hex: string) => hex.toLowerCase();
+
+/** V2 factory events by index; field 0 is always the game contract id. */
+const V2: Record<number, GameEvent> = {
+  0: {
+    name: "NewGameCreated",
+    sub_kind: "game_created",
+    types: ["ByteVec", "U256", "Bool", "ByteVec"],
+    read: (f) => ({
+      to: "",
+      token: lowerId(f.str(3)),
+      amount: 0n,
+      chain_id: "",
+      extra: { factory_game_index: f.big(1).toString(), fixed_token: f.bool(2) },
+    }),
+  },
+  1: {
+    name: "ChainStarted",
+    sub_kind: "chain_started",
+    types: ["ByteVec", "U256", "U256", "U256", "ByteVec"],
+    read: (f) => ({
+      to: "",
+      token: lowerId(f.str(4)),
+      amount: 0n,
+      chain_id: f.big(1).toString(),
+      extra: { start_block: f.big(2).toString(), fees_bps: f.big(3).toString() },
+    }),
+  },
+  2: {
+    name: "PlayerJoined",
+    sub_kind: "player_joined",
+    types: ["ByteVec", "U256", "Address", "U256", "U256", "U256", "U256", "ByteVec"],
+    read: (f) => ({
+      to: f.str(2),
+      token: lowerId(f.str(7)),
+      amount: f.big(3),
+      chain_id: f.big(1).toString(),
+      extra: joined(f, 2),
+    }),
+  },
+  3: {
+    name: "ChainEnded",
+    sub_kind: "chain_ended",
+    types: ["ByteVec", "U256", "Address", "U256", "U256", "U256"],
+    read: (f) => ({
+      to: f.str(2),
+      token: null,
+      amount: f.big(3),
+      chain_id: f.big(1).toString(),
+      extra: ended(f, 2, f.big(5).toString()),
+    }),
+  },
+  4: {
+    name: "ChainTimeout",
+    sub_kind: "chain_timeout",
+    types: ["ByteVec", "U256", "Address"],
+    read: (f) => ({
+      to: f.str(2),
+      token: null,
+      amount: 0n,
+      chain_id: f.big(1).toString(),
+      extra: { player: f.str(2) },
+    }),
+  },
+  5: {
+    name: "PotBoosted",
+    sub_kind: "pot_boosted",
+    types: ["ByteVec", "Address", "U256"],
+    read: (f) => ({ to: f.str(1), token: null, amount: f.big(2), chain_id: "", extra: boosted(f, 1) }),
+  },
+};
+
+/** V1 events: the V2 layout without the game id, fees and token. */
+const V1: Record<number, GameEvent> = {
+  0: {
+    name: "ChainStarted",
+    sub_kind: "chain_started",
+    types: ["U256", "U256"],
+    read: (f) => ({
+      to: "",
+      token: ALPH_TOKEN_ID,
+      amount: 0n,
+      chain_id: f.big(0).toString(),
+      extra: { start_block: f.big(1).toString(), fees_bps: null },
+    }),
+  },
+  1: {
+    name: "PlayerJoined",
+    sub_kind: "player_joined",
+    types: ["U256", "Address", "U256", "U256", "U256", "U256"],
+    read: (f) => ({
+      to: f.str(1),
+      token: ALPH_TOKEN_ID,
+      amount: f.big(2),
+      chain_id: f.big(0).toString(),
+      extra: joined(f, 1),
+    }),
+  },
+  2: {
+    name: "ChainEnded",
+    sub_kind: "chain_ended",
+    types: ["U256", "Address", "U256", "U256"],
+    read: (f) => ({
+      to: f.str(1),
+      token: ALPH_TOKEN_ID,
+      amount: f.big(2),
+      chain_id: f.big(0).toString(),
+      extra: ended(f, 1, "0"),
+    }),
+  },
+  3: {
+    name: "ChainTimeout",
+    sub_kind: "chain_timeout",
+    types: ["U256", "Address"],
+    read: (f) => ({
+      to: f.str(1),
+      token: ALPH_TOKEN_ID,
+      amount: 0n,
+      chain_id: f.big(0).toString(),
+      extra: { player: f.str(1) },
+    }),
+  },
+  4: {
+    name: "PotBoosted",
+    sub_kind: "pot_boosted",
+    types: ["Address", "U256"],
+    read: (f) => ({
+      to: f.str(0),
+      token: ALPH_TOKEN_ID,
+      amount: f.big(1),
+      chain_id: "",
+      extra: boosted(f, 0),
+    }),
+  },
+};
+
+/** PlayerJoined's (player, entryFee, newPot, position, amountBurned) from field `at`. */
+function joined(f: Fields, at: number): Record<string, unknown> {
+  return {
+    player: f.str(at),
+    entry_fee: f.big(at + 1).toString(),
+    pot: f.big(at + 2).toString(),
+    position: f.big(at + 3).toString(),
+    amount_burned: f.big(at + 4).toString(),
+  };
+}
+
+function ended(f: Fields, at: number, fees: string): Record<string, unknown> {
+  return {
+    winner: f.str(at),
+    payout: f.big(at + 1).toString(),
+    total_burned: f.big(at + 2).toString(),
+    fees_amount: fees,
+  };
+}
+
+function boosted(f: Fields, at: number): Record<string, unknown> {
+  return { caller: f.str(at), amount: f.big(at + 1).toString() };
+}
+
+function decodeGame(s: TxScope, ev: ContractEvent, version: 1 | 2): DecodeResult {
+  const spec = (version === 2 ? V2 : V1)[ev.eventIndex];
+  if (!spec) return undefined;
+  const f = fieldsOf(ev, spec.name, spec.types);
+  if (!isFields(f)) return f;
+  const r = spec.read(f);
+  const gameId = version === 2 ? f.str(0).toLowerCase() : (contractIdOf(ev.contractAddress) ?? "");
+  // ChainEnded / ChainTimeout / PotBoosted name no token: ALPH as the event's token, "" in the payload.
+  return [
+    draft("game", spec.sub_kind, version === 2 ? "chain_reaction" : "chain_reaction_v1", {
+      dapp_id: dappOf(s, ev.contractAddress, DAPP_UNKNOWN),
+      from: s.sender,
+      to: r.to,
+      with: ev.contractAddress,
+      token_id: r.token ?? ALPH_TOKEN_ID,
+      amount: r.amount,
+      contract_address: ev.contractAddress,
+      contract_event_index: ev.eventIndex,
+      payload: { version, game_id: gameId, chain_id: r.chain_id, token_id: r.token ?? "", ...r.extra },
+    }),
+  ];
+}
+
+export const decodeChainReactionV2 = (s: TxScope, ev: ContractEvent) => decodeGame(s, ev, 2);
+export const decodeChainReactionV1 = (s: TxScope, ev: ContractEvent) => decodeGame(s, ev, 1);
+
+interface RoomEvent {
+  name: string;
+  sub_kind: SubKind;
+  types: readonly FieldType[];
+  read(f: Fields): { to: string; amount: bigint; extra: Record<string, unknown> };
+}
+
+/** Room events; field 0 is the room id. */
+const ROOM: Record<number, RoomEvent> = {
+  0: {
+    name: "PlayerJoined",
+    sub_kind: "room_joined",
+    types: ["ByteVec", "Address", "U256"],
+    read: (f) => ({ to: f.str(1), amount: 0n, extra: { player: f.str(1), number: f.big(2).toString() } }),
+  },
+  1: {
+    name: "RoomLocked",
+    sub_kind: "room_locked",
+    types: ["ByteVec", "U256"],
+    // The room's target comes from DIA randomness round lockedAtRound + 3.
+    read: (f) => ({
+      to: "",
+      amount: 0n,
+      extra: { locked_at_round: f.big(1).toString(), randomness_round: (f.big(1) + 3n).toString() },
+    }),
+  },
+  2: {
+    name: "RoomClaimable",
+    sub_kind: "room_claimable",
+    types: ["ByteVec", "U256"],
+    read: (f) => ({ to: "", amount: 0n, extra: { target: f.big(1).toString() } }),
+  },
+  3: {
+    name: "Claimed",
+    sub_kind: "room_claimed",
+    types: ["ByteVec", "Address", "U256"],
+    read: (f) => ({
+      to: f.str(1),
+      amount: f.big(2),
+      extra: { player: f.str(1), payout: f.big(2).toString() },
+    }),
+  },
+  4: {
+    name: "ForceClaimed",
+    sub_kind: "room_claimed",
+    types: ["ByteVec", "Address", "U256", "Address"],
+    read: (f) => ({
+      to: f.str(1),
+      amount: f.big(2),
+      extra: { player: f.str(1), payout: f.big(2).toString(), caller: f.str(3), forced: true },
+    }),
+  },
+  5: {
+    name: "Refunded",
+    sub_kind: "room_refunded",
+    types: ["ByteVec", "Address", "U256"],
+    read: (f) => ({
+      to: f.str(1),
+      amount: f.big(2),
+      extra: { player: f.str(1), amount: f.big(2).toString() },
+    }),
+  },
+  6: {
+    name: "RoomDestroyed",
+    sub_kind: "room_destroyed",
+    types: ["ByteVec", "U256"],
+    read: (f) => ({ to: "", amount: f.big(1), extra: { creator_cut: f.big(1).toString() } }),
+  },
+  7: {
+    name: "RoomExpired",
+    sub_kind: "room_expired",
+    types: ["ByteVec"],
+    read: () => ({ to: "", amount: 0n, extra: {} }),
+  },
+  8: {
+    name: "PotBoosted",
+    sub_kind: "room_boosted",
+    types: ["ByteVec", "Address", "U256", "U256"],
+    read: (f) => ({
+      to: f.str(1),
+      amount: f.big(2),
+      extra: { booster: f.str(1), amount: f.big(2).toString(), pot: f.big(3).toString() },
+    }),
+  },
+};
+
+const HUB_ROOM_CREATED: RoomEvent = {
+  name: "RoomCreated",
+  sub_kind: "room_created",
+  types: ["ByteVec", "Address", "U256", "U256", "U256", "U256"],
+  read: (f) => ({
+    to: f.str(1),
+    amount: f.big(2),
+    extra: {
+      creator: f.str(1),
+      entry_fee: f.big(2).toString(),
+      max_players: f.big(3).toString(),
+      number_range_max: f.big(4).toString(),
+      expires_at: f.big(5).toString(),
+    },
+  }),
+};
+
+function roomDraft(s: TxScope, ev: ContractEvent, spec: RoomEvent): DecodeResult {
+  const f = fieldsOf(ev, spec.name, spec.types);
+  if (!isFields(f)) return f;
+  const r = spec.read(f);
+  const d: Draft = draft("game", spec.sub_kind, "guessing_war", {
+    dapp_id: dappOf(s, ev.contractAddress, DAPP_UNKNOWN),
+    from: s.sender,
+    to: r.to,
+    with: ev.contractAddress,
+    amount: r.amount,
+    contract_address: ev.contractAddress,
+    contract_event_index: ev.eventIndex,
+    payload: { room_id: f.str(0).toLowerCase(), ...r.extra },
+  });
+  return [d];
+}
+
+export function decodeGuessingHub(s: TxScope, ev: ContractEvent): DecodeResult {
+  return ev.eventIndex === 0 ? roomDraft(s, ev, HUB_ROOM_CREATED) : undefined;
+}
+
+export function decodeGuessingRoom(s: TxScope, ev: ContractEvent): DecodeResult {
+  const spec = ROOM[ev.eventIndex];
+  return spec ? roomDraft(s, ev, spec) : undefined;
+}

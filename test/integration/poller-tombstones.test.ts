@@ -1,0 +1,322 @@
+/**
+ * Guarantee 3 for pollers: reorgs deeper than CONFIRMATIONS reach events pollers already received, and
+ * the reorg notices in the poll stream (chain index 17, lib/events/notices.ts) let every poller end with
+ * the store's main-chain events. 20 pollers follow /events/all?poll=1 while blocks are produced live
+ * with random reorgs and explicit deep ones (CONFIRMATIONS 0: every reorg is deeper); half start after
+ * the reorgs. Each keeps a live set: events added, a retraction notice's `retracted_ids` removed, a
+ * late_block notice's `events` added.
+ *
+ * A second case crashes the events sink between a notice's record and its row, and checks the replay
+ * leaves the state of a run without the crash.
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import { startLive } from "../../devnet/live.ts";
+import { eventId, idCeiling } from "../../lib/chain/types.ts";
+import { NOTICE_CHAIN_INDEX } from "../../lib/events/notices.ts";
+import { readProgress } from "../../lib/events/reader.ts";
+import type { BlockEventsMessage, EventsMessage } from "../../lib/events/wire.ts";
+import { writeEventsBatch } from "../../lib/events/writer.ts";
+import { createMetrics } from "../../lib/metrics.ts";
+import {
+  eventsStateHash,
+  KAFKA_BROKERS,
+  noticesStateHash,
+  startTestPipeline,
+  type TestPipeline,
+  waitFor,
+} from "../helpers/pipeline.ts";
+import { openTestCh, type TestCh } from "../helpers/stores.ts";
+
+const modes = [
+  { name: "embedded bus", kafka: false },
+  ...(KAFKA_BROKERS ? [{ name: "Kafka", kafka: true }] : []),
+];
+if (!KAFKA_BROKERS)
+  console.warn(
+    "[skip notice] poller tombstones over Kafka: KAFKA_BROKERS is not set (CI starts the kcat mock cluster)",
+  );
+
+interface Served {
+  id: string;
+  chain_index: number;
+  block_hash: string;
+  sub_kind: string;
+  payload: {
+    retracted_ids?: string[];
+    added_ids?: string[];
+    events?: { id: string; block_hash: string }[];
+  };
+}
+
+/** A poller's view: the live events (id → block hash) and what the notices did to it. */
+class Poller {
+  after = "0";
+  last = "";
+  live = new Map<string, string>();
+  ordered = true;
+  /** Ids this poller had received and a retraction notice removed. */
+  recalled = 0;
+  /** Ids a late_block notice gave it that it had not received (below its cursor). */
+  late = 0;
+  notices = 0;
+
+  apply(events: Served[]) {
+    for (const e of events) {
+      if (e.id <= this.last) this.ordered = false;
+      this.last = e.id;
+      if (e.chain_index !== NOTICE_CHAIN_INDEX) {
+        this.live.set(e.id, e.block_hash);
+        continue;
+      }
+      this.notices++;
+      if (e.sub_kind === "retraction")
+        for (const id of e.payload.retracted_ids ?? []) if (this.live.delete(id)) this.recalled++;
+      if (e.sub_kind === "late_block")
+        for (const x of e.payload.events ?? []) {
+          if (!this.live.has(x.id)) this.late++;
+          this.live.set(x.id, x.block_hash);
+        }
+    }
+    if (events.length > 0) this.after = events[events.length - 1]!.id;
+  }
+}
+
+describe.each(modes)("reorg notices in the poll stream ($name)", ({ kafka }) => {
+  let p: TestPipeline | undefined;
+  afterAll(async () => p?.close());
+
+  it("pollers that saw orphaned events and pollers that had not end with the same live set", async () => {
+    p = await startTestPipeline({ blocks: 120, confirmations: 0, kafka });
+    const pipeline = p;
+    const { chain } = pipeline;
+    const pollOnce = async (poller: Poller) => {
+      const r = await pipeline.api.app.inject({
+        url: `/events/all?poll=1&after_id=${poller.after}&limit=200`,
+      });
+      expect(r.statusCode).toBe(200);
+      const events = r.json().events as Served[];
+      poller.apply(events);
+      return events.length;
+    };
+    let running = true;
+    const follow = async (poller: Poller) => {
+      while (running) {
+        await pollOnce(poller);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    };
+    const early = Array.from({ length: 10 }, () => new Poller());
+    const lateJoiners = Array.from({ length: 10 }, () => new Poller());
+    const loops = early.map(follow);
+    const seen = () => Math.max(...early.map((x) => x.live.size));
+    const atTip = async () => {
+      const progress = await readProgress(pipeline.ch.ch);
+      return (
+        progress.chains.length === 16 &&
+        progress.chains.every((c) => c.height === chain.height(c.chain_index))
+      );
+    };
+    pipeline.ingestor.start();
+    // Random reorgs of depth 1..2 while blocks are produced: every one is deeper than CONFIRMATIONS.
+    let stopLive = startLive(chain, { blocksPerSecond: 40, reorgEvery: 12 });
+
+    try {
+      await waitFor("first events visible to pollers", async () => seen() > 100, 60_000);
+      // Deep reorgs (4 blocks) once the pollers hold everything served: the orphaned blocks' older
+      // events were received.
+      stopLive();
+      await waitFor("the pipeline to reach the simulated tip", atTip, 90_000);
+      const { watermark } = await readProgress(pipeline.ch.ch);
+      const [last] = await pipeline.ch.ch.query<{ top: string }>(
+        "t",
+        "SELECT max(id) AS top FROM events FINAL WHERE main_chain AND id < {c:String}",
+        { c: idCeiling(watermark) },
+      );
+      await waitFor(
+        "pollers to reach the watermark",
+        async () => early.every((x) => x.after >= last!.top),
+        60_000,
+      );
+      const before = Math.min(...early.map((x) => x.notices));
+      for (const c of [3, 7, 11, 14]) chain.reorg(c, 4);
+      chain.advance(32);
+      await waitFor(
+        "the reorgs' notices to reach the pollers",
+        async () => {
+          return Math.min(...early.map((x) => x.notices)) >= before + 8 && (await atTip());
+        },
+        90_000,
+      );
+      await pipeline.restartProcessor("events-sink");
+      for (const x of lateJoiners) loops.push(follow(x));
+      stopLive = startLive(chain, { blocksPerSecond: 40, reorgEvery: 12 });
+      const joined = seen();
+      await waitFor("more events after the restart", async () => seen() > joined + 100, 60_000);
+      stopLive();
+      // Every chain moves past every notice's time, so every notice gets under the watermark.
+      chain.advance(48);
+      await waitFor("the pipeline to reach the simulated tip", atTip, 180_000);
+    } finally {
+      stopLive();
+      running = false;
+      await Promise.all(loops);
+    }
+    const pollers = [...early, ...lateJoiners];
+    for (const poller of pollers) while ((await pollOnce(poller)) > 0);
+
+    const { watermark } = await readProgress(pipeline.ch.ch);
+    const ceiling = idCeiling(watermark);
+    const rows = await pipeline.ch.ch.query<{ id: string; block_hash: string; chain_index: number }>(
+      "t",
+      "SELECT id, block_hash, chain_index FROM events FINAL WHERE main_chain ORDER BY id",
+    );
+    const notices = rows.filter((r) => r.chain_index === NOTICE_CHAIN_INDEX);
+    expect(notices.length).toBeGreaterThan(4);
+    expect(notices.every((n) => n.id < ceiling)).toBe(true); // every notice was served
+    const expected = new Map(
+      rows
+        .filter((r) => r.chain_index !== NOTICE_CHAIN_INDEX && r.id < ceiling)
+        .map((r) => [r.id, r.block_hash]),
+    );
+    expect(expected.size).toBeGreaterThan(500);
+    for (const poller of pollers) {
+      expect(poller.ordered).toBe(true);
+      expect(poller.notices).toBe(notices.length);
+      expect(new Map([...poller.live].sort())).toEqual(new Map([...expected].sort()));
+    }
+    // Not vacuous: early pollers had received events the reorgs retracted, and got winning-branch
+    // events below their cursor only through late_block notices.
+    expect(early.reduce((n, x) => n + x.recalled, 0)).toBeGreaterThan(0);
+    expect(early.reduce((n, x) => n + x.late, 0)).toBeGreaterThan(0);
+    // The store's other rows equal a clean pass in shape: no retracted row is on the main chain.
+    const orphaned = await pipeline.ch.ch.query<{ n: string }>(
+      "t",
+      `SELECT count() AS n FROM events FINAL WHERE main_chain AND chain_index < 16
+       AND block_hash IN (SELECT block_hash FROM reorg_notices FINAL WHERE kind = 'retraction')
+       AND block_hash NOT IN (SELECT block_hash FROM reorg_notices FINAL WHERE kind = 'late_block')`,
+    );
+    expect(Number(orphaned[0]?.n)).toBe(0);
+  }, 420_000);
+});
+
+describe("reorg notices survive crashes", () => {
+  const stores: TestCh[] = [];
+  afterAll(async () => {
+    for (const s of stores.reverse()) await s.close();
+  });
+
+  /** 16 chains at durable time T, then a reorg of chain 2 reaching served rows, delivered in two batches. */
+  const T = 1_700_000_000_000;
+  const seq0 = 1_764_000_000_000;
+  const event = (ts: number, chain: number, height: number, i: number, size = 10) =>
+    ({
+      id: eventId(ts, chain, height, i, 0),
+      tx_id: `tx-${chain}-${height}-${i}`,
+      tx_index: i,
+      event_index: 0,
+      dapp_id: "alephium",
+      category: "mining",
+      sub_kind: "coinbase",
+      type: "reward",
+      is_main: true,
+      from: "",
+      to: `miner${chain}`,
+      with: "",
+      token_address: "",
+      token_id: "0".repeat(64),
+      amount: "1",
+      contract_address: "",
+      contract_event_index: null,
+      payload_json: JSON.stringify({ pad: "x".repeat(size) }),
+      payload_ref: null,
+    }) satisfies BlockEventsMessage["events"][number];
+  const block = (chain: number, height: number, ts: number, hash: string, seq: number, n = 3) =>
+    ({
+      kind: "block",
+      chain_index: chain,
+      block_hash: hash,
+      block_height: height,
+      block_timestamp: ts,
+      seq,
+      events: Array.from({ length: n }, (_, i) => event(ts, chain, height, i)),
+      offloaded: [],
+    }) satisfies BlockEventsMessage;
+  const base = Array.from({ length: 16 }, (_, c) => block(c, 1, T - 100 + c, `a${c}`, seq0 + c));
+  const tips = Array.from({ length: 16 }, (_, c) => block(c, 2, T + c, `b${c}`, seq0 + 100 + c));
+  // Chain 2 reorgs at height 1: both served blocks leave, a winning branch (big enough to be offloaded).
+  const reorg: EventsMessage[] = [
+    { ...tips[2]!, kind: "retraction", seq: seq0 + 200 },
+    { ...base[2]!, kind: "retraction", seq: seq0 + 201 },
+    { ...block(2, 1, T - 99, "w1", seq0 + 202, 40) },
+    { ...block(2, 2, T - 50, "w2", seq0 + 203) },
+  ];
+  const batches: EventsMessage[][] = [base, tips, reorg.slice(0, 2), reorg.slice(2)];
+
+  async function run(crash?: { label: string; batch: number }) {
+    // chDB takes one data directory per process: every run is a database of its own in the first's.
+    const ch = await openTestCh(stores[0] ? { dataDir: stores[0].dataDir } : {});
+    stores.push(ch);
+    const real = ch.ch.insert.bind(ch.ch);
+    let armed = false;
+    let failures = 0;
+    ch.ch.insert = async (label, table, rows) => {
+      if (armed && label === crash?.label) {
+        armed = false;
+        throw new Error(`injected crash at ${label}`);
+      }
+      return real(label, table, rows);
+    };
+    const deps = { ch: ch.ch, metrics: createMetrics(), maxPayloadBytes: 512 };
+    for (const [i, batch] of batches.entries()) {
+      armed = i === crash?.batch;
+      for (;;) {
+        try {
+          await writeEventsBatch(deps, batch);
+          break;
+        } catch (error) {
+          // The bus re-delivers the batch after the injected crash; anything else is a failure.
+          if (!String(error).includes("injected crash") || ++failures > 1) throw error;
+        }
+      }
+    }
+    return { ch, failures };
+  }
+
+  it("a crash between a notice's record and its row, or before any row, replays into the same state", async () => {
+    const clean = await run();
+    const state = { events: await eventsStateHash(clean.ch), notices: await noticesStateHash(clean.ch) };
+    expect(state.notices.rows).toBe(4); // two retractions, two late blocks
+    for (const hash of [state.notices.hash, state.notices.payloads, state.notices.records])
+      expect(hash).toMatch(/^[1-9]\d+$/);
+    const offloaded = await clean.ch.ch.query<{ n: string }>(
+      "t",
+      "SELECT count() AS n FROM events FINAL WHERE chain_index = 17 AND payload_ref IS NOT NULL",
+    );
+    expect(Number(offloaded[0]?.n)).toBeGreaterThan(0);
+    const crashes = [
+      { label: "reorg_notice_events_insert", batch: 2 },
+      { label: "reorg_notice_events_insert", batch: 3 },
+      { label: "events_insert", batch: 3 },
+      { label: "chain_progress_insert", batch: 3 },
+    ];
+    for (const crash of crashes) {
+      const label = JSON.stringify(crash);
+      const crashed = await run(crash);
+      expect(crashed.failures, label).toBe(1);
+      expect(await eventsStateHash(crashed.ch), label).toEqual(state.events);
+      expect(await noticesStateHash(crashed.ch), label).toEqual(state.notices);
+    }
+    // Re-delivering every batch again (a replay from the start) and reprocessing (new seqs) add nothing.
+    for (const batch of batches)
+      await writeEventsBatch({ ch: clean.ch.ch, metrics: createMetrics(), maxPayloadBytes: 512 }, batch);
+    // Reprocessing republishes the main-chain blocks only (raw_blocks where main_chain).
+    const retracted = new Set(["a2", "b2"]);
+    const reprocessed = batches
+      .flat()
+      .flatMap((m) =>
+        m.kind === "block" && !retracted.has(m.block_hash) ? [{ ...m, seq: m.seq + 10_000 }] : [],
+      );
+    await writeEventsBatch({ ch: clean.ch.ch, metrics: createMetrics(), maxPayloadBytes: 512 }, reprocessed);
+    expect(await noticesStateHash(clean.ch)).toEqual(state.notices);
+  }, 120_000);
+});
