@@ -8,7 +8,7 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { type ExchangeDouble, type GateTrade, startExchangeDouble } from "../../devnet/exchange.ts";
-import { startLive } from "../../devnet/live.ts";
+import { createProduction, runLive } from "../../devnet/live.ts";
 import { idCeiling } from "../../lib/chain/types.ts";
 import { readProgress } from "../../lib/events/reader.ts";
 import { createTradeFeed, MARKET_CHAIN_INDEX, type TradeFeed } from "../../lib/market/feed.ts";
@@ -96,7 +96,11 @@ describe("trade watcher events and pollers", () => {
     expect(updated.statusCode, updated.body).toBe(200);
 
     pipeline.ingestor.start();
-    const stopLive = startLive(pipeline.chain, { blocksPerSecond: 8 });
+    // Anchored at the test's start, not at this line: however long the set-up took on a loaded machine,
+    // chain time catches up with the wall clock (the blocks due are made at once) and then follows it.
+    const stopLive = runLive(
+      createProduction(pipeline.chain, { pace: { wallAnchor: start, chainAnchor: start, speed: 1 } }),
+    );
     poller.start();
     const pollers = Array.from({ length: 20 }, () => ({ seen: [] as Seen[], after: "0" }));
     const pollOnce = async (x: { seen: Seen[]; after: string }) => {
