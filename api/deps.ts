@@ -100,6 +100,7 @@ export function createApiDeps(
             cursorSecret: config.DAPP_CURSOR_SECRET,
             cursorTtlMs: config.DAPP_CURSOR_TTL_MS,
             pageCacheMs: config.DAPP_PAGE_CACHE_MS,
+            pageStaleMs: config.DAPP_PAGE_STALE_MS,
           })
         : null,
     explorer: createExplorerClient({

@@ -8,6 +8,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { createDevnetChain } from "../devnet/chain.ts";
 import { startDevnetServer } from "../devnet/server.ts";
 import { createLogger } from "../lib/logger.ts";
@@ -91,6 +92,9 @@ for (const r of routes) {
   const body = (await app.inject({ url: r.path, headers: h })).body;
   const rows = (JSON.parse(body)[r.field] as unknown[]).length;
   const bare = await bareServer(body);
+  // The API shares its thread with ingest and every processor: how long that thread was held meanwhile.
+  const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+  loopDelay.enable();
   const measured: LoadResult[] = [
     await load(`${r.label} (${paths.length} pages)`, base, { headers: h, paths }),
     await load(`${r.label} (first page)`, `${base}${r.path}`, { headers: h }),
@@ -99,6 +103,10 @@ for (const r of routes) {
     `${r.label}: ${rows} rows, ${body.length} bytes, ingest live`,
     measured,
     await load("bare route, same bytes", bare.url),
+  );
+  loopDelay.disable();
+  process.stdout.write(
+    `event loop delay over the runs: p50 ${(loopDelay.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(1)} ms, max ${(loopDelay.max / 1e6).toFixed(1)} ms\n`,
   );
   await bare.close();
 }

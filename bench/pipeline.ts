@@ -4,7 +4,9 @@
  * alone (same batch sizes) in the same run. Embedded bus by default; Kafka too when KAFKA_BROKERS is set.
  * The embedded pass runs twice back to back, with the dapp decoders off and on (DAPP_DECODERS), and prints the
  * normalize processor's time per block in each: the decoders' added cost.
- * Run: npm run bench:pipeline   (BENCH_BLOCKS=4000)
+ * Run: npm run bench:pipeline   (BENCH_BLOCKS=4000; BENCH_PROFILE=1 adds each processor's handle time and the
+ * statements' time by label; BENCH_CPU_PROFILE=<dir> writes a CPU profile of each timed section there;
+ * BENCH_ONLY=embedded runs the embedded pass with the decoders on alone)
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -16,6 +18,7 @@ import { createLogger } from "../lib/logger.ts";
 import { normalizeBlock } from "../pipeline/normalize/index.ts";
 import { loadNormalizeState } from "../pipeline/processors/normalize.ts";
 import { handleSeconds, startBenchPipeline } from "./lib.ts";
+import { profileStores, startCpuProfile } from "./profile.ts";
 
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 4000);
 // librdkafka's mock cluster keeps only a few MB per partition; a larger backfill falls off its log
@@ -25,14 +28,20 @@ const chain = createDevnetChain({ seed: 3, txPerBlock: [2, 8] });
 chain.advance(BLOCKS);
 const server = await startDevnetServer(chain, { port: 0 });
 const log = createLogger({ level: "warn" });
+const PROFILE = process.env.BENCH_PROFILE === "1";
+const ONLY = process.env.BENCH_ONLY ?? "";
 
 async function run(mode: "embedded" | "kafka", target: number, decoders = true) {
   const dir = mkdtempSync(join(tmpdir(), `bench-pipeline-${mode}-`));
+  let profile: ReturnType<typeof profileStores> | undefined;
   const { ch, stores, deps, pipeline, ingestor, drain, metrics } = await startBenchPipeline({
     chain,
     server,
     dir,
     log,
+    onStores: (s) => {
+      if (PROFILE) profile = profileStores(s);
+    },
     env: {
       CONFIRMATIONS: String(Math.max(0, Math.floor((BLOCKS - target) / 16))),
       KAFKA_BROKERS: mode === "kafka" ? (process.env.KAFKA_BROKERS ?? "") : "",
@@ -40,18 +49,32 @@ async function run(mode: "embedded" | "kafka", target: number, decoders = true) 
       DAPP_DECODERS: String(decoders),
     },
   });
+  const cpuDir = process.env.BENCH_CPU_PROFILE;
+  const stopCpu = cpuDir
+    ? await startCpuProfile(
+        join(cpuDir, `pipeline-${mode}-${decoders ? "on" : "off"}-${Date.now()}.cpuprofile`),
+      )
+    : undefined;
   const started = performance.now();
   let rounds = 0;
   while (!(await ingestor.runOnce()).caughtUp) rounds++;
   await drain(50);
   const seconds = (performance.now() - started) / 1000;
+  await stopCpu?.();
   const [counts] = await ch.query<{ blocks: string; events: string }>(
     "bench_counts",
     "SELECT (SELECT count() FROM raw_blocks) AS blocks, (SELECT count() FROM events) AS events",
   );
   const blocks = Number(counts?.blocks);
   const events = Number(counts?.events);
-  const normalizeSeconds = (await handleSeconds(metrics)).get("normalize") ?? Number.NaN;
+  const handled = await handleSeconds(metrics);
+  const normalizeSeconds = handled.get("normalize") ?? Number.NaN;
+  if (profile) {
+    const byProcessor = [...handled.entries()].sort((a, b) => b[1] - a[1]);
+    process.stdout.write(
+      `\n  seconds in handle per processor (${seconds.toFixed(2)} s run): ${byProcessor.map(([n, v]) => `${n} ${v.toFixed(2)}`).join(", ")}\n${profile.table(seconds)}\n`,
+    );
+  }
 
   // Upper bound: the same event rows inserted alone, in batches of the size the sink wrote.
   const rows = await ch.query<Record<string, unknown>>(
@@ -122,8 +145,9 @@ async function run(mode: "embedded" | "kafka", target: number, decoders = true) 
   rmSync(dir, { recursive: true, force: true });
 }
 
-await run("embedded", BLOCKS, false);
+if (ONLY !== "embedded") await run("embedded", BLOCKS, false);
 await run("embedded", BLOCKS, true);
-if (process.env.KAFKA_BROKERS) await run("kafka", KAFKA_BLOCKS);
+if (ONLY === "embedded") process.stdout.write("(Kafka mode skipped: BENCH_ONLY=embedded)\n");
+else if (process.env.KAFKA_BROKERS) await run("kafka", KAFKA_BLOCKS);
 else process.stdout.write("(Kafka mode skipped: KAFKA_BROKERS is not set)\n");
 await server.close();

@@ -114,7 +114,7 @@ export const CONFIG_SPEC = {
     200,
     0,
     10_000,
-    "How long each API process reuses the poll watermark, and how often its events tail checks for rewrites of served history (0 = on every request).",
+    "How long each API process reuses the poll watermark, and how often its events tail checks for rewrites of served history (0 = on every request). Past it, the last watermark read is still answered while one background read replaces it (a request waits for the store only on the first read, or on every one with 0).",
   ),
   EVENTS_PAGE_CACHE_MS: int(
     1_000,
@@ -147,6 +147,12 @@ export const CONFIG_SPEC = {
     0,
     60_000,
     "How long an identical dapp route page (same query and snapshot) is reused per API process (0 = off).",
+  ),
+  DAPP_PAGE_STALE_MS: int(
+    5_000,
+    0,
+    600_000,
+    "How long past DAPP_PAGE_CACHE_MS a dapp route page is still served while one background read replaces it; a first page is answered with its query's snapshot read within this time while the newer snapshot is read (0 = requests wait for the read).",
   ),
   DIA_HEARTBEAT_MS: int(
     600_000,

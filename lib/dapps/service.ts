@@ -31,6 +31,8 @@ export interface DappsServiceOptions {
   cursorSecret: string;
   cursorTtlMs: number;
   pageCacheMs: number;
+  /** How long past `pageCacheMs` a page is still served while a background read replaces it. */
+  pageStaleMs: number;
 }
 
 export function createDappsService(o: DappsServiceOptions): DappsService {
@@ -38,6 +40,7 @@ export function createDappsService(o: DappsServiceOptions): DappsService {
     cursors: createCursors({ secret: o.cursorSecret, ttlMs: o.cursorTtlMs }),
     watermark: o.watermark,
     cacheMs: o.pageCacheMs,
+    staleMs: o.pageStaleMs,
   });
   const dia = createDiaReads(o.ch, pager);
   return {

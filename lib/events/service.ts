@@ -56,6 +56,20 @@ export function createEventsService(o: EventsServiceOptions): EventsService {
   const { reader, tail } = o;
   const pages = createPageCache<string>(o.pageCacheMs);
   let cached = { at: 0, value: 0 };
+  let refreshing: Promise<number> | null = null;
+  /** One store read at a time. */
+  const refresh = (): Promise<number> => {
+    refreshing ??= reader
+      .progress()
+      .then(({ watermark }) => {
+        cached = { at: Date.now(), value: watermark };
+        return cached.value;
+      })
+      .finally(() => {
+        refreshing = null;
+      });
+    return refreshing;
+  };
 
   /** Each event's document with its offloaded payload merged back, and the labels of its addresses. */
   async function finish(events: readonly HeldEvent[]): Promise<{ doc: string; labels: string }[]> {
@@ -89,8 +103,12 @@ export function createEventsService(o: EventsServiceOptions): EventsService {
     hydration: o.hydration,
     tail,
     async watermark() {
-      if (Date.now() - cached.at > o.watermarkCacheMs)
-        cached = { at: Date.now(), value: (await reader.progress()).watermark };
+      // Fresh enough: reuse. Never read (or no reuse): wait for the store. Otherwise answer the last value
+      // (every event under it is still final) while one background read replaces it: a request does not queue
+      // behind ingest's statements for it.
+      if (cached.at > 0 && Date.now() - cached.at <= o.watermarkCacheMs) return cached.value;
+      if (cached.at === 0 || o.watermarkCacheMs <= 0) return refresh();
+      refresh().catch(() => undefined);
       return cached.value;
     },
     async page(filters, page) {

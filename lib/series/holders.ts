@@ -21,7 +21,7 @@
 import type { node } from "@alephium/web3";
 import { mainRawBlocks } from "../chain/raw-blocks.ts";
 import { ALPH_TOKEN_ID } from "../chain/types.ts";
-import type { Ch } from "../stores/clickhouse.ts";
+import { type Ch, inParam } from "../stores/clickhouse.ts";
 import { dimensionsJson, instanceIdOf } from "./definition.ts";
 import { tokenHolders } from "./definitions/token-holders.ts";
 import {
@@ -126,9 +126,9 @@ async function spendMoves(ch: Ch, keys: string[]): Promise<MoveRow[]> {
     "holder_spend_moves",
     `SELECT o.token_id AS token_id, o.address AS address, s.ts AS ts, s.key AS key, s.block_hash AS block_hash,
        toString(o.amount) AS amount, s.main_chain AS main_chain, s.version AS version
-     FROM (SELECT key, block_hash, ts, main_chain, version FROM holder_spends FINAL WHERE key IN {keys:Array(String)}) AS s
+     FROM (SELECT key, block_hash, ts, main_chain, version FROM holder_spends FINAL WHERE key IN ${inParam("keys")}) AS s
      INNER JOIN (SELECT key, token_id, any(address) AS address, any(amount) AS amount
-                 FROM holder_outputs FINAL WHERE key IN {keys:Array(String)} GROUP BY key, token_id) AS o
+                 FROM holder_outputs FINAL WHERE key IN ${inParam("keys")} GROUP BY key, token_id) AS o
        ON o.key = s.key`,
     { keys },
   );
@@ -224,8 +224,8 @@ const pairParams = (touched: Touched) => {
     addresses: [...new Set(split.map(([, a]) => a))],
   };
 };
-const PAIR_WHERE = `token_id IN {tokens:Array(String)} AND address IN {addresses:Array(String)}
-  AND concat(token_id, ':', address) IN {pairs:Array(String)}`;
+const PAIR_WHERE = `token_id IN ${inParam("tokens")} AND address IN ${inParam("addresses")}
+  AND concat(token_id, ':', address) IN ${inParam("pairs")}`;
 /** The pair's t0 (for a row of a touched pair). */
 const T0 = "{t0s:Array(UInt64)}[indexOf({pairs:Array(String)}, concat(token_id, ':', address))]";
 

@@ -33,6 +33,14 @@ export interface ClickHouseOptions {
   log: Logger;
 }
 
+/**
+ * The right side of `col IN …` for a parameter array, as a subquery (`{name:Array(type)}` is bound by the
+ * caller). A constant set of a sorting-key column is checked against the index mark by mark, a cost that grows
+ * with set size × marks: 75,000 output keys took 107 s as `IN {keys:Array(String)}` and 0.9 s as this subquery
+ * (chDB, 200,000-row table); small sets cost the same either way.
+ */
+export const inParam = (name: string, type = "String") => `(SELECT arrayJoin({${name}:Array(${type})}))`;
+
 /** ClickHouse error codes worth retrying (timeouts, network, memory pressure, too many parts, keeper). */
 const RETRYABLE_CODES = new Set([159, 164, 209, 210, 241, 242, 252, 285, 319, 425, 999]);
 

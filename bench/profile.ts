@@ -1,0 +1,93 @@
+/**
+ * Statement time by label, for the benches' profile mode (BENCH_PROFILE=1): wraps a stores' ClickHouse and
+ * PostgreSQL handles so every query, command and insert adds its time to its label. ClickHouse calls go one at a
+ * time through a queue (chDB runs one statement per session at a time anyway), so a ClickHouse label's time is
+ * its run time alone, without the wait for the session, which is counted apart.
+ */
+import { writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
+import type { Stores } from "../lib/stores/index.ts";
+
+/**
+ * A CPU profile of the main thread over one timed section (not the set-up around it): starts the inspector's
+ * profiler and returns a function that stops it and writes a `.cpuprofile` (open it in Chrome's DevTools).
+ */
+export async function startCpuProfile(path: string): Promise<() => Promise<void>> {
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.setSamplingInterval", { interval: 500 });
+  await session.post("Profiler.start");
+  return async () => {
+    const { profile } = await session.post("Profiler.stop");
+    writeFileSync(path, JSON.stringify(profile));
+    session.disconnect();
+    process.stdout.write(`  CPU profile of the timed section: ${path}\n`);
+  };
+}
+
+interface Tally {
+  calls: number;
+  ms: number;
+  rows: number;
+}
+
+export function profileStores(stores: Stores) {
+  const tallies = new Map<string, Tally>();
+  const add = (key: string, ms: number, rows = 0) => {
+    const t = tallies.get(key) ?? { calls: 0, ms: 0, rows: 0 };
+    t.calls += 1;
+    t.ms += ms;
+    t.rows += rows;
+    tallies.set(key, t);
+  };
+  let chTail: Promise<unknown> = Promise.resolve();
+  let waitMs = 0;
+  const timed =
+    <A extends unknown[], R>(
+      store: string,
+      verb: string,
+      fn: (label: string, ...rest: A) => Promise<R>,
+      rowsOf: (rest: A) => number = () => 0,
+    ) =>
+    async (label: string, ...rest: A): Promise<R> => {
+      const queued = performance.now();
+      const run = async () => {
+        const t0 = performance.now();
+        waitMs += t0 - queued;
+        try {
+          return await fn(label, ...rest);
+        } finally {
+          add(`${store} ${verb} ${label}`, performance.now() - t0, rowsOf(rest));
+        }
+      };
+      if (store !== "ch") return run();
+      const result = chTail.then(run);
+      chTail = result.catch(() => undefined);
+      return result;
+    };
+  const ch = stores.ch;
+  if (ch) {
+    ch.query = timed("ch", "query", ch.query.bind(ch)) as typeof ch.query;
+    ch.command = timed("ch", "command", ch.command.bind(ch));
+    ch.insert = timed("ch", "insert", ch.insert.bind(ch), (rest) => (rest[1] as readonly object[]).length);
+  }
+  const pg = stores.pg;
+  if (pg) pg.query = timed("pg", "query", pg.query.bind(pg)) as typeof pg.query;
+  return {
+    /** The labels taking the most time, with calls, ms per call and rows inserted. */
+    table(seconds: number, top = 25): string {
+      const rows = [...tallies.entries()].sort((a, b) => b[1].ms - a[1].ms).slice(0, top);
+      const total = [...tallies.values()].reduce((s, t) => s + t.ms, 0);
+      const lines = [
+        `  statement time by label (${(total / 1000).toFixed(2)} s summed over ${seconds.toFixed(2)} s of run; ${(waitMs / 1000).toFixed(2)} s summed waiting for the chDB session):`,
+        `  ${"label".padEnd(52)} ${"calls".padStart(6)} ${"total s".padStart(8)} ${"ms/call".padStart(8)} ${"rows".padStart(8)}`,
+      ];
+      for (const [label, t] of rows)
+        lines.push(
+          `  ${label.slice(0, 52).padEnd(52)} ${String(t.calls).padStart(6)} ${(t.ms / 1000).toFixed(2).padStart(8)} ${(t.ms / t.calls).toFixed(2).padStart(8)} ${String(t.rows || "").padStart(8)}`,
+        );
+      return lines.join("\n");
+    },
+  };
+}
