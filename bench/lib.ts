@@ -12,6 +12,9 @@ import type { DevnetChain } from "../devnet/types.ts";
 import { type Config, loadConfig } from "../lib/config.ts";
 import type { Logger } from "../lib/logger.ts";
 import { createMetrics, type Metrics } from "../lib/metrics.ts";
+import { bucketStart } from "../lib/prices/scales.ts";
+import { loadCandlePairs } from "../lib/prices/watched.ts";
+import { insertTrades, recomputeCandles } from "../lib/prices/writer.ts";
 import { createKeysRepo } from "../lib/repos/keys.ts";
 import type { Ch } from "../lib/stores/clickhouse.ts";
 import { openStores, type Stores } from "../lib/stores/index.ts";
@@ -182,4 +185,43 @@ export async function handleRates(metrics: Metrics, blocks: number): Promise<(pr
     const s = handle.get(processor) ?? Number.NaN;
     return `${(blocks / s).toFixed(0).padStart(7)} blocks/s  (${s.toFixed(2)} s in handle)`;
   };
+}
+
+/**
+ * The first watched devnet DEX pair, with at least `n` 1m candles: synthetic trades one minute apart after the
+ * chain's own (copies of one of its real trades), recomputed like the candles processor does.
+ */
+export async function ensureCandles(pg: Pg, ch: Ch, n: number) {
+  const [pair] = await pg.query<{ id: number; source_id: string; pair_symbol: string }>(
+    "bench_pair",
+    "SELECT id, source_id, pair_symbol FROM price_pairs WHERE source_id = 'devnet-dex' ORDER BY id LIMIT 1",
+  );
+  if (!pair) throw new Error("no watched devnet pair: devnet/register.ts did not register the pools");
+  const market = `${pair.source_id}:${pair.pair_symbol}`;
+  const [span] = await ch.query<{ n: string; hi: string }>(
+    "bench_span",
+    "SELECT count() AS n, max(t) AS hi FROM candles FINAL WHERE market = {m:String} AND scale = '1m' AND deleted = 0",
+    { m: market },
+  );
+  const have = Number(span?.n ?? 0);
+  if (have >= n) return pair;
+  const [sample] = await ch.query<Record<string, unknown>>(
+    "bench_sample",
+    "SELECT * EXCEPT (ts, id) FROM trades FINAL WHERE pool = {p:String} AND main_chain LIMIT 1",
+    { p: pair.pair_symbol },
+  );
+  const start = bucketStart("1m", Number(span?.hi ?? Date.now())) + 60_000;
+  const rows = Array.from({ length: n - have + 5 }, (_, i) => ({
+    ...sample,
+    ts: start + i * 60_000 + 1_000,
+    id: `bench-${String(i).padStart(6, "0")}`,
+  }));
+  // biome-ignore lint/suspicious/noExplicitAny: rows copy a real trade's columns
+  await insertTrades(ch, rows as any);
+  await recomputeCandles(
+    ch,
+    await loadCandlePairs(pg, [pair.id]),
+    new Map([[pair.pair_symbol, { lo: start, hi: start + rows.length * 60_000 }]]),
+  );
+  return pair;
 }

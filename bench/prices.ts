@@ -16,7 +16,7 @@ import { startDevnetServer } from "../devnet/server.ts";
 import { createLogger } from "../lib/logger.ts";
 import { bucketStart } from "../lib/prices/scales.ts";
 import { PROCESSORS, type ProcessorName, startPipeline } from "../pipeline/runtime.ts";
-import { bareServer, handleRates, load, startBenchApp, startBenchPipeline } from "./lib.ts";
+import { bareServer, ensureCandles, handleRates, load, startBenchApp, startBenchPipeline } from "./lib.ts";
 
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 6000);
 const log = createLogger({ level: "warn" });
@@ -62,42 +62,7 @@ process.stdout.write(
 );
 
 // 1. OHLCV read of 1,000 candles at one connection.
-const [pair] = await pg.query<{ id: number; source_id: string; pair_symbol: string }>(
-  "bench_pair",
-  "SELECT id, source_id, pair_symbol FROM price_pairs WHERE source_id = 'devnet-dex' ORDER BY id LIMIT 1",
-);
-if (!pair) throw new Error("no watched devnet pair: devnet/register.ts did not register the pools");
-const market = `${pair.source_id}:${pair.pair_symbol}`;
-// Enough 1m candles: synthetic trades one minute apart after the chain's, recomputed like the processor does.
-const [span] = await ch.query<{ n: string; hi: string }>(
-  "bench_span",
-  "SELECT count() AS n, max(t) AS hi FROM candles FINAL WHERE market = {m:String} AND scale = '1m' AND deleted = 0",
-  { m: market },
-);
-const have = Number(span?.n ?? 0);
-if (have < 1000) {
-  const { insertTrades, recomputeCandles } = await import("../lib/prices/writer.ts");
-  const { loadCandlePairs } = await import("../lib/prices/watched.ts");
-  const [sample] = await ch.query<Record<string, unknown>>(
-    "bench_sample",
-    "SELECT * EXCEPT (ts, id) FROM trades FINAL WHERE pool = {p:String} AND main_chain LIMIT 1",
-    { p: pair.pair_symbol },
-  );
-  const start = bucketStart("1m", Number(span?.hi ?? Date.now())) + 60_000;
-  const rows = Array.from({ length: 1000 - have + 5 }, (_, i) => ({
-    ...sample,
-    ts: start + i * 60_000 + 1_000,
-    id: `bench-${String(i).padStart(6, "0")}`,
-  }));
-  // biome-ignore lint/suspicious/noExplicitAny: rows copy a real trade's columns
-  await insertTrades(ch, rows as any);
-  const pairs = await loadCandlePairs(pg, [pair.id]);
-  await recomputeCandles(
-    ch,
-    pairs,
-    new Map([[pair.pair_symbol, { lo: start, hi: start + rows.length * 60_000 }]]),
-  );
-}
+const pair = await ensureCandles(pg, ch, 1000);
 await pipeline.stop();
 const { base, app } = await startBenchApp({ config, log, pg, ch });
 const path = `/price/pair/${pair.id}/ohlcv?scale=1m&pageSize=1000`;

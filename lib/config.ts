@@ -128,6 +128,18 @@ export const CONFIG_SPEC = {
     1_000_000,
     "Newest events each API process keeps in memory to answer /events/all pages near the tip (0 = off; ~0.9 KB of heap per bench event: its served JSON and the fields filters read; more with big payloads).",
   ),
+  OHLCV_CACHE_MS: int(
+    1_000,
+    0,
+    60_000,
+    "How long an identical /price/pair/{id}/ohlcv page is reused per API process (0 = off).",
+  ),
+  OHLCV_STALE_MS: int(
+    5_000,
+    0,
+    600_000,
+    "How long past OHLCV_CACHE_MS an OHLCV page is still served while one background read replaces it (0 = requests wait for the read).",
+  ),
   DAPP_DECODERS: bool(
     true,
     "Decode the dapps' events and calls (lib/chain/TAXONOMY.md). false leaves them generic contract events (DEX pools are still decoded); a later `reprocess` with true decodes that history.",

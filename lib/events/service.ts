@@ -8,6 +8,7 @@
  */
 import { idCeiling, type NormalizedEvent } from "../chain/types.ts";
 import type { AddressLabel } from "../repos/address-labels.ts";
+import { staleWhileRevalidate } from "../stale.ts";
 import type { LabelCache } from "./label-cache.ts";
 import { createPageCache } from "./page-cache.ts";
 import {
@@ -49,27 +50,20 @@ export interface EventsServiceOptions {
   pageCacheMs: number;
 }
 
+/** How long a tail's last sync may be behind before requests wait for the next one (ms). */
+const TAIL_STALE_MS = 10_000;
+
 /** An offloaded event's document holds `"payload":{}` right before its `payload_ref` (see fields.ts). */
 const OFFLOADED = ',"payload":{},"payload_ref":';
 
 export function createEventsService(o: EventsServiceOptions): EventsService {
   const { reader, tail } = o;
   const pages = createPageCache<string>(o.pageCacheMs);
-  let cached = { at: 0, value: 0 };
-  let refreshing: Promise<number> | null = null;
-  /** One store read at a time. */
-  const refresh = (): Promise<number> => {
-    refreshing ??= reader
-      .progress()
-      .then(({ watermark }) => {
-        cached = { at: Date.now(), value: watermark };
-        return cached.value;
-      })
-      .finally(() => {
-        refreshing = null;
-      });
-    return refreshing;
-  };
+  // Past its cache time the last watermark read is answered (every event under it is still final) while one
+  // background read replaces it: a request does not queue behind ingest's statements for it.
+  const watermark = staleWhileRevalidate(async () => (await reader.progress()).watermark, {
+    ttlMs: o.watermarkCacheMs,
+  });
 
   /** Each event's document with its offloaded payload merged back, and the labels of its addresses. */
   async function finish(events: readonly HeldEvent[]): Promise<{ doc: string; labels: string }[]> {
@@ -93,8 +87,27 @@ export function createEventsService(o: EventsServiceOptions): EventsService {
   const json = async (events: readonly HeldEvent[]) =>
     `[${(await finish(events)).map((e) => `${e.doc.slice(0, -1)},"address_labels":${e.labels}}`).join(",")}]`;
 
+  let syncing: Promise<void> | null = null;
+  /**
+   * The ceiling pages are served under. A tail synced within TAIL_STALE_MS answers at once, under its own ceiling
+   * when the watermark has moved past it (every event under it is still final), while one background sync brings
+   * it up (and checks for rewrites): a request never waits for that store read. A tail never loaded, or not
+   * synced for longer (a store that stays down), is synced first; so is every request with no watermark reuse.
+   */
   async function ceiling(): Promise<string> {
     const at = idCeiling(await service.watermark());
+    const held = tail?.held();
+    if (tail && held && o.watermarkCacheMs > 0 && Date.now() - held.at <= TAIL_STALE_MS) {
+      if (!syncing)
+        syncing = tail
+          .sync(at)
+          .catch(() => undefined)
+          .finally(() => {
+            syncing = null;
+          });
+      // biome-ignore lint/complexity/useMathMinMax: ids are strings (compared as text), not numbers
+      return held.top < at ? held.top : at;
+    }
     await tail?.sync(at);
     return at;
   }
@@ -102,15 +115,7 @@ export function createEventsService(o: EventsServiceOptions): EventsService {
   const service: EventsService = {
     hydration: o.hydration,
     tail,
-    async watermark() {
-      // Fresh enough: reuse. Never read (or no reuse): wait for the store. Otherwise answer the last value
-      // (every event under it is still final) while one background read replaces it: a request does not queue
-      // behind ingest's statements for it.
-      if (cached.at > 0 && Date.now() - cached.at <= o.watermarkCacheMs) return cached.value;
-      if (cached.at === 0 || o.watermarkCacheMs <= 0) return refresh();
-      refresh().catch(() => undefined);
-      return cached.value;
-    },
+    watermark,
     async page(filters, page) {
       const below = await ceiling();
       const held = tail?.read(filters, page, below);

@@ -35,6 +35,8 @@ export interface EventsTail {
   ): { found: Map<string, HeldEvent[]>; missing: string[] };
   /** What the tail holds (for /status and tests). */
   stats(): { events: number; low: string | null; reloads: number };
+  /** The ceiling the tail is synced to and when that sync ended (null before the first load). */
+  held(): { top: string; at: number } | null;
 }
 
 /** `timestamp-chain-height-txindex`: the id prefix every event of one transaction shares. */
@@ -81,6 +83,7 @@ export function createEventsTail(options: TailOptions): EventsTail {
   let checkedAt = 0;
   let seenRewrites = { count: -1, last: 0 };
   let running: Promise<void> | null = null;
+  let syncedAt = 0;
 
   /** Drops the oldest events beyond capacity, at an id boundary. */
   function trim() {
@@ -147,9 +150,13 @@ export function createEventsTail(options: TailOptions): EventsTail {
       // One refresh at a time; callers that arrive meanwhile wait for it, then check again.
       while (running) await running;
       if (ceiling <= top && low !== null && Date.now() - checkedAt < options.checkMs) return;
-      running = step(ceiling).finally(() => {
-        running = null;
-      });
+      running = step(ceiling)
+        .then(() => {
+          syncedAt = Date.now();
+        })
+        .finally(() => {
+          running = null;
+        });
       await running;
     },
     read(filters, page, ceiling) {
@@ -190,5 +197,6 @@ export function createEventsTail(options: TailOptions): EventsTail {
       return { found, missing };
     },
     stats: () => ({ events: events.length, low, reloads }),
+    held: () => (low === null ? null : { top, at: syncedAt }),
   };
 }

@@ -37,6 +37,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     // Page caching is off unless a test turns it on: most tests read right after they write.
     EVENTS_PAGE_CACHE_MS: "0",
     EVENTS_WATERMARK_CACHE_MS: "0",
+    OHLCV_CACHE_MS: "0",
     ...options.env,
     DATABASES: withDb ? "on" : "off",
   });

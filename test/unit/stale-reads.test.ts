@@ -11,6 +11,7 @@ import type { LabelCache } from "../../lib/events/label-cache.ts";
 import { createPageCache } from "../../lib/events/page-cache.ts";
 import type { EventsReader } from "../../lib/events/reader.ts";
 import { createEventsService } from "../../lib/events/service.ts";
+import { staleWhileRevalidate } from "../../lib/stale.ts";
 
 /** A promise resolved by hand, to hold a read "in the store" as long as a test needs. */
 function deferred<T>() {
@@ -183,5 +184,31 @@ describe("events watermark", () => {
     await r2.promise;
     await Promise.resolve();
     expect(await service.watermark()).toBe(20);
+  });
+});
+
+describe("staleWhileRevalidate", () => {
+  it("waits for the read again once the last value is older than ttl + staleMs, and reads every time with ttl 0", async () => {
+    let n = 0;
+    const read = vi.fn(async () => ++n);
+    const value = staleWhileRevalidate(read, { ttlMs: 100, staleMs: 1_000 });
+    expect(await value()).toBe(1);
+    vi.advanceTimersByTime(500);
+    expect(await value()).toBe(1);
+    await vi.waitFor(() => expect(read).toHaveBeenCalledTimes(2));
+    expect(await value()).toBe(2);
+    vi.advanceTimersByTime(1_200);
+    const slow = deferred<number>();
+    read.mockReturnValueOnce(slow.promise);
+    const waiting = value();
+    expect(await settled(waiting)).toBe(false);
+    slow.resolve(7);
+    expect(await waiting).toBe(7);
+
+    const always = vi.fn(async () => 1);
+    const uncached = staleWhileRevalidate(always, { ttlMs: 0 });
+    await uncached();
+    await uncached();
+    expect(always).toHaveBeenCalledTimes(2);
   });
 });

@@ -1,13 +1,14 @@
 /** Documentation and operations: /openapi.json, /healthz, /readyz, /metrics. */
 import { Type } from "@sinclair/typebox";
-import { readProgress } from "../../../lib/events/reader.ts";
+import { type Progress, readProgress } from "../../../lib/events/reader.ts";
+import { staleWhileRevalidate } from "../../../lib/stale.ts";
 import { StringEnum } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 
 /** Per-chain durable height, lag and the poll watermark, as gauges and as the /status body. */
-async function refreshChainGauges(deps: ApiDeps) {
+async function refreshChainGauges(deps: ApiDeps, read: () => Promise<Progress>) {
   if (!deps.ch) return null;
-  const progress = await readProgress(deps.ch);
+  const progress = await read();
   const now = Date.now();
   for (const c of progress.chains) {
     deps.metrics.chainHeight.set({ chain_index: String(c.chain_index) }, c.height);
@@ -55,6 +56,11 @@ function tailStatus(deps: ApiDeps) {
 }
 
 export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
+  // /status reads the stores through one shared refresh (EVENTS_WATERMARK_CACHE_MS, like the watermark): past it,
+  // the last read is answered while one background read replaces it, so /status does not queue behind ingest.
+  const cached = { ttlMs: deps.config.EVENTS_WATERMARK_CACHE_MS };
+  const progress = staleWhileRevalidate(() => readProgress(deps.ch!), cached);
+  const sources = staleWhileRevalidate(() => priceSourcesStatus(deps), cached);
   app.get(
     "/openapi.json",
     {
@@ -141,7 +147,7 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
         tags: ["Docs"],
         summary: "Indexer status: per-chain durable position and lag, and the poll watermark",
         description:
-          "`watermark` is the oldest of the 16 chains' newest durable block timestamps, and not later than the trade watcher's feed position while the watcher runs (`trade_feed`); /events/all serves events up to it. It is 0 until every chain has a position.",
+          "`watermark` is the oldest of the 16 chains' newest durable block timestamps, and not later than the trade watcher's feed position while the watcher runs (`trade_feed`); /events/all serves events up to it. It is 0 until every chain has a position. The positions and the price sources' health are read at most `EVENTS_WATERMARK_CACHE_MS` (200 ms) before; past that, the previous read is answered while one new read runs (never more than 10 s past), so `/status` never waits behind ingest.",
         response: {
           200: Type.Object({
             now: Type.Integer(),
@@ -196,7 +202,7 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
       },
     },
     async () => {
-      const p = await refreshChainGauges(deps);
+      const [p, priceSources] = await Promise.all([refreshChainGauges(deps, progress), sources()]);
       const now = p?.now ?? Date.now();
       return {
         now,
@@ -205,7 +211,7 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
         confirmations: deps.config.CONFIRMATIONS,
         chains: (p?.chains ?? []).map((c) => ({ ...c, lag_ms: now - c.block_ts })),
         trade_feed: p?.feed ? { ...p.feed, lag_ms: now - p.feed.position } : null,
-        price_sources: await priceSourcesStatus(deps),
+        price_sources: priceSources,
         events_tail: tailStatus(deps),
       };
     },
@@ -227,7 +233,7 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
       },
     },
     async (_request, reply) => {
-      if (deps.ch) await refreshChainGauges(deps).catch(() => undefined);
+      if (deps.ch) await refreshChainGauges(deps, progress).catch(() => undefined);
       reply.type(deps.metrics.registry.contentType);
       return deps.metrics.registry.metrics();
     },

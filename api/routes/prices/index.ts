@@ -6,6 +6,7 @@
 import { binToHex, contractIdFromAddress, isContractAddress, isValidAddress } from "@alephium/web3";
 import { Type } from "@sinclair/typebox";
 import { badRequest, notFound } from "../../../lib/errors.ts";
+import { createPageCache } from "../../../lib/events/page-cache.ts";
 import { backfillPair } from "../../../lib/prices/backfill.ts";
 import {
   pairRef,
@@ -72,6 +73,11 @@ function tokenIdOf(tokenid: string): string {
 }
 
 export async function priceRoutes(app: App, deps: ApiDeps): Promise<void> {
+  // Identical OHLCV pages are reused per process, then served while one background read replaces them.
+  const candlePages = createPageCache<Awaited<ReturnType<typeof readCandles>>>({
+    ttlMs: deps.config.OHLCV_CACHE_MS,
+    staleMs: deps.config.OHLCV_STALE_MS,
+  });
   app.addSchema(PriceSourceSchema);
   app.addSchema(TokenMappingSchema);
   app.addSchema(ConfiguredPairSchema);
@@ -433,6 +439,8 @@ export async function priceRoutes(app: App, deps: ApiDeps): Promise<void> {
           "on. Range mode (`start` and/or `end` given): candles starting in [start, end], at most `limit`, the latest",
           "first; `page` and `pageSize` are then not used (nor `limit` in page mode). `end` before `start`: 400.",
           "No candles: `ohlcv` is [].",
+          "An identical request is answered from the last read for `OHLCV_CACHE_MS` (1 s), then for `OHLCV_STALE_MS`",
+          "(5 s) more while one new read runs: the newest candle may lag the trades by that much.",
           PAIR_NOTE,
           ERRORS_NOTE,
         ].join(" "),
@@ -458,11 +466,13 @@ export async function priceRoutes(app: App, deps: ApiDeps): Promise<void> {
         throw badRequest(`end (${q.end}) is before start (${q.start})`, { field: "end" });
       }
       const pair = await pricedPair(request.params.pairid);
-      const ohlcv = await readCandles(
-        deps.ch!,
-        refOf(pair),
-        q.scale,
-        range ? { start: q.start, end: q.end, limit: q.limit } : { page: q.page, pageSize: q.pageSize },
+      const ref = refOf(pair);
+      const window = range
+        ? { start: q.start, end: q.end, limit: q.limit }
+        : { page: q.page, pageSize: q.pageSize };
+      // Keyed by everything the candles depend on, the pair's decimals included (an edit changes the key).
+      const ohlcv = await candlePages.get(JSON.stringify([ref, q.scale, window]), () =>
+        readCandles(deps.ch!, ref, q.scale, window),
       );
       return {
         pair_id: pair.id,
