@@ -5,7 +5,8 @@
  *
  *   topic → decode → handle(messages, ctx) → (writes resolved) → offset committed by the bus
  *
- * `handle` gets a batch in message order and resolves only after its writes are durable: the bus
+ * `handle` gets a batch in message order and applies it by the batch rule (`applyInRuns`, lib/batch.ts: each run
+ * of blocks as one write, each retraction after the run before it), resolving only after its writes are durable: the bus
  * commits the batch's offset after that, so a crash replays the batch, and every processor must
  * therefore be idempotent (same messages, same state). A retryable failure (`AppError.retryable`)
  * is retried in place with backoff; any other failure goes back to the bus (Kafka redelivers the

@@ -8,6 +8,7 @@
  * such rows also gets a notice for pollers (chain index 17, `lib/events/notices.ts`), recorded in
  * `reorg_notices` before any row of the batch is written.
  */
+import { applyInRuns } from "../batch.ts";
 import { idCeiling, idFloor, type NormalizedEvent } from "../chain/types.ts";
 import type { Metrics } from "../metrics.ts";
 import type { Ch } from "../stores/clickhouse.ts";
@@ -211,33 +212,31 @@ export async function writeEventsBatch(deps: WriterDeps, messages: EventsMessage
     rewritten.filter((m): m is BlockEventsMessage => m.kind === "block"),
   );
   let written = 0;
-  let rows: EventRow[] = [];
-  let payloads: { ref: string; payload: string; version: number }[] = [];
-  const flush = async () => {
-    await ch.insert("events_insert", "events", rows);
-    await ch.insert("event_payloads_insert", "event_payloads", payloads);
-    written += rows.length;
-    rows = [];
-    payloads = [];
-  };
-  // Runs of blocks are one insert; a retraction applies after the blocks before it.
-  for (const m of messages) {
-    if (m.kind === "block") {
-      for (const row of eventRows(m)) rows.push(row);
-      for (const o of m.offloaded) payloads.push({ ref: o.ref, payload: o.payload_json, version: m.seq });
-      continue;
-    }
-    await flush();
-    // No `main_chain` condition here: REPLACE makes `main_chain` an alias of false inside this SELECT.
-    await ch.command(
-      "events_retract",
-      `INSERT INTO events SELECT * REPLACE (false AS main_chain, {seq:UInt64} AS version)
-       FROM events FINAL WHERE block_hash = {hash:String}`,
-      { seq: m.seq, hash: m.block_hash },
-    );
-  }
-  await flush();
+  await applyInRuns(messages, {
+    async blocks(run) {
+      const rows: EventRow[] = [];
+      const payloads: { ref: string; payload: string; version: number }[] = [];
+      for (const m of run) {
+        for (const row of eventRows(m)) rows.push(row);
+        for (const o of m.offloaded) payloads.push({ ref: o.ref, payload: o.payload_json, version: m.seq });
+      }
+      await ch.insert("events_insert", "events", rows);
+      await ch.insert("event_payloads_insert", "event_payloads", payloads);
+      written += rows.length;
+    },
+    async retraction(m) {
+      // No `main_chain` condition here: REPLACE makes `main_chain` an alias of false inside this SELECT.
+      await ch.command(
+        "events_retract",
+        `INSERT INTO events SELECT * REPLACE (false AS main_chain, {seq:UInt64} AS version)
+         FROM events FINAL WHERE block_hash = {hash:String}`,
+        { seq: m.seq, hash: m.block_hash },
+      );
+    },
+  });
   if (planned.length > 0) {
+    const rows: EventRow[] = [];
+    const payloads: { ref: string; payload: string; version: number }[] = [];
     // Above the chain's durable time: visible only once this batch's progress (below) is written.
     for (const n of planned) {
       const m = n.message;
@@ -252,8 +251,6 @@ export async function writeEventsBatch(deps: WriterDeps, messages: EventsMessage
     }
     await ch.insert("event_payloads_insert", "event_payloads", payloads);
     await ch.insert("reorg_notice_events_insert", "events", rows);
-    rows = [];
-    payloads = [];
   }
   if (rewritten.length > 0) {
     // Written after the rows it announces: a reader that sees it also sees them.

@@ -18,7 +18,9 @@
  * run one at a time (the holders group is consumed by one process; stop it while `series backfill` rebuilds
  * token-holders).
  */
+
 import type { node } from "@alephium/web3";
+import { applyInRuns } from "../batch.ts";
 import { mainRawBlocks } from "../chain/raw-blocks.ts";
 import { ALPH_TOKEN_ID } from "../chain/types.ts";
 import { type Ch, inParam } from "../stores/clickhouse.ts";
@@ -158,50 +160,47 @@ export async function handleHolderMessages(
 ): Promise<HoldersPass> {
   const { ch } = deps;
   const touched: Touched = new Map();
-  let outputs: OutputRow[] = [];
-  let spends: SpendRow[] = [];
   const pass: HoldersPass = { outputs: 0, spends: 0, changes: 0 };
-  const flush = async () => {
-    if (outputs.length > 0) await ch.insert("holder_outputs_insert", "holder_outputs", outputs);
-    if (spends.length > 0) await ch.insert("holder_spends_insert", "holder_spends", spends);
-    // The run's outputs move their owners' balances; its spends and the earlier spends of its outputs too.
-    const moves: MoveRow[] = outputs.map((o) => ({ ...o, kind: "output" }));
-    const keys = [...new Set([...outputs.map((o) => o.key), ...spends.map((s) => s.key)])];
-    // A loop, not push(...rows): a backfill batch can hold more rows than a call takes arguments.
-    for (const move of await spendMoves(ch, keys)) moves.push(move);
-    if (moves.length > 0) await ch.insert("holder_moves_insert", "holder_moves", moves);
-    for (const m of moves) touch(touched, m.token_id, m.address, m.ts);
-    pass.outputs += outputs.length;
-    pass.spends += spends.length;
-    outputs = [];
-    spends = [];
-  };
-  for (const m of messages) {
-    if (m.kind === "block") {
-      const moves = movesOfBlock(JSON.parse(m.block_json) as node.BlockEntry, m);
-      outputs.push(...moves.outputs);
-      spends.push(...moves.spends);
-      continue;
-    }
-    await flush();
-    // The retracted block's moves (its outputs, and the outputs it spent) change balances from their time on.
-    // (Flipped ones too: a replay after a crash past the flip must still recompute their pairs.)
-    const moved = await ch.query<{ token_id: string; address: string; t0: string }>(
-      "holder_retracted_moves",
-      `SELECT token_id, address, min(ts) AS t0 FROM holder_moves FINAL
-       WHERE block_hash = {hash:String} GROUP BY token_id, address`,
-      { hash: m.hash },
-    );
-    for (const r of moved) touch(touched, r.token_id, r.address, Number(r.t0));
-    for (const table of ["holder_outputs", "holder_spends", "holder_moves"])
-      await ch.command(
-        `${table}_retract`,
-        `INSERT INTO ${table} SELECT * REPLACE (false AS main_chain, {seq:UInt64} AS version)
-         FROM ${table} FINAL WHERE block_hash = {hash:String}`,
-        { seq: m.seq, hash: m.hash },
+  await applyInRuns(messages, {
+    async blocks(run) {
+      const outputs: OutputRow[] = [];
+      const spends: SpendRow[] = [];
+      for (const m of run) {
+        const moves = movesOfBlock(JSON.parse(m.block_json) as node.BlockEntry, m);
+        // Loops, not push(...rows): a backfill batch can hold more rows than a call takes arguments.
+        for (const o of moves.outputs) outputs.push(o);
+        for (const s of moves.spends) spends.push(s);
+      }
+      if (outputs.length > 0) await ch.insert("holder_outputs_insert", "holder_outputs", outputs);
+      if (spends.length > 0) await ch.insert("holder_spends_insert", "holder_spends", spends);
+      // The run's outputs move their owners' balances; its spends and the earlier spends of its outputs too.
+      const moves: MoveRow[] = outputs.map((o) => ({ ...o, kind: "output" }));
+      const keys = [...new Set([...outputs.map((o) => o.key), ...spends.map((s) => s.key)])];
+      for (const move of await spendMoves(ch, keys)) moves.push(move);
+      if (moves.length > 0) await ch.insert("holder_moves_insert", "holder_moves", moves);
+      for (const m of moves) touch(touched, m.token_id, m.address, m.ts);
+      pass.outputs += outputs.length;
+      pass.spends += spends.length;
+    },
+    async retraction(m) {
+      // The retracted block's moves (its outputs, and the outputs it spent) change balances from their time on.
+      // (Flipped ones too: a replay after a crash past the flip must still recompute their pairs.)
+      const moved = await ch.query<{ token_id: string; address: string; t0: string }>(
+        "holder_retracted_moves",
+        `SELECT token_id, address, min(ts) AS t0 FROM holder_moves FINAL
+         WHERE block_hash = {hash:String} GROUP BY token_id, address`,
+        { hash: m.hash },
       );
-  }
-  await flush();
+      for (const r of moved) touch(touched, r.token_id, r.address, Number(r.t0));
+      for (const table of ["holder_outputs", "holder_spends", "holder_moves"])
+        await ch.command(
+          `${table}_retract`,
+          `INSERT INTO ${table} SELECT * REPLACE (false AS main_chain, {seq:UInt64} AS version)
+           FROM ${table} FINAL WHERE block_hash = {hash:String}`,
+          { seq: m.seq, hash: m.hash },
+        );
+    },
+  });
   if (touched.size > 0) pass.changes = await recomputeHolders(deps, touched);
   return pass;
 }

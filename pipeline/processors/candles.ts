@@ -3,6 +3,7 @@
  * the watched pairs and the spot rows those trades touch, recomputed from `trades FINAL`
  * (lib/prices/writer.ts). Pairs added since the last batch are rebuilt from stored events first.
  */
+import { applyInRuns } from "../../lib/batch.ts";
 import { backfillPair } from "../../lib/prices/backfill.ts";
 import { isOracleCandidate, type TradeRow, tradesOfBlock } from "../../lib/prices/trades.ts";
 import { loadCandlePairs, loadOracleContracts } from "../../lib/prices/watched.ts";
@@ -33,24 +34,20 @@ export const candlesProcessor = defineProcessor<EventsMessage, { pendingCheckedA
       ? await loadOracleContracts(pg)
       : new Map<string, string>();
     const touched: Touched = new Map();
-    let trades: TradeRow[] = [];
     let written = 0;
-    // Runs of blocks are one insert; a retraction applies after the blocks before it.
-    for (const m of messages) {
-      if (m.kind === "block") {
-        for (const t of tradesOfBlock(m, oracles)) {
-          trades.push(t);
-          touch(touched, t.pool, t.ts);
-        }
-        continue;
-      }
-      await insertTrades(ch, trades);
-      written += trades.length;
-      trades = [];
-      await retractTrades(ch, [{ block_hash: m.block_hash, seq: m.seq }], touched);
-    }
-    await insertTrades(ch, trades);
-    written += trades.length;
+    await applyInRuns(messages, {
+      async blocks(run) {
+        const trades: TradeRow[] = [];
+        for (const m of run)
+          for (const t of tradesOfBlock(m, oracles)) {
+            trades.push(t);
+            touch(touched, t.pool, t.ts);
+          }
+        await insertTrades(ch, trades);
+        written += trades.length;
+      },
+      retraction: (m) => retractTrades(ch, [{ block_hash: m.block_hash, seq: m.seq }], touched),
+    });
     deps.metrics.pipelineRows.inc({ stage: "candles", table: "trades" }, written);
     // A batch without trades has nothing to recompute: it only looks for pairs to rebuild, now and then.
     if (touched.size === 0 && performance.now() - state.pendingCheckedAt < PENDING_CHECK_MS) return;

@@ -6,6 +6,7 @@
  * events stored before it existed.
  */
 
+import { applyInRuns } from "../../lib/batch.ts";
 import { backfillFigures, figuresBackfilled } from "../../lib/figures/backfill.ts";
 import {
   BlockReserves,
@@ -72,34 +73,32 @@ export const figuresProcessor = defineProcessor<EventsMessage, FiguresState>({
   },
   async handle(messages, { deps, state }) {
     const { ch, pg, config } = deps;
-    let supply: SupplyChangeRow[] = [];
-    let reserves: ReserveChangeRow[] = [];
-    // Runs of blocks are one insert; a retraction applies after the blocks before it.
-    for (const m of messages) {
-      if (m.kind === "retraction") {
+    await applyInRuns(messages, {
+      async blocks(run) {
+        const supply: SupplyChangeRow[] = [];
+        const reserves: ReserveChangeRow[] = [];
+        for (const m of run) {
+          const offloaded = new Map(m.offloaded.map((o) => [o.ref, o.payload_json]));
+          const block = new BlockReserves();
+          for (const w of m.events) {
+            const e = {
+              ...w,
+              block_hash: m.block_hash,
+              timestamp: m.block_timestamp,
+              payload: (w.payload_ref ? offloaded.get(w.payload_ref) : undefined) ?? w.payload_json,
+            };
+            const s = supplyChangeOf(e, state.ctx, true, m.seq);
+            if (s) supply.push(s);
+            block.add(e);
+          }
+          reserves.push(...block.rows({ block_hash: m.block_hash, ts: m.block_timestamp }, true, m.seq));
+        }
         await insertFacts(ch, supply, reserves);
-        [supply, reserves] = [[], []];
-        await retractFacts(ch, { block_hash: m.block_hash, seq: m.seq });
-        continue;
-      }
-      const offloaded = new Map(m.offloaded.map((o) => [o.ref, o.payload_json]));
-      const block = new BlockReserves();
-      for (const w of m.events) {
-        const e = {
-          ...w,
-          block_hash: m.block_hash,
-          timestamp: m.block_timestamp,
-          payload: (w.payload_ref ? offloaded.get(w.payload_ref) : undefined) ?? w.payload_json,
-        };
-        const s = supplyChangeOf(e, state.ctx, true, m.seq);
-        if (s) supply.push(s);
-        block.add(e);
-      }
-      reserves.push(...block.rows({ block_hash: m.block_hash, ts: m.block_timestamp }, true, m.seq));
-    }
-    await insertFacts(ch, supply, reserves);
-    deps.metrics.pipelineRows.inc({ stage: "figures", table: "supply_changes" }, supply.length);
-    deps.metrics.pipelineRows.inc({ stage: "figures", table: "pool_reserve_changes" }, reserves.length);
+        deps.metrics.pipelineRows.inc({ stage: "figures", table: "supply_changes" }, supply.length);
+        deps.metrics.pipelineRows.inc({ stage: "figures", table: "pool_reserve_changes" }, reserves.length);
+      },
+      retraction: (m) => retractFacts(ch, { block_hash: m.block_hash, seq: m.seq }),
+    });
     const now = Date.now();
     if (
       config.FIGURES_SUPPLY_REFRESH_MS > 0 &&

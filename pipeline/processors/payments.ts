@@ -6,6 +6,7 @@
  * admins. A retracted block reverses its payments. Transfers above the watermark wait for a later batch.
  * Payers and bot admins are told through the bot when a token is configured.
  */
+import { applyInRuns } from "../../lib/batch.ts";
 import { ALPH_TOKEN_ID } from "../../lib/chain/types.ts";
 import { readProgress } from "../../lib/events/reader.ts";
 import { createPaymentsRepo, type PaymentsRepo, type TransferInput } from "../../lib/payments/repo.ts";
@@ -59,24 +60,17 @@ export const paymentsProcessor = defineProcessor<EventsMessage, PaymentsState>({
     const address = deps.config.PAYMENT_ADDRESS;
     if (!address) return;
     const outcomes = [];
-    // In message order: a retraction applies after the blocks before it in the batch.
-    let run: EventsMessage[] = [];
     let recorded = 0;
-    const record = async () => {
-      const transfers = paymentTransfers(run, address);
-      await state.repo.recordTransfers(transfers);
-      recorded += transfers.length;
-      run = [];
-    };
-    for (const m of messages) {
-      if (m.kind === "block") {
-        run.push(m);
-        continue;
-      }
-      await record();
-      outcomes.push(...(await state.repo.retractBlock(m.block_hash, m.seq)));
-    }
-    await record();
+    await applyInRuns(messages, {
+      async blocks(run) {
+        const transfers = paymentTransfers(run, address);
+        await state.repo.recordTransfers(transfers);
+        recorded += transfers.length;
+      },
+      async retraction(m) {
+        outcomes.push(...(await state.repo.retractBlock(m.block_hash, m.seq)));
+      },
+    });
     deps.metrics.pipelineRows.inc({ stage: "payments", table: "payments" }, recorded);
     // The watermark (a ClickHouse read) only when a transfer waits for it.
     outcomes.push(...(await state.repo.settlePending(async () => (await readProgress(deps.ch)).watermark)));

@@ -1,4 +1,5 @@
 /** Raw sink: keeps every published block in ClickHouse `raw_blocks` so history can be reprocessed offline. */
+import { applyInRuns } from "../../lib/batch.ts";
 import type { Ch } from "../../lib/stores/clickhouse.ts";
 import { type BlockMessage, CONSUMER_GROUPS, type RawBlockMessage } from "../messages.ts";
 import { defineProcessor } from "../processor.ts";
@@ -17,33 +18,24 @@ function rawBlockRow(m: RawBlockMessage) {
   };
 }
 
-/**
- * Writes a batch in message order: blocks are inserted in runs, and each retraction is applied after
- * the blocks before it, so a block and its retraction in one batch leave the block retracted.
- */
+/** Writes a batch by the batch rule (lib/batch.ts): runs of blocks as one insert, retractions after them. */
 export async function writeRawBlocks(ch: Ch, messages: BlockMessage[]): Promise<number> {
-  let run: ReturnType<typeof rawBlockRow>[] = [];
   let written = 0;
-  const flush = async () => {
-    await ch.insert("raw_blocks_insert", "raw_blocks", run);
-    written += run.length;
-    run = [];
-  };
-  for (const m of messages) {
-    if (m.kind === "block") {
-      run.push(rawBlockRow(m));
-      continue;
-    }
-    await flush();
-    // A retraction flips the stored block (same JSON) with a newer version; nothing is lost.
-    await ch.command(
-      "raw_blocks_retract",
-      `INSERT INTO raw_blocks SELECT * REPLACE (false AS main_chain, {seq:UInt64} AS version)
-       FROM raw_blocks FINAL WHERE chain_index = {c:UInt8} AND height = {h:UInt32} AND hash = {hash:String}`,
-      { seq: m.seq, c: m.chain_index, h: m.height, hash: m.hash },
-    );
-  }
-  await flush();
+  await applyInRuns(messages, {
+    async blocks(run) {
+      await ch.insert("raw_blocks_insert", "raw_blocks", run.map(rawBlockRow));
+      written += run.length;
+    },
+    async retraction(m) {
+      // A retraction flips the stored block (same JSON) with a newer version; nothing is lost.
+      await ch.command(
+        "raw_blocks_retract",
+        `INSERT INTO raw_blocks SELECT * REPLACE (false AS main_chain, {seq:UInt64} AS version)
+         FROM raw_blocks FINAL WHERE chain_index = {c:UInt8} AND height = {h:UInt32} AND hash = {hash:String}`,
+        { seq: m.seq, c: m.chain_index, h: m.height, hash: m.hash },
+      );
+    },
+  });
   return written;
 }
 

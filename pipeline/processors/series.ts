@@ -3,6 +3,7 @@
  * points, segments, archive pages and instances the batch touched, recomputed from the facts
  * (lib/series/writer.ts). A retraction marks its block's facts and recomputes what they reached.
  */
+import { applyInRuns } from "../../lib/batch.ts";
 import { CHAIN_COUNT } from "../../lib/series/definition.ts";
 import { createSeriesDeps } from "../../lib/series/settings.ts";
 import {
@@ -40,21 +41,16 @@ export const seriesProcessor = defineProcessor<
   },
   async handle(messages, { deps, state }) {
     const touched: SeriesTouched = new Map();
-    let facts: FactRow[] = [];
     let written = 0;
-    // Runs of blocks are one insert; a retraction applies after the blocks before it.
-    for (const m of messages) {
-      if (m.kind === "block") {
-        facts.push(...factsOfMessage(m));
-        continue;
-      }
-      await insertFacts(deps.ch, facts, touched);
-      written += facts.length;
-      facts = [];
-      await retractFacts(deps.ch, { block_hash: m.block_hash, seq: m.seq }, touched);
-    }
-    await insertFacts(deps.ch, facts, touched);
-    written += facts.length;
+    await applyInRuns(messages, {
+      async blocks(run) {
+        const facts: FactRow[] = [];
+        for (const m of run) for (const f of factsOfMessage(m)) facts.push(f);
+        await insertFacts(deps.ch, facts, touched);
+        written += facts.length;
+      },
+      retraction: (m) => retractFacts(deps.ch, { block_hash: m.block_hash, seq: m.seq }, touched),
+    });
     deps.metrics.pipelineRows.inc({ stage: "series", table: "series_block_facts" }, written);
     await state.recompute(touched);
   },
