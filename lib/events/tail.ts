@@ -149,7 +149,11 @@ export function createEventsTail(options: TailOptions): EventsTail {
     async sync(ceiling) {
       // One refresh at a time; callers that arrive meanwhile wait for it, then check again.
       while (running) await running;
-      if (ceiling <= top && low !== null && Date.now() - checkedAt < options.checkMs) return;
+      if (ceiling <= top && low !== null && Date.now() - checkedAt < options.checkMs) {
+        // Already up to `ceiling` and checked for rewrites recently: as fresh as a sync would make it.
+        syncedAt = Date.now();
+        return;
+      }
       running = step(ceiling)
         .then(() => {
           syncedAt = Date.now();
