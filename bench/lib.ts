@@ -225,3 +225,38 @@ export async function ensureCandles(pg: Pg, ch: Ch, n: number) {
   );
   return pair;
 }
+
+/**
+ * Storage of every table of this database after merging its parts (OPTIMIZE … FINAL): rows, compressed and
+ * uncompressed bytes, and compressed bytes per row, per event and per raw block, for the sizing guide.
+ */
+export async function storageReport(ch: Ch, events: number, blocks: number): Promise<string> {
+  const tables = await ch.query<{ name: string }>(
+    "bench_tables",
+    "SELECT name FROM system.tables WHERE database = currentDatabase() AND engine LIKE '%MergeTree%' ORDER BY name",
+  );
+  for (const t of tables) await ch.command("bench_optimize", `OPTIMIZE TABLE ${t.name} FINAL`);
+  const parts = await ch.query<{ table: string; rows: string; compressed: string; uncompressed: string }>(
+    "bench_parts",
+    `SELECT table, sum(rows) AS rows, sum(data_compressed_bytes) AS compressed,
+            sum(data_uncompressed_bytes) AS uncompressed
+     FROM system.parts WHERE database = currentDatabase() AND active GROUP BY table ORDER BY compressed DESC`,
+  );
+  const kib = (n: number) => (n / 1024).toFixed(0).padStart(8);
+  const lines = [
+    `  storage after merges (${events} events, ${blocks} raw blocks):`,
+    `  ${"table".padEnd(28)} ${"rows".padStart(9)} ${"KiB".padStart(8)} ${"raw KiB".padStart(8)} ${"B/row".padStart(7)} ${"B/event".padStart(8)} ${"B/block".padStart(8)}`,
+  ];
+  let total = 0;
+  for (const p of parts) {
+    const [rows, bytes] = [Number(p.rows), Number(p.compressed)];
+    total += bytes;
+    lines.push(
+      `  ${p.table.padEnd(28)} ${String(rows).padStart(9)} ${kib(bytes)} ${kib(Number(p.uncompressed))} ${(rows ? bytes / rows : 0).toFixed(0).padStart(7)} ${(bytes / events).toFixed(0).padStart(8)} ${(bytes / blocks).toFixed(0).padStart(8)}`,
+    );
+  }
+  lines.push(
+    `  ${"all tables".padEnd(28)} ${"".padStart(9)} ${kib(total)} ${"".padStart(8)} ${"".padStart(7)} ${(total / events).toFixed(0).padStart(8)} ${(total / blocks).toFixed(0).padStart(8)}`,
+  );
+  return lines.join("\n");
+}

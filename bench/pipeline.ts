@@ -6,7 +6,8 @@
  * normalize processor's time per block in each: the decoders' added cost.
  * Run: npm run bench:pipeline   (BENCH_BLOCKS=4000; BENCH_PROFILE=1 adds each processor's handle time and the
  * statements' time by label; BENCH_CPU_PROFILE=<dir> writes a CPU profile of each timed section there;
- * BENCH_ONLY=embedded runs the embedded pass with the decoders on alone)
+ * BENCH_ONLY=embedded runs the embedded pass with the decoders on alone). The embedded pass with the decoders on
+ * ends with each table's storage after merges, per event and per raw block (the sizing guide's figures).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,7 +18,7 @@ import type { RawBlock } from "../lib/chain/types.ts";
 import { createLogger } from "../lib/logger.ts";
 import { normalizeBlock } from "../pipeline/normalize/index.ts";
 import { loadNormalizeState } from "../pipeline/processors/normalize.ts";
-import { handleSeconds, startBenchPipeline } from "./lib.ts";
+import { handleSeconds, startBenchPipeline, storageReport } from "./lib.ts";
 import { profileStores, startCpuProfile } from "./profile.ts";
 
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 4000);
@@ -141,6 +142,8 @@ async function run(mode: "embedded" | "kafka", target: number, decoders = true) 
     );
   }
   await pipeline.stop();
+  // Storage per table of the realistic stream, for the sizing guide (after the timed part; merges first).
+  if (mode === "embedded" && decoders) process.stdout.write(`${await storageReport(ch, events, blocks)}\n`);
   await stores.close();
   rmSync(dir, { recursive: true, force: true });
 }
