@@ -106,6 +106,8 @@ async function run(mode: "embedded" | "kafka", target: number, decoders = true) 
   };
   const aloneSeconds = await insertAlone(false);
   const insertSeconds = await insertAlone(true);
+  for (const t of ["event_lookup_copy_mv", "event_lookup_copy", "events_copy_lk", "events_copy"])
+    await ch.command("bench_copy_drop", `DROP TABLE IF EXISTS ${t}`);
 
   process.stdout.write(
     [
