@@ -56,6 +56,7 @@ export function ingestOptions(config: Config, onProgress?: (p: IngestProgress) =
     startTs: config.INGEST_START_TS,
     confirmations: config.CONFIRMATIONS,
     maxWindowMs: config.INGEST_WINDOW_MS,
+    firstWindowMs: config.INGEST_FIRST_WINDOW_MS,
     concurrency: config.INGEST_CONCURRENCY,
     pollMs: config.INGEST_POLL_MS,
     onProgress,

@@ -22,6 +22,11 @@ export interface IngestOptions {
   confirmations: number;
   /** Largest window of one blocks-with-events call (the node caps it at 30 minutes). */
   maxWindowMs: number;
+  /**
+   * Window of the first round (default `maxWindowMs`): the window then doubles each round while answers stay
+   * small, so the first round after a start is short and its events are served seconds after the start.
+   */
+  firstWindowMs?: number;
   /** Windows fetched at once during backfill. */
   concurrency: number;
   pollMs: number;
@@ -81,7 +86,7 @@ export function createIngestor(deps: PipelineDeps, client: NodeClient, options: 
   /** Heights published since the last save, per chain. */
   const dirty = new Map<number, Set<number>>();
   let loaded = false;
-  let windowMs = options.maxWindowMs;
+  let windowMs = Math.min(options.firstWindowMs ?? options.maxWindowMs, options.maxWindowMs);
   let startTs = options.startTs;
   let tipTs = 0;
   let lastSeq = 0;
@@ -271,9 +276,9 @@ export function createIngestor(deps: PipelineDeps, client: NodeClient, options: 
     await saveCursors([...touched]);
     if (touched.size > 0) progressAt = Date.now();
 
-    // Keep responses near a few thousand blocks: halve on big windows, grow back on small ones.
+    // Keep responses at 2,000–4,000 blocks: halve on big windows, double on small ones (from a small first window).
     if (largest > 4000) windowMs = Math.max(10_000, Math.floor(windowMs / 2));
-    else if (largest < 500) windowMs = Math.min(options.maxWindowMs, windowMs * 2);
+    else if (largest < 2000) windowMs = Math.min(options.maxWindowMs, windowMs * 2);
     options.onProgress?.({
       startTs,
       cursorTs: Math.min(...chains.map((c) => cursorOf(c).ts)),
