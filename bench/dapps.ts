@@ -8,11 +8,20 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { monitorEventLoopDelay } from "node:perf_hooks";
 import { createDevnetChain } from "../devnet/chain.ts";
 import { startDevnetServer } from "../devnet/server.ts";
 import { createLogger } from "../lib/logger.ts";
-import { bareServer, type LoadResult, load, printTable, startBenchApp, startBenchPipeline } from "./lib.ts";
+import {
+  bareServer,
+  ingestHistory,
+  type LoadResult,
+  load,
+  printTable,
+  produceLive,
+  startBenchApp,
+  startBenchPipeline,
+  watchLoopDelay,
+} from "./lib.ts";
 
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 6000);
 const log = createLogger({ level: "warn" });
@@ -27,12 +36,7 @@ const { config, stores, pg, ch, pipeline, ingestor, drain } = await startBenchPi
   dir,
   log,
 });
-const t0 = performance.now();
-for (let i = 0; i < 10_000; i++) if ((await ingestor.runOnce()).caughtUp) break;
-await drain();
-process.stdout.write(
-  `history: ${BLOCKS} blocks ingested and processed in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`,
-);
+await ingestHistory({ ingestor, drain }, BLOCKS);
 
 const { app, base, headers } = await startBenchApp({
   config: { ...config, PUBLIC_RPM: 100_000_000, EVENTS_WATERMARK_CACHE_MS: 200 },
@@ -42,14 +46,7 @@ const { app, base, headers } = await startBenchApp({
 });
 
 // Live ingest: the devnet adds a block every 50 ms and the pipeline follows it while routes are measured.
-let live = true;
-const producer = (async () => {
-  while (live) {
-    chain.advance(1);
-    await ingestor.runOnce();
-    await new Promise((r) => setTimeout(r, 50));
-  }
-})();
+const live = produceLive(chain, ingestor, 50);
 
 const routes: { label: string; path: string; field: string; key?: boolean }[] = [
   { label: "GET /dapps/furnace/burns", path: "/dapps/furnace/burns?limit=20", field: "burns" },
@@ -93,8 +90,7 @@ for (const r of routes) {
   const rows = (JSON.parse(body)[r.field] as unknown[]).length;
   const bare = await bareServer(body);
   // The API shares its thread with ingest and every processor: how long that thread was held meanwhile.
-  const loopDelay = monitorEventLoopDelay({ resolution: 5 });
-  loopDelay.enable();
+  const loopDelay = watchLoopDelay();
   const measured: LoadResult[] = [
     await load(`${r.label} (${paths.length} pages)`, base, { headers: h, paths }),
     await load(`${r.label} (first page)`, `${base}${r.path}`, { headers: h }),
@@ -104,15 +100,11 @@ for (const r of routes) {
     measured,
     await load("bare route, same bytes", bare.url),
   );
-  loopDelay.disable();
-  process.stdout.write(
-    `event loop delay over the runs: p50 ${(loopDelay.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(1)} ms, max ${(loopDelay.max / 1e6).toFixed(1)} ms\n`,
-  );
+  loopDelay("over the runs");
   await bare.close();
 }
 
-live = false;
-await producer;
+await live.stop();
 await app.close();
 await pipeline.stop();
 await stores.close();

@@ -2,6 +2,7 @@
  * Bench helpers: a bounded autocannon run, and a bare Fastify server that serves given bytes
  * (the upper bound each bench prints beside its own figures, measured in the same run).
  */
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import autocannon from "autocannon";
 import Fastify from "fastify";
 import { buildApp } from "../api/app.ts";
@@ -19,7 +20,7 @@ import { createKeysRepo } from "../lib/repos/keys.ts";
 import type { Ch } from "../lib/stores/clickhouse.ts";
 import { openStores, type Stores } from "../lib/stores/index.ts";
 import type { Pg } from "../lib/stores/postgres.ts";
-import { createIngestor } from "../pipeline/ingest/ingest.ts";
+import { createIngestor, type Ingestor } from "../pipeline/ingest/ingest.ts";
 import { createNodeClient } from "../pipeline/ingest/node-client.ts";
 import {
   createPipelineDeps,
@@ -259,4 +260,55 @@ export async function storageReport(ch: Ch, events: number, blocks: number): Pro
     `  ${"all tables".padEnd(28)} ${"".padStart(9)} ${kib(total)} ${"".padStart(8)} ${"".padStart(7)} ${(total / events).toFixed(0).padStart(8)} ${(total / blocks).toFixed(0).padStart(8)}`,
   );
   return lines.join("\n");
+}
+
+/** Ingests the whole simulated history and waits for every processor; prints how long it took. */
+export async function ingestHistory(
+  bench: { ingestor: Ingestor; drain: () => Promise<void> },
+  blocks: number,
+) {
+  const t0 = performance.now();
+  while (!(await bench.ingestor.runOnce()).caughtUp) {}
+  await bench.drain();
+  process.stdout.write(
+    `history: ${blocks} blocks ingested and processed in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`,
+  );
+}
+
+/**
+ * Live ingest while routes are measured: the simulated network adds a block every `everyMs` and the pipeline
+ * follows it. `stop` ends it and returns how many blocks were made.
+ */
+export function produceLive(chain: DevnetChain, ingestor: Ingestor, everyMs: number) {
+  let live = true;
+  let made = 0;
+  const producer = (async () => {
+    while (live) {
+      chain.advance(1);
+      made++;
+      await ingestor.runOnce();
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  })();
+  return {
+    made: () => made,
+    async stop() {
+      live = false;
+      await producer;
+      return made;
+    },
+  };
+}
+
+/** The event loop's delay over a measured section (the API shares its thread with ingest and every processor). */
+export function watchLoopDelay() {
+  const h = monitorEventLoopDelay({ resolution: 5 });
+  h.enable();
+  return (what: string) => {
+    h.disable();
+    const ms = (ns: number) => (ns / 1e6).toFixed(1);
+    process.stdout.write(
+      `event loop delay ${what}: p50 ${ms(h.percentile(50))} ms, p99 ${ms(h.percentile(99))} ms, max ${ms(h.max)} ms\n`,
+    );
+  };
 }

@@ -8,11 +8,20 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { monitorEventLoopDelay } from "node:perf_hooks";
 import { createDevnetChain } from "../devnet/chain.ts";
 import { startDevnetServer } from "../devnet/server.ts";
 import { createLogger } from "../lib/logger.ts";
-import { bareServer, ensureCandles, load, printTable, startBenchApp, startBenchPipeline } from "./lib.ts";
+import {
+  bareServer,
+  ensureCandles,
+  ingestHistory,
+  load,
+  printTable,
+  produceLive,
+  startBenchApp,
+  startBenchPipeline,
+  watchLoopDelay,
+} from "./lib.ts";
 
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 6000);
 const LIVE_MS = Number(process.env.BENCH_LIVE_MS ?? 50);
@@ -29,28 +38,14 @@ const { config, stores, pg, ch, pipeline, ingestor, drain } = await startBenchPi
   dir,
   log,
 });
-const t0 = performance.now();
-while (!(await ingestor.runOnce()).caughtUp) {}
-await drain();
-process.stdout.write(
-  `history: ${BLOCKS} blocks ingested and processed in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`,
-);
+await ingestHistory({ ingestor, drain }, BLOCKS);
 const pair = await ensureCandles(pg, ch, 1000);
 
 // The API with the configuration's defaults (watermark and page reuse as shipped), rate limits out of the way.
 const { app, base } = await startBenchApp({ config: { ...config, PUBLIC_RPM: 100_000_000 }, log, pg, ch });
 
 // Live ingest: one block every LIVE_MS, handled by every processor while routes are measured.
-let live = true;
-let made = 0;
-const producer = (async () => {
-  while (live) {
-    chain.advance(1);
-    made++;
-    await ingestor.runOnce();
-    await new Promise((r) => setTimeout(r, LIVE_MS));
-  }
-})();
+const live = produceLive(chain, ingestor, LIVE_MS);
 
 const routes = [
   { label: "GET /events/all?limit=50", path: "/events/all?limit=50" },
@@ -61,28 +56,19 @@ const routes = [
   },
   { label: "GET /status", path: "/status" },
 ];
-const started = made;
+const started = live.made();
 for (const r of routes) {
   const body = (await app.inject({ url: r.path })).body;
   const bare = await bareServer(body);
-  const loopDelay = monitorEventLoopDelay({ resolution: 5 });
-  loopDelay.enable();
+  const loopDelay = watchLoopDelay();
   const measured = await load(r.label, `${base}${r.path}`);
-  loopDelay.disable();
-  printTable(
-    `${r.label}: ${body.length} bytes, ingest live`,
-    [measured],
-    await load("bare route, same bytes", bare.url),
-  );
-  process.stdout.write(
-    `event loop delay during the route's run: p50 ${(loopDelay.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(1)} ms, max ${(loopDelay.max / 1e6).toFixed(1)} ms\n`,
-  );
+  const bound = await load("bare route, same bytes", bare.url);
+  printTable(`${r.label}: ${body.length} bytes, ingest live`, [measured], bound);
+  loopDelay("during the route's and the bare route's runs");
   await bare.close();
 }
-process.stdout.write(`\nlive blocks made and ingested during the runs: ${made - started}\n`);
+process.stdout.write(`\nlive blocks made and ingested during the runs: ${(await live.stop()) - started}\n`);
 
-live = false;
-await producer;
 await app.close();
 await pipeline.stop();
 await stores.close();
