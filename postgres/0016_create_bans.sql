@@ -1,0 +1,2 @@
+-- Bans (issue 23): filled in by the bans change.
+SELECT 1;
