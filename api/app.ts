@@ -26,6 +26,7 @@ import { paymentRoutes } from "./routes/payments/index.ts";
 import { priceRoutes } from "./routes/prices/index.ts";
 import { seriesRoutes } from "./routes/series/index.ts";
 import { systemRoutes } from "./routes/system/index.ts";
+import { jobRoutes } from "./routes/system/jobs.ts";
 import { telegramRoutes } from "./routes/telegram/index.ts";
 import { tokenRoutes } from "./routes/tokens/index.ts";
 import { Problem } from "./schemas.ts";
@@ -57,6 +58,7 @@ export const ROUTE_GROUPS: RouteGroup[] = [
   explorerRoutes,
   telegramRoutes,
   paymentRoutes,
+  jobRoutes,
 ];
 
 export interface BuildOptions {

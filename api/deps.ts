@@ -6,6 +6,7 @@ import { createEventsReader, readProgress } from "../lib/events/reader.ts";
 import { createEventsService } from "../lib/events/service.ts";
 import { createEventsTail } from "../lib/events/tail.ts";
 import { createExplorerClient } from "../lib/explorer-client.ts";
+import { createJobsService } from "../lib/jobs/service.ts";
 import type { Logger } from "../lib/logger.ts";
 import { createMetrics, type Metrics } from "../lib/metrics.ts";
 import { createContractCaller } from "../lib/node-calls.ts";
@@ -38,6 +39,7 @@ export function createApiDeps(
   const keys = pg ? createKeysRepo(pg) : null;
   const payments = pg ? createPaymentsRepo(pg) : null;
   const telegramStore = pg ? createTelegramStore(pg) : null;
+  const jobs = pg ? createJobsService(pg, config, log) : null;
   const events =
     labels && reader
       ? createEventsService({
@@ -65,6 +67,7 @@ export function createApiDeps(
     keys,
     payments,
     telegramStore,
+    jobs,
     telegram:
       keys && payments && telegramStore && config.TELEGRAM_BOT_TOKEN
         ? createTelegramBot({
@@ -73,6 +76,7 @@ export function createApiDeps(
             keys,
             payments,
             store: telegramStore,
+            jobs,
             // As the auth plugin picks its counters (api/plugins/auth.ts).
             usageKnown:
               config.RATE_LIMIT_STORE === "postgres" ||

@@ -10,6 +10,7 @@ import type { Config } from "../lib/config.ts";
 import type { DappsService } from "../lib/dapps/service.ts";
 import type { EventsService } from "../lib/events/service.ts";
 import type { ExplorerClient } from "../lib/explorer-client.ts";
+import type { JobsService } from "../lib/jobs/service.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { Metrics } from "../lib/metrics.ts";
 import type { PaymentsRepo } from "../lib/payments/repo.ts";
@@ -104,6 +105,8 @@ export interface ApiDeps {
   telegramStore: TelegramStore | null;
   /** The Telegram bot; null when TELEGRAM_BOT_TOKEN is empty or without a database (webhook answers 404). */
   telegram: TelegramBot | null;
+  /** Reindex jobs (lib/jobs): created, listed and cancelled here; run by the job workers. */
+  jobs: JobsService | null;
   /** Explorer backend behind the decorated transaction and block routes; closed with the app. */
   explorer: ExplorerClient;
 }

@@ -14,6 +14,9 @@ import { ConfigError } from "../lib/errors.ts";
 import { backfillFigures } from "../lib/figures/backfill.ts";
 import { factContext } from "../lib/figures/facts.ts";
 import { refreshFigures, truncateFacts } from "../lib/figures/store.ts";
+import { followJob } from "../lib/jobs/follow.ts";
+import { createJobsService } from "../lib/jobs/service.ts";
+import { type JobWorker, startJobWorker } from "../lib/jobs/worker.ts";
 import { createLogger, type Logger } from "../lib/logger.ts";
 import { createTradeFeed, retireTradeFeed } from "../lib/market/feed.ts";
 import { createMetrics, type Metrics } from "../lib/metrics.ts";
@@ -37,7 +40,6 @@ import type { TelegramBot } from "../lib/telegram/bot.ts";
 import { createProgressReporter } from "../pipeline/ingest/progress.ts";
 import { CONSUMER_GROUPS } from "../pipeline/messages.ts";
 import { processorLockName } from "../pipeline/processor.ts";
-import { reprocessRange } from "../pipeline/reprocess.ts";
 import { createPipelineDeps, PROCESSORS, type ProcessorName, startPipeline } from "../pipeline/runtime.ts";
 
 export interface ProcessContext {
@@ -597,13 +599,16 @@ function installPipelineCommands(program: Command): void {
           if (stores.pg) await ensureAdminKey(stores.pg, ctx.config, ctx.log);
           if (devnet && stores.pg) await registerDevnetDapps(stores.pg, devnet.chain);
           const reporter = createProgressReporter(ctx.log, { events: eventsWritten(ctx.metrics) });
-          const pipeline = stores.pg
-            ? await startPipeline(await createPipelineDeps(ctx, stores), {
+          const pipelineDeps = stores.pg ? await createPipelineDeps(ctx, stores) : null;
+          const pipeline = pipelineDeps
+            ? await startPipeline(pipelineDeps, {
                 processors: Object.keys(PROCESSORS) as ProcessorName[],
                 ingest: true,
                 onProgress: (p) => reporter.update(p),
               })
             : null;
+          const jobWorker: JobWorker | null =
+            pipelineDeps && ctx.config.JOBS_WORKERS ? await startJobWorker(pipelineDeps) : null;
           const exchanges = await startMarkets(ctx, stores);
           const demoPair = new AbortController();
           if (exchangeDouble && exchanges && stores.pg) {
@@ -629,6 +634,7 @@ function installPipelineCommands(program: Command): void {
             await exchanges?.stop();
             await exchangeDouble?.close();
             await telegramDouble?.close();
+            await jobWorker?.stop();
             await pipeline?.stop();
             await stores.close();
             await devnet?.close();
@@ -660,10 +666,28 @@ function installPipelineCommands(program: Command): void {
 
   program
     .command("process")
-    .description("Run one processor as its own consumer group (distributed mode)")
-    .addArgument(new Argument("<name>", "processor").choices(Object.keys(PROCESSORS)))
-    .action(async (name: ProcessorName) => {
+    .description(
+      "Run one processor as its own consumer group (distributed mode), or `jobs`: a reindex job worker",
+    )
+    .addArgument(new Argument("<name>", "processor, or jobs").choices([...Object.keys(PROCESSORS), "jobs"]))
+    .action(async (name: ProcessorName | "jobs") => {
       const ctx = context();
+      if (name === "jobs") {
+        await runProcess("jobs", ctx.log, async () => {
+          const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "process jobs" });
+          if (!stores.pg) {
+            await stores.close();
+            throw new Error("reindex jobs need the databases (DATABASES=on)");
+          }
+          const worker = await startJobWorker(await createPipelineDeps(ctx, stores));
+          ctx.log.info({ concurrency: ctx.config.JOBS_CONCURRENCY }, "Reindex job worker started.");
+          return async () => {
+            await worker.stop();
+            await stores.close();
+          };
+        });
+        return;
+      }
       await runProcess(name, ctx.log, async () => {
         const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "process" });
         const pipeline = await startPipeline(await createPipelineDeps(ctx, stores), {
@@ -680,31 +704,76 @@ function installPipelineCommands(program: Command): void {
   program
     .command("reprocess")
     .description(
-      "Publish stored raw blocks of a time range again (a new decoder reaches history without the node)",
+      "Create a reindex job: publish the stored raw blocks of a time range again (a new decoder reaches history without the node). Follows the job with a progress bar on stderr and prints it as JSON on stdout when it ends; exits 1 unless it completed",
     )
-    .requiredOption("--from <ms>", "start, Unix ms (inclusive)", positiveInt("--from"))
-    .requiredOption("--to <ms>", "end, Unix ms (inclusive)", positiveInt("--to"))
-    .action(async (opts: { from: number; to: number }) => {
-      const ctx = context();
-      const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "reprocess" });
-      const deps = await createPipelineDeps(ctx, stores);
-      // The in-process bus has no consumers of its own: run the processors here, but the raw sink (raw blocks
-      // are what is republished) and the registry (it asks the node, which reprocessing does without).
-      const processors = (Object.keys(PROCESSORS) as ProcessorName[]).filter(
-        (name) => name !== "raw-sink" && name !== "registry",
-      );
-      const pipeline = await startPipeline(deps, {
-        processors: deps.bus.kind === "memory" ? processors : [],
-        ingest: false,
-      });
-      try {
-        const count = await reprocessRange(deps, opts.from, opts.to);
-        ctx.log.info({ blocks: count, from: opts.from, to: opts.to }, "Reprocessing published.");
-      } finally {
-        await pipeline.stop();
-        await stores.close();
-      }
-    });
+    .requiredOption(
+      "--from <ms>",
+      "start of the block-time range, Unix ms (inclusive)",
+      positiveInt("--from"),
+    )
+    .requiredOption("--to <ms>", "end of the block-time range, Unix ms (inclusive)", positiveInt("--to"))
+    .option("--dapp <id>", "only blocks that mention a contract of this dapp")
+    .option("--contract <address>", "only blocks that mention this contract")
+    .option(
+      "--wait",
+      "run the job in this process (a worker and, on the in-process bus, the processors) instead of waiting for the workers of `start` or `process jobs`; always so on the embedded stores",
+    )
+    .option("--no-follow", "print the queued job as JSON and exit")
+    .action(
+      async (opts: {
+        from: number;
+        to: number;
+        dapp?: string;
+        contract?: string;
+        wait?: boolean;
+        follow: boolean;
+      }) => {
+        const ctx = context();
+        const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "reprocess" });
+        if (!stores.pg || !stores.ch) {
+          await stores.close();
+          throw new Error("reprocess needs the databases (DATABASES=on)");
+        }
+        const jobs = createJobsService(stores.pg, ctx.config, ctx.log);
+        let worker: JobWorker | null = null;
+        let pipeline: Awaited<ReturnType<typeof startPipeline>> | null = null;
+        try {
+          const job = await jobs.create({
+            fromTs: opts.from,
+            toTs: opts.to,
+            dappId: opts.dapp ?? null,
+            contractAddress: opts.contract ?? null,
+            createdBy: "cli",
+          });
+          if (!opts.follow) {
+            process.stdout.write(`${JSON.stringify(job)}\n`);
+            return;
+          }
+          const deps = await createPipelineDeps(ctx, stores);
+          // Embedded stores belong to this process alone: nobody else can work the queue, so it runs here.
+          if (opts.wait || deps.bus.kind === "memory") {
+            // The in-process bus has no consumers of its own: run the processors here, but the raw sink (raw blocks
+            // are what is republished) and the registry (it asks the node, which reprocessing does without).
+            const processors = (Object.keys(PROCESSORS) as ProcessorName[]).filter(
+              (name) => name !== "raw-sink" && name !== "registry",
+            );
+            pipeline = await startPipeline(deps, {
+              processors: deps.bus.kind === "memory" ? processors : [],
+              ingest: false,
+            });
+            worker = await startJobWorker(deps);
+          }
+          const ended = await followJob(jobs, job.job_id);
+          process.stdout.write(`${JSON.stringify(ended)}\n`);
+          if (ended.state !== "completed") process.exitCode = 1;
+        } finally {
+          await worker?.stop();
+          await pipeline?.stop();
+          await jobs.close();
+          await stores.close();
+        }
+      },
+    );
 
   program
     .command("devnet")

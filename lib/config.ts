@@ -291,6 +291,38 @@ export const CONFIG_SPEC = {
     URL_OR_EMPTY,
     "an https:// URL",
   ),
+  JOBS_WORKERS: bool(
+    true,
+    "Run reindex job workers in `start` (they also run alone as `process jobs`); false leaves jobs queued for other processes.",
+  ),
+  JOBS_CONCURRENCY: int(1, 1, 64, "Reindex job chunks one worker process runs at once."),
+  JOBS_CHUNK_BLOCKS: int(
+    20_000,
+    1,
+    10_000_000,
+    "Blocks per queue message of a reindex job: a dead worker's chunk is retried from its last saved page.",
+  ),
+  JOBS_PAGE_BLOCKS: int(500, 1, 100_000, "Blocks a reindex job publishes between two progress saves."),
+  JOBS_RETRY_LIMIT: int(3, 0, 100, "Retries of a failing reindex chunk before the job is `failed`."),
+  JOBS_RETRY_DELAY_S: int(
+    10,
+    1,
+    86_400,
+    "Seconds before the first retry of a failed reindex chunk; doubles with each retry (pg-boss backoff).",
+  ),
+  JOBS_EXPIRE_S: int(
+    300,
+    1,
+    86_400,
+    "Seconds after which a reindex chunk whose worker died is expired and retried; must exceed one chunk's run.",
+  ),
+  JOBS_POLL_S: int(2, 1, 3_600, "Seconds between a job worker's polls of the queue when it is empty."),
+  JOBS_MAINTENANCE_S: int(
+    60,
+    1,
+    3_600,
+    "Seconds between the queue's maintenance runs (expiring dead workers' chunks, scheduling retries).",
+  ),
   PAYMENT_ADDRESS: str(
     "",
     "Alephium address that receives ALPH payments for plans; empty turns payments off.",

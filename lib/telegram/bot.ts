@@ -7,6 +7,8 @@
 import { randomUUID } from "node:crypto";
 import { Api, Bot, type Context } from "grammy";
 import type { Config } from "../config.ts";
+import { AppError } from "../errors.ts";
+import type { JobsService } from "../jobs/service.ts";
 import type { Logger } from "../logger.ts";
 import type { PaymentOutcome, PaymentsRepo } from "../payments/repo.ts";
 import type { KeysRepo } from "../repos/keys.ts";
@@ -17,8 +19,10 @@ import {
   esc,
   helpMessage,
   invoiceMessage,
+  jobsMessage,
   keysMessage,
   newKeyMessage,
+  parseTimeArg,
   payerMessage,
   plansMessage,
   startMessage,
@@ -42,6 +46,8 @@ export interface TelegramBotDeps {
   store: TelegramStore;
   /** Whether the API counts requests in Postgres (`rate_limits`), so /keys can show each key's use. */
   usageKnown: boolean;
+  /** Reindex jobs (null without a database): /reindex creates and lists them. */
+  jobs?: JobsService | null;
   /** The events watermark (null without an event store). */
   progress: (() => Promise<{ watermark: number }>) | null;
 }
@@ -258,7 +264,42 @@ export function createTelegramBot(deps: TelegramBotDeps): TelegramBot {
       );
     });
   }
-  bot.command("reindex", (ctx) => reply(ctx, "Reindex jobs are not available yet."));
+  bot.command("reindex", async (ctx) => {
+    const jobs = deps.jobs;
+    if (!jobs) return reply(ctx, "Reindex jobs need the database, which this deployment runs without.");
+    const args = ctx.match.trim().split(/\s+/).filter(Boolean);
+    const usage = `Usage: ${ADMIN_COMMANDS.find(([c]) => c === "reindex")?.[1] ?? "/reindex"}`;
+    try {
+      if (args.length === 0) return reply(ctx, jobsMessage((await jobs.list({ limit: 5 })).jobs));
+      if (args[0] === "cancel") {
+        const id = args[1] ?? "";
+        if (!/^[0-9a-f-]{36}$/i.test(id)) return reply(ctx, usage);
+        const job = await jobs.cancel(id.toLowerCase());
+        return reply(ctx, `Job <code>${esc(job.job_id)}</code> is ${esc(job.state)}.`);
+      }
+      const [fromArg = "", toArg = "", scopeArg] = args;
+      const from = parseTimeArg(fromArg);
+      const to = parseTimeArg(toArg);
+      if (from === null || to === null || args.length > 3) return reply(ctx, usage);
+      const isAddress = scopeArg !== undefined && /^[1-9A-HJ-NP-Za-km-z]{20,100}$/.test(scopeArg);
+      const job = await jobs.create({
+        fromTs: from,
+        toTs: to,
+        dappId: scopeArg !== undefined && !isAddress ? scopeArg : null,
+        contractAddress: isAddress ? scopeArg : null,
+        createdBy: `telegram:${ctx.from!.id}`,
+      });
+      log.info({ job_id: job.job_id, by: ctx.from!.id }, "Reindex job created from the bot.");
+      return reply(
+        ctx,
+        `Reindex job <code>${esc(job.job_id)}</code> is ${esc(job.state)}. /reindex shows progress.`,
+      );
+    } catch (error) {
+      // The service's refusals (overlap, unknown dapp, bad range) are meant for the admin.
+      if (error instanceof AppError && error.status < 500) return reply(ctx, esc(error.message));
+      throw error;
+    }
+  });
   bot.on("message:text", async (ctx) => {
     if (ctx.chat.type === "private") await reply(ctx, "Unknown command. /help lists them.");
   });

@@ -24,7 +24,10 @@ export const ADMIN_COMMANDS: [string, string][] = [
   ["stats", "users, keys and payments"],
   ["ban", "/ban &lt;telegram user id&gt;"],
   ["unban", "/unban &lt;telegram user id&gt;"],
-  ["reindex", "reindex jobs"],
+  [
+    "reindex",
+    "/reindex &lt;from&gt; &lt;to&gt; [dapp id | contract address]: reprocess a block-time range (dates as 2026-11-01 or 2026-11-01T12:00Z, or Unix ms); /reindex alone lists recent jobs; /reindex cancel &lt;job id&gt;",
+  ],
 ];
 
 export function helpMessage(isAdmin: boolean): string {
@@ -148,4 +151,37 @@ export function statusMessage(progress: { watermark: number } | null, now: numbe
   if (progress.watermark === 0) return "Indexer status: <b>starting</b> (not every chain is indexed yet).";
   const lagS = Math.max(0, Math.round((now - progress.watermark) / 1000));
   return `Indexer status: <b>ok</b>, events served up to ${day(new Date(progress.watermark).toISOString())} (lag ${lagS} s).`;
+}
+
+/** One line per reindex job for the bot's /reindex. */
+export function jobsMessage(
+  jobs: {
+    job_id: string;
+    state: string;
+    from_ts: number;
+    to_ts: number;
+    blocks_done: number;
+    blocks_total: number | null;
+    error: string | null;
+  }[],
+): string {
+  if (jobs.length === 0) return "No reindex jobs yet.";
+  const day = (ms: number) => new Date(ms).toISOString().replace(".000Z", "Z");
+  return [
+    "<b>Reindex jobs</b> (newest first)",
+    ...jobs.map(
+      (j) =>
+        `<code>${esc(j.job_id)}</code> ${esc(j.state)} ${esc(day(j.from_ts))} → ${esc(day(j.to_ts))}, ${j.blocks_done}/${j.blocks_total ?? "?"} blocks${j.error ? `, error: ${esc(j.error.slice(0, 200))}` : ""}`,
+    ),
+  ].join("\n");
+}
+
+/** A /reindex time argument: Unix ms, or an ISO 8601 date or date-time (UTC when no zone is given). */
+export function parseTimeArg(text: string): number | null {
+  if (/^\d{1,16}$/.test(text)) return Number.isSafeInteger(Number(text)) ? Number(text) : null;
+  if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(text))
+    return null;
+  const withZone = /T|\s/.test(text) && !/(Z|[+-]\d{2}:?\d{2})$/.test(text) ? `${text}Z` : text;
+  const ms = Date.parse(withZone.replace(" ", "T"));
+  return Number.isNaN(ms) ? null : ms;
 }

@@ -1,0 +1,144 @@
+/**
+ * The reindex worker: takes reindex jobs off the pg-boss queue and publishes the stored raw blocks of their
+ * range on the blocks topic again, so every processor rebuilds its rows with the current decoders (the
+ * sinks are idempotent: what did not change stays byte-identical).
+ *
+ * A job runs as a chain of queue messages, one per chunk (`JOBS_CHUNK_BLOCKS` blocks): each message's
+ * handler resumes from the job's saved cursor, saves progress after every page, and at the end of its chunk
+ * moves the job to the next chunk and sends that chunk's message in one transaction. So:
+ * - a worker that dies mid-chunk leaves its message active; pg-boss expires it after `JOBS_EXPIRE_S` and
+ *   retries it (with backoff), and the retry resumes from the last saved page;
+ * - every write is fenced by the chunk number the message carries: a retry of a chunk the job already left,
+ *   or a worker still running a chunk that expired, writes nothing and stops;
+ * - cancelling sets the job's state, which the next progress write sees; the worker then stops.
+ * A chunk's message fails only when its handler throws; after `JOBS_RETRY_LIMIT` retries the job is `failed`
+ * with that error.
+ */
+import type PgBoss from "pg-boss";
+import type { PipelineDeps } from "../../pipeline/deps.ts";
+import { republish } from "../../pipeline/reprocess.ts";
+import { countMainRawBlocks, mainRawBlocks } from "../chain/raw-blocks.ts";
+import { KNOWN_DAPP_CONTRACTS } from "../registry/known-contracts.ts";
+import type { Pg } from "../stores/postgres.ts";
+import { REINDEX_QUEUE, startBoss } from "./queue.ts";
+import { createJobsRepo, type JobsRepo, type ReindexJob, type ReindexMessage } from "./repo.ts";
+
+export interface JobWorker {
+  readonly boss: PgBoss;
+  readonly repo: JobsRepo;
+  stop(): Promise<void>;
+}
+
+/** Every contract of a dapp this deployment knows: the built-in list, operators' rows, learned children. */
+export async function dappContracts(pg: Pg, dappId: string): Promise<string[]> {
+  const rows = await pg.query<{ address: string }>(
+    "dapp_contracts_all",
+    `SELECT address FROM contracts WHERE dapp_id = $1
+     UNION SELECT contract_address FROM decoder_contracts WHERE dapp_id = $1
+     UNION SELECT address FROM normalize_contract_dapps WHERE dapp_id = $1`,
+    [dappId],
+  );
+  const known = KNOWN_DAPP_CONTRACTS.filter((c) => c.dapp_id === dappId).map((c) => c.contract_address);
+  return [...new Set([...known, ...rows.map((r) => r.address)])].sort();
+}
+
+/** The contracts a job is limited to, or undefined for every block of its range. */
+async function scope(pg: Pg, job: ReindexJob): Promise<string[] | undefined> {
+  if (job.contract_address) return [job.contract_address];
+  if (job.dapp_id) return dappContracts(pg, job.dapp_id);
+  return undefined;
+}
+
+export interface WorkerOptions {
+  /** The database the worker's queue and writes go through (tests pass one they can cut, to crash it). */
+  pg?: Pg;
+}
+
+/** Starts a worker on the reindex queue with `JOBS_CONCURRENCY` handlers. */
+export async function startJobWorker(deps: PipelineDeps, options: WorkerOptions = {}): Promise<JobWorker> {
+  const pg = options.pg ?? deps.pg;
+  const { config } = deps;
+  const log = deps.log.child({ component: "jobs" });
+  const boss = await startBoss(pg, config, log, { supervise: true });
+  const repo = createJobsRepo(pg, config, async () => boss);
+  let lastSeq = 0;
+  const seqFor = (n: number) => {
+    const first = Math.max(Date.now(), lastSeq + 1);
+    lastSeq = first + n - 1;
+    return first;
+  };
+
+  async function runChunk(message: ReindexMessage): Promise<void> {
+    const { job_id: jobId, chunk } = message;
+    const job = await repo.claim(jobId, chunk);
+    if (!job) {
+      log.info({ job_id: jobId, chunk }, "Reindex message skipped: the job ended or moved past this chunk.");
+      return;
+    }
+    const contracts = await scope(pg, job);
+    if (job.blocks_total === null) {
+      const total = await countMainRawBlocks(deps.ch, { fromTs: job.from_ts, toTs: job.to_ts, contracts });
+      if (!(await repo.setTotal(jobId, chunk, total))) return;
+    }
+    log.info({ job_id: jobId, chunk, cursor: job.cursor, done: job.blocks_done }, "Reindex chunk started.");
+    let budget = config.JOBS_CHUNK_BLOCKS;
+    let more = false;
+    const pages = mainRawBlocks(deps.ch, {
+      fromTs: job.from_ts,
+      toTs: job.to_ts,
+      ...(job.cursor ? { after: job.cursor } : {}),
+      contracts,
+      page: Math.min(config.JOBS_PAGE_BLOCKS, budget),
+    });
+    for await (const rows of pages) {
+      const last = rows.at(-1)!;
+      await republish(deps, rows, seqFor(rows.length));
+      const saved = await repo.progress(
+        jobId,
+        chunk,
+        { ts: last.ts, chain: last.chain_index, height: last.height },
+        rows.length,
+      );
+      if (!saved) {
+        log.info({ job_id: jobId, chunk }, "Reindex stopped: the job was cancelled or moved on.");
+        return;
+      }
+      budget -= rows.length;
+      if (budget <= 0) {
+        more = true;
+        break;
+      }
+    }
+    if (more) await repo.advance(jobId, chunk);
+    else if (await repo.complete(jobId, chunk)) log.info({ job_id: jobId }, "Reindex job completed.");
+  }
+
+  const handler: PgBoss.WorkWithMetadataHandler<ReindexMessage> = async ([job]) => {
+    if (!job) return;
+    try {
+      await runChunk(job.data);
+    } catch (error) {
+      const final = job.retryCount >= job.retryLimit;
+      const text = error instanceof Error ? error.message : String(error);
+      log.warn({ err: error, job_id: job.data.job_id, final }, "Reindex chunk failed.");
+      await repo.fail(job.data.job_id, job.data.chunk, text, final).catch(() => undefined);
+      throw error;
+    }
+  };
+  // pg-boss runs each `work` call as its own polling loop: one per concurrent chunk.
+  for (let i = 0; i < config.JOBS_CONCURRENCY; i++) {
+    await boss.work<ReindexMessage>(
+      REINDEX_QUEUE,
+      { batchSize: 1, includeMetadata: true, pollingIntervalSeconds: config.JOBS_POLL_S },
+      handler,
+    );
+  }
+
+  return {
+    boss,
+    repo,
+    async stop() {
+      await boss.stop({ graceful: true, close: false, timeout: 30_000 });
+    },
+  };
+}
