@@ -9,6 +9,7 @@ import { createBanGuard } from "../../lib/bans/guard.ts";
 import { parseIpRange } from "../../lib/bans/ip.ts";
 import { migratePostgres, readMigrations } from "../../lib/migrate.ts";
 import { createBansRepo } from "../../lib/repos/bans.ts";
+import { createTelegramStore } from "../../lib/telegram/store.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { waitFor } from "../helpers/pipeline.ts";
 import { openTestCh, openTestPg, quietLog, type TestCh, type TestPg } from "../helpers/stores.ts";
@@ -462,7 +463,7 @@ describe("migration 0016", () => {
        VALUES (111, 5, '2025-01-02T03:04:05.678Z'), (222, NULL, now())`,
     );
     await migratePostgres(pg.pg, quietLog, all);
-    const store = (await import("../../lib/telegram/store.ts")).createTelegramStore(pg.pg);
+    const store = createTelegramStore(pg.pg);
     expect(await store.isBanned(111)).toBe(true);
     expect(await store.isBanned(222)).toBe(true);
     expect(await store.isBanned(333)).toBe(false);
