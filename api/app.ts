@@ -25,6 +25,7 @@ import { nftRoutes } from "./routes/nft/index.ts";
 import { paymentRoutes } from "./routes/payments/index.ts";
 import { priceRoutes } from "./routes/prices/index.ts";
 import { seriesRoutes } from "./routes/series/index.ts";
+import { banRoutes } from "./routes/system/bans.ts";
 import { systemRoutes } from "./routes/system/index.ts";
 import { jobRoutes } from "./routes/system/jobs.ts";
 import { telegramRoutes } from "./routes/telegram/index.ts";
@@ -39,6 +40,7 @@ export type RouteGroup = (app: App, deps: ApiDeps) => Promise<void>;
 export const ROUTE_GROUPS: RouteGroup[] = [
   metaRoutes,
   systemRoutes,
+  banRoutes,
   eventsRoutes,
   addressLabelRoutes,
   exchangeWalletRoutes,
@@ -129,6 +131,12 @@ export async function buildApp(deps: ApiDeps, options: BuildOptions = {}): Promi
   registerErrorHandling(app);
   registerInputRules(app);
   await registerOpenApi(app, deps.config.STAGE);
+  if (deps.bans) {
+    // Bans apply from the first request; each process reloads them every BANS_REFRESH_MS.
+    await deps.bans.start();
+    const bans = deps.bans;
+    app.addHook("onClose", async () => bans.close());
+  }
   registerAuth(app, deps, options.rateLimits ?? (await createRateLimits(deps)));
 
   app.addHook("onSend", async (request, reply) => {

@@ -1,4 +1,6 @@
 /** The API's dependency bag, built once by `createApiDeps` (CLI, tests, benches). */
+
+import { createBanGuard } from "../lib/bans/guard.ts";
 import type { Config } from "../lib/config.ts";
 import { createDappsService } from "../lib/dapps/service.ts";
 import { createLabelCache } from "../lib/events/label-cache.ts";
@@ -13,6 +15,7 @@ import { createContractCaller } from "../lib/node-calls.ts";
 import { createPaymentsRepo } from "../lib/payments/repo.ts";
 import { createPriceRegistry } from "../lib/prices/registry.ts";
 import { createAddressLabelsRepo } from "../lib/repos/address-labels.ts";
+import { createBansRepo } from "../lib/repos/bans.ts";
 import { createKeysRepo } from "../lib/repos/keys.ts";
 import { createRegistryRepo } from "../lib/repos/registry.ts";
 import type { Ch } from "../lib/stores/clickhouse.ts";
@@ -38,6 +41,7 @@ export function createApiDeps(
   const reader = ch ? createEventsReader(ch) : null;
   const keys = pg ? createKeysRepo(pg) : null;
   const payments = pg ? createPaymentsRepo(pg) : null;
+  const bansRepo = pg ? createBansRepo(pg) : null;
   const telegramStore = pg ? createTelegramStore(pg) : null;
   const jobs = pg ? createJobsService(pg, config, log) : null;
   const events =
@@ -66,6 +70,8 @@ export function createApiDeps(
     ch,
     keys,
     payments,
+    bansRepo,
+    bans: bansRepo ? createBanGuard({ repo: bansRepo, refreshMs: config.BANS_REFRESH_MS, log }) : null,
     telegramStore,
     jobs,
     telegram:

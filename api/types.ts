@@ -6,6 +6,7 @@ import type {
   RawRequestDefaultExpression,
   RawServerDefault,
 } from "fastify";
+import type { BanGuard } from "../lib/bans/guard.ts";
 import type { Config } from "../lib/config.ts";
 import type { DappsService } from "../lib/dapps/service.ts";
 import type { EventsService } from "../lib/events/service.ts";
@@ -16,6 +17,7 @@ import type { Metrics } from "../lib/metrics.ts";
 import type { PaymentsRepo } from "../lib/payments/repo.ts";
 import type { PriceRegistry } from "../lib/prices/registry.ts";
 import type { AddressLabelsRepo } from "../lib/repos/address-labels.ts";
+import type { BansRepo } from "../lib/repos/bans.ts";
 import type { KeysRepo, KeyWithPlan } from "../lib/repos/keys.ts";
 import type { RegistryRepo } from "../lib/repos/registry.ts";
 import type { Ch } from "../lib/stores/clickhouse.ts";
@@ -101,6 +103,10 @@ export interface ApiDeps {
   dapps: DappsService | null;
   /** Invoices and payments (lib/payments). */
   payments: PaymentsRepo | null;
+  /** Bans of key owners, Telegram users and IP ranges (lib/repos/bans.ts). */
+  bansRepo: BansRepo | null;
+  /** This process's cache of the active bans, enforced by the auth hook (lib/bans/guard.ts). */
+  bans: BanGuard | null;
   /** The bot's admins, bans and handled updates (lib/telegram/store.ts). */
   telegramStore: TelegramStore | null;
   /** The Telegram bot; null when TELEGRAM_BOT_TOKEN is empty or without a database (webhook answers 404). */

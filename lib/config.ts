@@ -73,7 +73,10 @@ export const CONFIG_SPEC = {
   HOST: str("127.0.0.1", "Address the API listens on."),
   PORT: int(3000, 0, 65535, "Port the API listens on."),
   LOG_LEVEL: oneOf(["fatal", "error", "warn", "info", "debug", "trace", "silent"], "info", "pino log level."),
-  TRUST_PROXY: bool(false, "Trust X-Forwarded-* headers (behind a reverse proxy)."),
+  TRUST_PROXY: bool(
+    false,
+    "Trust X-Forwarded-* headers (behind a reverse proxy): the client address of public rate limits and IP bans is then the X-Forwarded-For address; off, the socket's peer address (a forged header changes nothing).",
+  ),
   REQUEST_TIMEOUT_MS: int(30_000, 1_000, 600_000, "Server request timeout."),
   RATE_LIMIT_STORE: oneOf(
     ["auto", "memory", "postgres"],
@@ -81,6 +84,25 @@ export const CONFIG_SPEC = {
     "Where rate-limit counters live; `auto` = postgres (shared by every API process) when POSTGRES_URL is set, else memory.",
   ),
   PUBLIC_RPM: int(600, 1, 1_000_000, "Requests per minute per client IP on public routes."),
+  BANS_REFRESH_MS: int(
+    5_000,
+    50,
+    600_000,
+    "How often each API process reloads the bans (`/system/bans`): a ban added or lifted through another process (another API replica, the bot's /ban) applies here within this delay; one made through this process applies at once, and an expiry applies at its time.",
+  ),
+  AUTO_BAN_AFTER_429: int(
+    0,
+    0,
+    1_000_000,
+    "Automatic temporary IP bans: a client address answered this many 429s (any route) within AUTO_BAN_WINDOW_S is banned for AUTO_BAN_DURATION_S (0 = off).",
+  ),
+  AUTO_BAN_WINDOW_S: int(
+    60,
+    1,
+    86_400,
+    "Window in which AUTO_BAN_AFTER_429 rate-limited requests ban an address.",
+  ),
+  AUTO_BAN_DURATION_S: int(3_600, 1, 31_536_000, "How long an automatic IP ban lasts."),
   NODE_URL: str(
     "https://node.mainnet.alephium.org",
     "Alephium full node REST URL.",

@@ -1,13 +1,19 @@
 /**
  * Access control for every route, from the route's own `config.access`:
- * public routes pass (with a per-IP allowance); user and admin routes need the same key in both
- * `X-API-Key` and `Authorization: Bearer`, a key that exists, is not revoked or expired, whose
- * allowed origins (when any) include the request's `Origin`, and whose plan allowance is not spent.
+ * a banned client address answers 403 `banned` on every request (public routes, documentation and
+ * unknown paths included), before anything else; public routes pass (with a per-IP allowance); user
+ * and admin routes need the same key in both `X-API-Key` and `Authorization: Bearer`, a key that
+ * exists and whose owner is not banned, that is not revoked or expired, whose allowed origins (when
+ * any) include the request's `Origin`, and whose plan allowance is not spent. The client address is
+ * `request.ip`: the X-Forwarded-For address only with TRUST_PROXY. With AUTO_BAN_AFTER_429, an address
+ * answered that many 429s within AUTO_BAN_WINDOW_S is banned for AUTO_BAN_DURATION_S.
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { RateLimiterAbstract } from "rate-limiter-flexible";
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from "rate-limiter-flexible";
+import { clientAddress } from "../../lib/bans/ip.ts";
 import { databaseDisabled } from "../../lib/errors.ts";
+import type { Ban } from "../../lib/repos/bans.ts";
 import type { KeyWithPlan } from "../../lib/repos/keys.ts";
 import type { Pg } from "../../lib/stores/postgres.ts";
 import type { ApiDeps, App } from "../types.ts";
@@ -17,6 +23,8 @@ import { sendProblem } from "./errors.ts";
 export interface RateLimits {
   consumeKey(key: KeyWithPlan): Promise<LimitResult>;
   consumePublic(ip: string): Promise<LimitResult>;
+  /** Counts a 429 answered to a client address, `points` allowed per `windowS` (automatic bans). */
+  consumeRateLimited?(ip: string, points: number, windowS: number): Promise<LimitResult>;
 }
 
 export interface LimitResult {
@@ -67,11 +75,11 @@ export async function createRateLimits(deps: Pick<ApiDeps, "pg" | "config">): Pr
   const factory = await makeLimiterFactory(deps.pg, deps.config.RATE_LIMIT_STORE);
   // A plan change takes effect at once: limiters are cached per (window, allowance).
   const cache = new Map<string, RateLimiterAbstract>();
-  const limiter = (window: "rpm" | "rpd" | "ip", points: number) => {
-    const id = `${window}:${points}`;
+  const limiter = (window: "rpm" | "rpd" | "ip" | "429", points: number, seconds?: number) => {
+    const id = `${window}:${points}:${seconds ?? ""}`;
     let l = cache.get(id);
     if (!l) {
-      l = factory(points, window === "rpd" ? 86_400 : 60, `rl_${window}`);
+      l = factory(points, seconds ?? (window === "rpd" ? 86_400 : 60), `rl_${window}`);
       cache.set(id, l);
     }
     return l;
@@ -84,6 +92,7 @@ export async function createRateLimits(deps: Pick<ApiDeps, "pg" | "config">): Pr
       return day.allowed && day.remaining >= minute.remaining ? minute : day;
     },
     consumePublic: (ip) => consume(limiter("ip", deps.config.PUBLIC_RPM), ip, deps.config.PUBLIC_RPM),
+    consumeRateLimited: (ip, points, windowS) => consume(limiter("429", points, windowS), ip, points),
   };
 }
 
@@ -104,14 +113,59 @@ function tooMany(request: FastifyRequest, reply: FastifyReply, r: LimitResult, w
   );
 }
 
+/** 403 `banned`, with the ban's reason and expiry in `details`. */
+function banned(request: FastifyRequest, reply: FastifyReply, ban: Ban, who: string) {
+  const until = ban.expires_at ? `until ${ban.expires_at}` : "with no end";
+  return sendProblem(request, reply, 403, "banned", `${who} is banned ${until}: ${ban.reason}`, {
+    details: { kind: ban.kind, reason: ban.reason, expires_at: ban.expires_at, ban_id: ban.ban_id },
+  });
+}
+
 function bearer(header: string | undefined): string | undefined {
   const m = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
   return m?.[1];
 }
 
 export function registerAuth(app: App, deps: ApiDeps, limits: RateLimits): void {
+  const { AUTO_BAN_AFTER_429: autoAfter, AUTO_BAN_WINDOW_S: autoWindow } = deps.config;
+  const autoCounter =
+    autoAfter > 0 && !limits.consumeRateLimited
+      ? new RateLimiterMemory({ points: autoAfter, duration: autoWindow, keyPrefix: "rl_429" })
+      : null;
+  /** Counts a 429 for the client address; bans it once AUTO_BAN_AFTER_429 were answered in the window. */
+  const countRateLimited = async (request: FastifyRequest) => {
+    const guard = deps.bans;
+    const client = clientAddress(request.ip);
+    if (autoAfter === 0 || !guard || !client) return;
+    const r = autoCounter
+      ? await consume(autoCounter, client.address, autoAfter)
+      : await limits.consumeRateLimited!(client.address, autoAfter, autoWindow);
+    if (r.allowed && r.remaining > 0) return;
+    try {
+      const ban = await guard.add({
+        kind: "ip",
+        value: client.address,
+        reason: `automatic: ${autoAfter} rate-limited requests in ${autoWindow} s`,
+        expiresAt: new Date(Date.now() + deps.config.AUTO_BAN_DURATION_S * 1000).toISOString(),
+        createdBy: "automatic",
+      });
+      request.log.warn({ ban_id: ban.ban_id, ip: ban.value }, "Client address banned automatically.");
+    } catch (error) {
+      if ((error as { code?: string }).code !== "already_banned") {
+        request.log.error({ err: error }, "Automatic ban failed.");
+      }
+    }
+  };
+  const rateLimited = async (request: FastifyRequest, reply: FastifyReply, r: LimitResult, what: string) => {
+    await countRateLimited(request);
+    return tooMany(request, reply, r, what);
+  };
+
   app.decorateRequest("apiKey", null);
   app.addHook("onRequest", async (request, reply) => {
+    // Every request from a banned address, whatever the route (documentation and unknown paths too).
+    const ipBan = deps.bans?.matchIp(request.ip);
+    if (ipBan) return banned(request, reply, ipBan, `Client address ${request.ip}`);
     const config = request.routeOptions.config;
     const access = config.access;
     if (!access) return; // Routes without a config are the documentation's own static assets.
@@ -120,7 +174,7 @@ export function registerAuth(app: App, deps: ApiDeps, limits: RateLimits): void 
     if (access === "public") {
       const r = await limits.consumePublic(request.ip);
       setLimitHeaders(reply, r);
-      if (!r.allowed) return tooMany(request, reply, r, `client ${request.ip}`);
+      if (!r.allowed) return rateLimited(request, reply, r, `client ${request.ip}`);
       return;
     }
 
@@ -150,6 +204,8 @@ export function registerAuth(app: App, deps: ApiDeps, limits: RateLimits): void 
 
     const key = await deps.keys.findByRawKey(xKey);
     if (!key) return sendProblem(request, reply, 401, "invalid_api_key", "Unknown API key.");
+    const userBan = deps.bans?.matchUser(key.user_id);
+    if (userBan) return banned(request, reply, userBan, `User ${key.user_id}`);
     if (key.revoked_at) return sendProblem(request, reply, 403, "key_revoked", "This API key was revoked.");
     if (key.valid_until && Date.parse(key.valid_until) <= Date.now()) {
       return sendProblem(request, reply, 403, "key_expired", `This API key expired at ${key.valid_until}.`);
@@ -169,7 +225,7 @@ export function registerAuth(app: App, deps: ApiDeps, limits: RateLimits): void 
     }
     const r = await limits.consumeKey(key);
     setLimitHeaders(reply, r);
-    if (!r.allowed) return tooMany(request, reply, r, `key ${key.key_prefix}`);
+    if (!r.allowed) return rateLimited(request, reply, r, `key ${key.key_prefix}`);
     request.apiKey = key;
   });
 }

@@ -112,7 +112,8 @@ export const TAG_DESCRIPTIONS: Record<(typeof SPEC_TAGS)[number], string> = {
   Keys: "API keys: creation (admin), listing, allowed origins, plan, revocation.",
   Plans: "Plans: per-minute and per-day allowances, validity and price.",
   Payment: "Payments that extend a key's validity.",
-  Banned: "Banned users of the bot.",
+  Banned:
+    "Bans of key owners, Telegram users and IP addresses or ranges: a banned client gets 403 `banned` with the reason and expiry.",
   Telegram: "Admins of the messaging bot.",
   Webhook: "Updates received from the messaging platform.",
   WireGuard: "WireGuard peers of the deployment.",

@@ -257,7 +257,7 @@ export function createTelegramBot(deps: TelegramBotDeps): TelegramBot {
         log.info({ telegram_user_id: id, by: ctx.from!.id }, "Telegram user banned.");
         return reply(ctx, `User <code>${id}</code> is banned.`);
       }
-      const was = await store.unban(id);
+      const was = await store.unban(id, ctx.from!.id);
       return reply(
         ctx,
         was ? `User <code>${id}</code> is no longer banned.` : `User <code>${id}</code> was not banned.`,

@@ -1,4 +1,8 @@
-/** The bot's own tables (Postgres): admins, banned users, handled update ids, users and their free key. */
+/**
+ * The bot's own tables (Postgres): admins, handled update ids, users and their free key; its bans are
+ * the `telegram` bans of the shared `bans` table (lib/repos/bans.ts), also managed by `/system/bans`.
+ */
+import { createBansRepo } from "../repos/bans.ts";
 import type { PgQueryable } from "../stores/postgres.ts";
 
 export interface TelegramAdmin {
@@ -14,9 +18,10 @@ export interface TelegramStore {
   /** False when the user was not an admin. */
   removeAdmin(userId: number): Promise<boolean>;
   isAdmin(userId: number): Promise<boolean>;
+  /** Bans a Telegram user (no expiry); nothing when already banned. */
   ban(userId: number, by: number | null): Promise<void>;
-  /** False when the user was not banned. */
-  unban(userId: number): Promise<boolean>;
+  /** Lifts the user's active bans; false when the user was not banned. */
+  unban(userId: number, by?: number | null): Promise<boolean>;
   isBanned(userId: number): Promise<boolean>;
   /** True the first time an update id is claimed; false for a retry of a handled update. */
   claimUpdate(updateId: number): Promise<boolean>;
@@ -47,6 +52,7 @@ export function createTelegramStore(pg: PgQueryable): TelegramStore {
     username: r.username,
     added_at: r.added_at,
   });
+  const bans = createBansRepo(pg);
   let claims = 0;
   const exists = async (label: string, sql: string, id: number) =>
     (await pg.query(label, sql, [String(id)])).length > 0;
@@ -82,21 +88,21 @@ export function createTelegramStore(pg: PgQueryable): TelegramStore {
         userId,
       ),
     async ban(userId, by) {
-      await pg.query(
-        "telegram_bans_add",
-        `INSERT INTO telegram_bans (telegram_user_id, banned_by) VALUES ($1::bigint, $2::bigint)
-         ON CONFLICT (telegram_user_id) DO NOTHING`,
-        [String(userId), by === null ? null : String(by)],
-      );
+      await bans
+        .add({
+          kind: "telegram",
+          value: String(userId),
+          reason: "banned with the bot's /ban",
+          expiresAt: null,
+          createdBy: by === null ? "telegram" : `telegram:${by}`,
+        })
+        .catch((error: unknown) => {
+          if ((error as { code?: string }).code !== "already_banned") throw error;
+        });
     },
-    unban: (userId) =>
-      exists(
-        "telegram_bans_remove",
-        "DELETE FROM telegram_bans WHERE telegram_user_id = $1::bigint RETURNING 1",
-        userId,
-      ),
-    isBanned: (userId) =>
-      exists("telegram_bans_get", "SELECT 1 FROM telegram_bans WHERE telegram_user_id = $1::bigint", userId),
+    unban: async (userId, by = null) =>
+      (await bans.liftTarget("telegram", String(userId), by === null ? "telegram" : `telegram:${by}`)) > 0,
+    isBanned: async (userId) => (await bans.findActive("telegram", String(userId))) !== null,
     async claimUpdate(updateId) {
       // Telegram stops retrying an update after a day: older ids are forgotten now and then.
       if (++claims % 1000 === 0) {
@@ -165,7 +171,8 @@ export function createTelegramStore(pg: PgQueryable): TelegramStore {
         "telegram_counts",
         `SELECT (SELECT count(*) FROM telegram_users)::text AS users,
                 (SELECT count(*) FROM telegram_admins)::text AS admins,
-                (SELECT count(*) FROM telegram_bans)::text AS banned`,
+                (SELECT count(*) FROM bans WHERE kind = 'telegram' AND lifted_at IS NULL
+                   AND (expires_at IS NULL OR expires_at > now()))::text AS banned`,
       );
       const r = rows[0]!;
       return { users: Number(r.users), admins: Number(r.admins), banned: Number(r.banned) };

@@ -28,6 +28,7 @@ const ADDRESS = "1DrDyTr9RpRsQnDnXo2YRiPzPW4ooHX5LLoqXrqfMrpQH";
 /** Valid values for path parameters, so that validation reaches the parameter under test. */
 const PATH_SAMPLES: Record<string, () => string> = {
   keyid: () => randomUUID(),
+  banid: () => randomUUID(),
   tokenid: () => HEX64,
   txid: () => HEX64,
   transaction_id: () => HEX64,
@@ -78,6 +79,10 @@ const BODY_SAMPLES: Record<string, unknown> = {
   update_id: 1,
   telegram_user_id: 42,
   invoice_id: "00000000-0000-4000-8000-000000000000",
+  // A ban of a user no key of the walk belongs to (an IP sample could ban the walk's own address).
+  kind: "user",
+  value: "fuzz-banned-user",
+  reason: "fuzz",
 };
 
 /** A required body field whose sample depends on its type (`id` is a category id or a mapping row id). */
