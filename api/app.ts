@@ -28,6 +28,7 @@ import { seriesRoutes } from "./routes/series/index.ts";
 import { systemRoutes } from "./routes/system/index.ts";
 import { telegramRoutes } from "./routes/telegram/index.ts";
 import { tokenRoutes } from "./routes/tokens/index.ts";
+import { wireguardRoutes } from "./routes/wireguard/index.ts";
 import { Problem } from "./schemas.ts";
 import type { ApiDeps, App, RouteEntry } from "./types.ts";
 
@@ -57,6 +58,7 @@ export const ROUTE_GROUPS: RouteGroup[] = [
   explorerRoutes,
   telegramRoutes,
   paymentRoutes,
+  wireguardRoutes,
 ];
 
 export interface BuildOptions {

@@ -17,6 +17,7 @@ import type { PriceRegistry } from "../lib/prices/registry.ts";
 import type { AddressLabelsRepo } from "../lib/repos/address-labels.ts";
 import type { KeysRepo, KeyWithPlan } from "../lib/repos/keys.ts";
 import type { RegistryRepo } from "../lib/repos/registry.ts";
+import type { WireGuardPeersRepo } from "../lib/repos/wireguard-peers.ts";
 import type { Ch } from "../lib/stores/clickhouse.ts";
 import type { Pg } from "../lib/stores/postgres.ts";
 import type { TelegramBot } from "../lib/telegram/bot.ts";
@@ -104,6 +105,8 @@ export interface ApiDeps {
   telegramStore: TelegramStore | null;
   /** The Telegram bot; null when TELEGRAM_BOT_TOKEN is empty or without a database (webhook answers 404). */
   telegram: TelegramBot | null;
+  /** WireGuard peers of key owners (lib/repos/wireguard-peers.ts). */
+  wireguard: WireGuardPeersRepo | null;
   /** Explorer backend behind the decorated transaction and block routes; closed with the app. */
   explorer: ExplorerClient;
 }

@@ -28,6 +28,7 @@ const ADDRESS = "1DrDyTr9RpRsQnDnXo2YRiPzPW4ooHX5LLoqXrqfMrpQH";
 /** Valid values for path parameters, so that validation reaches the parameter under test. */
 const PATH_SAMPLES: Record<string, () => string> = {
   keyid: () => randomUUID(),
+  peerid: () => randomUUID(),
   tokenid: () => HEX64,
   txid: () => HEX64,
   transaction_id: () => HEX64,
@@ -137,7 +138,14 @@ describe("hostile input on every route", () => {
   let t: TestApp;
   let doc: Doc;
   beforeAll(async () => {
-    t = await createTestApp({ env: { PUBLIC_RPM: "1000000" } });
+    t = await createTestApp({
+      env: {
+        PUBLIC_RPM: "1000000",
+        // WireGuard peer creation configured, so that accepted values reach the store (not a 503).
+        WG_SERVER_PUBLIC_KEY: "HtsDlYG92+RYdBNe4WUWuP5hOUN2q/9e5rGd4l+6FDM=",
+        WG_ENDPOINT: "vpn.example.com:51820",
+      },
+    });
     doc = t.app.swagger() as unknown as Doc;
   });
   afterAll(async () => t?.close());
