@@ -30,6 +30,7 @@ import { systemRoutes } from "./routes/system/index.ts";
 import { jobRoutes } from "./routes/system/jobs.ts";
 import { telegramRoutes } from "./routes/telegram/index.ts";
 import { tokenRoutes } from "./routes/tokens/index.ts";
+import { wireguardRoutes } from "./routes/wireguard/index.ts";
 import { Problem } from "./schemas.ts";
 import type { ApiDeps, App, RouteEntry } from "./types.ts";
 
@@ -61,6 +62,7 @@ export const ROUTE_GROUPS: RouteGroup[] = [
   telegramRoutes,
   paymentRoutes,
   jobRoutes,
+  wireguardRoutes,
 ];
 
 export interface BuildOptions {

@@ -18,6 +18,7 @@ import { createAddressLabelsRepo } from "../lib/repos/address-labels.ts";
 import { createBansRepo } from "../lib/repos/bans.ts";
 import { createKeysRepo } from "../lib/repos/keys.ts";
 import { createRegistryRepo } from "../lib/repos/registry.ts";
+import { createWireGuardPeersRepo } from "../lib/repos/wireguard-peers.ts";
 import type { Ch } from "../lib/stores/clickhouse.ts";
 import type { Pg } from "../lib/stores/postgres.ts";
 import { createTelegramBot } from "../lib/telegram/bot.ts";
@@ -113,6 +114,7 @@ export function createApiDeps(
             pageStaleMs: config.DAPP_PAGE_STALE_MS,
           })
         : null,
+    wireguard: pg ? createWireGuardPeersRepo(pg) : null,
     explorer: createExplorerClient({
       baseUrl: config.EXPLORER_URL,
       timeoutMs: config.EXPLORER_TIMEOUT_MS,

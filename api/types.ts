@@ -20,6 +20,7 @@ import type { AddressLabelsRepo } from "../lib/repos/address-labels.ts";
 import type { BansRepo } from "../lib/repos/bans.ts";
 import type { KeysRepo, KeyWithPlan } from "../lib/repos/keys.ts";
 import type { RegistryRepo } from "../lib/repos/registry.ts";
+import type { WireGuardPeersRepo } from "../lib/repos/wireguard-peers.ts";
 import type { Ch } from "../lib/stores/clickhouse.ts";
 import type { Pg } from "../lib/stores/postgres.ts";
 import type { TelegramBot } from "../lib/telegram/bot.ts";
@@ -113,6 +114,8 @@ export interface ApiDeps {
   telegram: TelegramBot | null;
   /** Reindex jobs (lib/jobs): created, listed and cancelled here; run by the job workers. */
   jobs: JobsService | null;
+  /** WireGuard peers of key owners (lib/repos/wireguard-peers.ts). */
+  wireguard: WireGuardPeersRepo | null;
   /** Explorer backend behind the decorated transaction and block routes; closed with the app. */
   explorer: ExplorerClient;
 }

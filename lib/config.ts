@@ -4,19 +4,35 @@
  * `config --format env` the `.env.example` from the same list, so the three never drift.
  */
 import { ConfigError } from "./errors.ts";
+import { isCidrList, isEndpoint, isPeerSubnet, WG_KEY_PATTERN } from "./wireguard.ts";
 
 type Spec =
-  | { kind: "string"; default: string; doc: string; pattern?: RegExp; allowed?: string }
+  | {
+      kind: "string";
+      default: string;
+      doc: string;
+      pattern?: RegExp;
+      allowed?: string;
+      /** A check beyond the pattern (address ranges, port numbers); false refuses the value. */
+      check?: (value: string) => boolean;
+    }
   | { kind: "int"; default: number; doc: string; min: number; max: number }
   | { kind: "bool"; default: boolean; doc: string }
   | { kind: "enum"; default: string; doc: string; values: readonly string[] };
 
-const str = (def: string, doc: string, pattern?: RegExp, allowed?: string) => ({
+const str = (
+  def: string,
+  doc: string,
+  pattern?: RegExp,
+  allowed?: string,
+  check?: (value: string) => boolean,
+) => ({
   kind: "string" as const,
   default: def,
   doc,
   pattern,
   allowed,
+  check,
 });
 const int = (def: number, min: number, max: number, doc: string) => ({
   kind: "int" as const,
@@ -398,6 +414,45 @@ export const CONFIG_SPEC = {
     86_400_000,
     "Time span of a raw-scale series segment in ms (a divisor of one day, so pages hold whole segments).",
   ),
+  WG_SERVER_PUBLIC_KEY: str(
+    "",
+    "WireGuard: public key of the server's interface (`wg pubkey < server.key`), written as the [Peer] of every client configuration; empty turns peer creation off (POST /system/wireguard/peers answers 503 `wireguard_not_configured`).",
+    WG_KEY_PATTERN,
+    "a WireGuard key: the base64 of 32 bytes (44 characters ending in =), as `wg pubkey` prints it",
+  ),
+  WG_ENDPOINT: str(
+    "",
+    "WireGuard: `host:port` clients connect to (`Endpoint` of their configuration), e.g. `vpn.example.com:51820` or `[2001:db8::1]:51820`; empty turns peer creation off.",
+    /^[^\s]*$/,
+    "host:port (a host name, an IPv4 address or a bracketed IPv6 address, and a port from 1 to 65535)",
+    (v) => isEndpoint(v),
+  ),
+  WG_SUBNET: str(
+    "10.87.0.0/24",
+    "WireGuard: IPv4 subnet of the tunnel; the server's interface takes its first host address (10.87.0.1), peers the following ones, one /32 each.",
+    /^[0-9./]+$/,
+    "an IPv4 CIDR with a prefix from /8 to /30, e.g. 10.87.0.0/24",
+    isPeerSubnet,
+  ),
+  WG_DNS: str(
+    "",
+    "WireGuard: `DNS` of client configurations (comma-separated addresses or search domains, e.g. `10.87.0.1`); empty leaves it out.",
+    /^(|[A-Za-z0-9.:-]+(\s*,\s*[A-Za-z0-9.:-]+)*)$/,
+    "comma-separated IP addresses or domain names",
+  ),
+  WG_ALLOWED_IPS: str(
+    "",
+    "WireGuard: what clients route through the tunnel (`AllowedIPs` of their [Peer]): comma-separated CIDRs, e.g. `10.87.0.0/24, 10.20.0.0/16` to reach private services beside the tunnel; empty means WG_SUBNET.",
+    /^[0-9A-Fa-f.:/,\s]*$/,
+    "comma-separated CIDRs (IPv4 or IPv6), e.g. 10.87.0.0/24, fd00::/64",
+    (v) => isCidrList(v),
+  ),
+  WG_PERSISTENT_KEEPALIVE: int(
+    25,
+    0,
+    65535,
+    "WireGuard: `PersistentKeepalive` (seconds) of client configurations, to keep NAT mappings open; 0 leaves it out.",
+  ),
 } as const satisfies Record<string, Spec>;
 
 type SpecValue<S> = S extends { kind: "int" }
@@ -431,7 +486,7 @@ function parseOne(key: string, spec: Spec, raw: string): string | number | boole
       if (!spec.values.includes(raw)) return fail(`one of ${spec.values.join(", ")}`);
       return raw;
     case "string":
-      if (spec.pattern && !spec.pattern.test(raw))
+      if ((spec.pattern && !spec.pattern.test(raw)) || (spec.check && !spec.check(raw)))
         return fail(spec.allowed ?? `a value matching ${spec.pattern}`);
       return raw;
   }

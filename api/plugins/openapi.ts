@@ -115,8 +115,9 @@ export const TAG_DESCRIPTIONS: Record<(typeof SPEC_TAGS)[number], string> = {
   Banned:
     "Bans of key owners, Telegram users and IP addresses or ranges: a banned client gets 403 `banned` with the reason and expiry.",
   Telegram: "Admins of the messaging bot.",
-  Webhook: "Updates received from the messaging platform.",
-  WireGuard: "WireGuard peers of the deployment.",
+  Webhook: "Updates received from the messaging platform: the Telegram bot's webhook (also under Telegram).",
+  WireGuard:
+    "Private access over WireGuard for key owners: peers with their client configuration (shown once), revocation, and the server's [Peer] sections for `wg syncconf`.",
   Docs: "This documentation, health, readiness, status and metrics.",
 };
 

@@ -29,6 +29,8 @@ const ADDRESS = "1DrDyTr9RpRsQnDnXo2YRiPzPW4ooHX5LLoqXrqfMrpQH";
 const PATH_SAMPLES: Record<string, () => string> = {
   keyid: () => randomUUID(),
   banid: () => randomUUID(),
+  peerid: () => randomUUID(),
+  jobid: () => randomUUID(),
   tokenid: () => HEX64,
   txid: () => HEX64,
   transaction_id: () => HEX64,
@@ -59,6 +61,8 @@ const QUERY_SAMPLES: Record<string, string> = {
 
 /** Valid values for required body fields, so that validation reaches the field under test. */
 const BODY_SAMPLES: Record<string, unknown> = {
+  from: 1,
+  to: 2,
   plan_id: "free",
   name: "Fuzz",
   rpm: 10,
@@ -116,6 +120,10 @@ const MS_TIME_PARAMS = new Set([
   "/dapps/elexium/historical_trades end_time",
   "/dapps/dia-oracle/history from_ts",
   "/dapps/dia-oracle/history to_ts",
+  "/system/jobs from",
+  "/system/jobs to",
+  "/system/jobs since",
+  "/system/jobs until",
 ]);
 
 const NUL = "a\u0000b";
@@ -142,7 +150,14 @@ describe("hostile input on every route", () => {
   let t: TestApp;
   let doc: Doc;
   beforeAll(async () => {
-    t = await createTestApp({ env: { PUBLIC_RPM: "1000000" } });
+    t = await createTestApp({
+      env: {
+        PUBLIC_RPM: "1000000",
+        // WireGuard peer creation configured, so that accepted values reach the store (not a 503).
+        WG_SERVER_PUBLIC_KEY: "HtsDlYG92+RYdBNe4WUWuP5hOUN2q/9e5rGd4l+6FDM=",
+        WG_ENDPOINT: "vpn.example.com:51820",
+      },
+    });
     doc = t.app.swagger() as unknown as Doc;
   });
   afterAll(async () => t?.close());

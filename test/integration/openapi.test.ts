@@ -95,6 +95,23 @@ describe("/openapi.json", () => {
     expect(doc.paths["/system/keys"]?.post?.requestBody?.required).toBe(true);
   });
 
+  it("lists the bot's webhook under Webhook as well as Telegram, and the WireGuard routes under WireGuard", () => {
+    expect(doc.paths["/telegram/webhook"]?.post?.tags).toEqual(["Telegram", "Webhook"]);
+    const wireguard = Object.entries(doc.paths).flatMap(([path, methods]) =>
+      Object.entries(methods)
+        .filter(([, op]) => op.tags?.includes("WireGuard"))
+        .map(([method]) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(wireguard.sort()).toEqual([
+      "GET /system/wireguard/peers",
+      "GET /system/wireguard/peers/{peerid}",
+      "GET /system/wireguard/server-peers",
+      "POST /system/wireguard/peers",
+      "POST /system/wireguard/peers/{peerid}/revoke",
+    ]);
+    expect(doc.paths["/system/wireguard/peers/{peerid}/revoke"]?.post?.requestBody?.required).toBe(false);
+  });
+
   it("refuses to start with two operations of the same operationId", async () => {
     const twin = async (app: TestApp["app"]) => {
       for (const url of ["/dup/a", "/dup/b"]) {

@@ -186,7 +186,7 @@ describe("telegram webhook", () => {
     const [stats] = await say(508, "/stats");
     expect(stats!.text).toContain("<b>Users</b>");
     const [reindex] = await say(508, "/reindex");
-    expect(reindex!.text).toContain("not available yet");
+    expect(reindex!.text).toBe("No reindex jobs yet.");
     const [help] = await say(508, "/help");
     expect(help!.text).toContain("/ban");
     const [userHelp] = await say(509, "/help");

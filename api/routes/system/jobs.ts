@@ -7,6 +7,10 @@ import type { ApiDeps, App } from "../../types.ts";
 
 const TAGS = ["Telegram"];
 
+/** Unix ms up to the last instant a JavaScript Date (and a PostgreSQL timestamp) holds. */
+const TimeMs = (description: string) =>
+  Type.Integer({ minimum: 0, maximum: 8_640_000_000_000_000, description });
+
 const JOBS_DOC = `A reindex job publishes the stored raw blocks of a block-time range again, so every processor rebuilds its
 rows with the current decoders (a new decoder reaches history without asking the node). Optionally limited to
 the blocks that mention one contract, or any contract of one dapp.
@@ -55,7 +59,7 @@ const Job = Type.Object(
   { $id: "ReindexJob", title: "ReindexJob" },
 );
 
-const JobIdParams = Type.Object({ id: Type.String({ format: "uuid", description: "Job id." }) });
+const JobIdParams = Type.Object({ jobid: Type.String({ format: "uuid", description: "Job id." }) });
 const JobResult = Type.Object({ ok: Type.Boolean(), job: Type.Ref("ReindexJob") });
 
 export async function jobRoutes(app: App, deps: ApiDeps): Promise<void> {
@@ -72,8 +76,8 @@ export async function jobRoutes(app: App, deps: ApiDeps): Promise<void> {
         description: JOBS_DOC,
         body: Type.Object(
           {
-            from: UnixMs("Start of the block-time range, Unix ms (inclusive)."),
-            to: UnixMs("End of the block-time range, Unix ms (inclusive); not before `from`."),
+            from: TimeMs("Start of the block-time range, Unix ms (inclusive)."),
+            to: TimeMs("End of the block-time range, Unix ms (inclusive); not before `from`."),
             dapp_id: Type.Optional(
               Type.String({
                 pattern: "^[a-z0-9][a-z0-9_-]{0,63}$",
@@ -111,8 +115,8 @@ export async function jobRoutes(app: App, deps: ApiDeps): Promise<void> {
         querystring: Type.Object(
           {
             state: Type.Optional(StringEnum(JOB_STATES, { description: "Only jobs in this state." })),
-            since: Type.Optional(UnixMs("Created at or after this time (Unix ms).")),
-            until: Type.Optional(UnixMs("Created before this time (Unix ms).")),
+            since: Type.Optional(TimeMs("Created at or after this time (Unix ms).")),
+            until: Type.Optional(TimeMs("Created before this time (Unix ms).")),
             limit: Type.Integer({
               minimum: 1,
               maximum: 200,
@@ -150,7 +154,7 @@ export async function jobRoutes(app: App, deps: ApiDeps): Promise<void> {
   );
 
   app.get(
-    "/system/jobs/:id",
+    "/system/jobs/:jobid",
     {
       config: { access: "admin", db: "required" },
       schema: {
@@ -161,14 +165,14 @@ export async function jobRoutes(app: App, deps: ApiDeps): Promise<void> {
       },
     },
     async (request) => {
-      const job = await deps.jobs!.get(request.params.id);
-      if (!job) throw notFound(`No reindex job ${request.params.id}.`, { job_id: request.params.id });
+      const job = await deps.jobs!.get(request.params.jobid);
+      if (!job) throw notFound(`No reindex job ${request.params.jobid}.`, { job_id: request.params.jobid });
       return { job };
     },
   );
 
   app.post(
-    "/system/jobs/:id/cancel",
+    "/system/jobs/:jobid/cancel",
     {
       config: { access: "admin", db: "required" },
       schema: {
@@ -181,6 +185,6 @@ export async function jobRoutes(app: App, deps: ApiDeps): Promise<void> {
         response: { 200: JobResult },
       },
     },
-    async (request) => ({ ok: true, job: await deps.jobs!.cancel(request.params.id) }),
+    async (request) => ({ ok: true, job: await deps.jobs!.cancel(request.params.jobid) }),
   );
 }

@@ -59,7 +59,7 @@ export async function telegramRoutes(app: App, deps: ApiDeps): Promise<void> {
         }
       },
       schema: {
-        tags: ["Telegram"],
+        tags: ["Telegram", "Webhook"],
         summary: "Receive a Telegram bot update (called by Telegram)",
         description:
           "Telegram posts each bot update here with the secret set by `bot set-webhook` in `X-Telegram-Bot-Api-Secret-Token`; a missing or wrong secret answers 401 (after the body's validation, 400), and 404 when no bot is configured (TELEGRAM_BOT_TOKEN empty, or TELEGRAM_MODE=polling). Each `update_id` is handled once: a retried update answers 200 without being handled again. A failure answers 500 so Telegram retries.",

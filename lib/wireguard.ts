@@ -1,0 +1,181 @@
+/**
+ * WireGuard without the kernel: X25519 key pairs from Node's crypto, IPv4 subnet arithmetic, and the
+ * `wg-quick` texts the API hands out (a client's configuration, the server's [Peer] sections for
+ * `wg syncconf`). Pure functions; the peers themselves live in Postgres (lib/repos/wireguard-peers.ts).
+ */
+import { generateKeyPairSync } from "node:crypto";
+import { isIP, isIPv4, isIPv6 } from "node:net";
+import type { Config } from "./config.ts";
+
+/** A WireGuard key as `wg` prints it: standard base64 of 32 bytes (the last character before `=` has 2 zero bits). */
+export const WG_KEY = /^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$/;
+/** The config key's pattern: a WireGuard key or empty. */
+export const WG_KEY_PATTERN = /^(|[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=)$/;
+
+const HOSTNAME =
+  /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+
+/** An IPv4 address in dotted form → unsigned 32-bit integer; null when it is not one. */
+export function parseIpv4(text: string): number | null {
+  if (!isIPv4(text)) return null;
+  return text.split(".").reduce((n, part) => n * 256 + Number(part), 0);
+}
+
+export function formatIpv4(n: number): string {
+  return [24, 16, 8, 0].map((shift) => Math.floor(n / 2 ** shift) % 256).join(".");
+}
+
+export interface Subnet {
+  /** Normalized `network/prefix` (host bits cleared). */
+  cidr: string;
+  prefix: number;
+  network: number;
+  /** The server's interface address: the first host address. */
+  server: number;
+  /** The first and last address a peer may get (the broadcast address is never handed out). */
+  first: number;
+  last: number;
+}
+
+/** Parses an IPv4 CIDR with a prefix from /8 to /30 (host bits are cleared); null when it is not one. */
+export function parseSubnet(text: string): Subnet | null {
+  const match = /^([0-9.]+)\/(\d{1,2})$/.exec(text.trim());
+  if (!match) return null;
+  const address = parseIpv4(match[1] ?? "");
+  const prefix = Number(match[2]);
+  if (address === null || prefix < 8 || prefix > 30) return null;
+  const size = 2 ** (32 - prefix);
+  const network = address - (address % size);
+  return {
+    cidr: `${formatIpv4(network)}/${prefix}`,
+    prefix,
+    network,
+    server: network + 1,
+    first: network + 2,
+    last: network + size - 2,
+  };
+}
+
+export const isPeerSubnet = (text: string): boolean => parseSubnet(text) !== null;
+
+/** `host:port` with a host name, an IPv4 address or a bracketed IPv6 address, and a port from 1 to 65535. */
+export function isEndpoint(text: string): boolean {
+  if (text === "") return true;
+  const match = /^(\[[^\]]+\]|[^:[\]]+):(\d{1,5})$/.exec(text);
+  if (!match) return false;
+  const host = match[1] ?? "";
+  const port = Number(match[2]);
+  if (port < 1 || port > 65535) return false;
+  return host.startsWith("[") ? isIPv6(host.slice(1, -1)) : isIPv4(host) || HOSTNAME.test(host);
+}
+
+/** Comma-separated CIDRs (IPv4 or IPv6); empty is allowed (it means the subnet). */
+export function isCidrList(text: string): boolean {
+  if (text.trim() === "") return true;
+  return splitList(text).every((item) => {
+    const match = /^([^/]+)\/(\d{1,3})$/.exec(item);
+    if (!match) return false;
+    const family = isIP(match[1] ?? "");
+    const prefix = Number(match[2]);
+    return family !== 0 && prefix <= (family === 4 ? 32 : 128);
+  });
+}
+
+const splitList = (text: string): string[] =>
+  text
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+/** A new X25519 key pair as WireGuard writes keys (standard base64 of the raw 32 bytes). */
+export function generateKeyPair(): { privateKey: string; publicKey: string } {
+  const { publicKey, privateKey } = generateKeyPairSync("x25519");
+  const d = Buffer.from(String(privateKey.export({ format: "jwk" }).d), "base64url");
+  // Clamped as `wg genkey` writes it; X25519 clamps the scalar anyway, so the public key is unchanged.
+  d[0] = (d[0] ?? 0) & 248;
+  d[31] = ((d[31] ?? 0) & 127) | 64;
+  return {
+    privateKey: d.toString("base64"),
+    publicKey: Buffer.from(String(publicKey.export({ format: "jwk" }).x), "base64url").toString("base64"),
+  };
+}
+
+/** What the server's configuration gives the texts; `missing` names the config keys peer creation needs. */
+export interface WireGuardSettings {
+  serverPublicKey: string;
+  endpoint: string;
+  subnet: Subnet;
+  dns: string[];
+  allowedIps: string[];
+  keepalive: number;
+  missing: string[];
+}
+
+export function wireguardSettings(config: Config): WireGuardSettings {
+  // loadConfig validated WG_SUBNET; the fallback only serves a hand-built Config.
+  const subnet = parseSubnet(config.WG_SUBNET) ?? (parseSubnet("10.87.0.0/24") as Subnet);
+  const missing = [
+    ...(config.WG_SERVER_PUBLIC_KEY ? [] : ["WG_SERVER_PUBLIC_KEY"]),
+    ...(config.WG_ENDPOINT ? [] : ["WG_ENDPOINT"]),
+  ];
+  return {
+    serverPublicKey: config.WG_SERVER_PUBLIC_KEY,
+    endpoint: config.WG_ENDPOINT,
+    subnet,
+    dns: splitList(config.WG_DNS),
+    allowedIps: config.WG_ALLOWED_IPS.trim() ? splitList(config.WG_ALLOWED_IPS) : [subnet.cidr],
+    keepalive: config.WG_PERSISTENT_KEEPALIVE,
+    missing,
+  };
+}
+
+/** A value written into a `#` comment: one line, no control characters. */
+const comment = (text: string): string => text.replace(/[\p{Cc}\u2028\u2029]/gu, "?");
+
+export interface PeerForText {
+  peer_id: string;
+  user_id: string;
+  name: string;
+  public_key: string;
+  address: string;
+  created_at: string;
+}
+
+/** The client's `wg-quick` configuration (`/etc/wireguard/<name>.conf`, or imported into a WireGuard app). */
+export function renderClientConfig(peer: PeerForText, privateKey: string, s: WireGuardSettings): string {
+  return [
+    `# WireGuard peer ${peer.peer_id} "${comment(peer.name)}" of ${comment(peer.user_id)}, created ${peer.created_at}`,
+    "[Interface]",
+    `PrivateKey = ${privateKey}`,
+    `Address = ${peer.address}/32`,
+    ...(s.dns.length > 0 ? [`DNS = ${s.dns.join(", ")}`] : []),
+    "",
+    "[Peer]",
+    `PublicKey = ${s.serverPublicKey}`,
+    `Endpoint = ${s.endpoint}`,
+    `AllowedIPs = ${s.allowedIps.join(", ")}`,
+    ...(s.keepalive > 0 ? [`PersistentKeepalive = ${s.keepalive}`] : []),
+    "",
+  ].join("\n");
+}
+
+/**
+ * The server's [Peer] sections, one per active peer (each allowed its own /32), after a comment header.
+ * Appended to an [Interface]-only configuration, `wg syncconf` applies them (README "WireGuard peers").
+ */
+export function renderServerPeers(peers: PeerForText[], s: WireGuardSettings, now = new Date()): string {
+  const head = [
+    `# Active WireGuard peers: ${peers.length}, as of ${now.toISOString()}.`,
+    `# The server's [Interface] holds Address = ${formatIpv4(s.subnet.server)}/${s.subnet.prefix}; apply with`,
+    "#   wg syncconf wg0 <(wg-quick strip wg0; cat this-file)",
+    "",
+  ];
+  const sections = peers.flatMap((p) => [
+    "[Peer]",
+    `# ${p.peer_id} "${comment(p.name)}" of ${comment(p.user_id)}, created ${p.created_at}`,
+    `PublicKey = ${p.public_key}`,
+    `AllowedIPs = ${p.address}/32`,
+    "",
+  ]);
+  return [...head, ...sections].join("\n");
+}
