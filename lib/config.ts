@@ -335,7 +335,7 @@ export const CONFIG_SPEC = {
   ),
   JOBS_CONCURRENCY: int(1, 1, 64, "Reindex job chunks one worker process runs at once."),
   JOBS_CHUNK_BLOCKS: int(
-    20_000,
+    5_000,
     1,
     10_000_000,
     "Blocks per queue message of a reindex job: a dead worker's chunk is retried from its last saved page.",
@@ -349,10 +349,10 @@ export const CONFIG_SPEC = {
     "Seconds before the first retry of a failed reindex chunk; doubles with each retry (pg-boss backoff).",
   ),
   JOBS_EXPIRE_S: int(
-    300,
+    600,
     1,
     86_400,
-    "Seconds after which a reindex chunk whose worker died is expired and retried; must exceed one chunk's run.",
+    "Seconds after which a reindex chunk whose worker died is expired and retried (pg-boss also gives up on a handler running longer); keep it well above one chunk's run.",
   ),
   JOBS_POLL_S: int(2, 1, 3_600, "Seconds between a job worker's polls of the queue when it is empty."),
   JOBS_MAINTENANCE_S: int(

@@ -1,7 +1,7 @@
 -- Reindex jobs (issue 23): what an admin asked to reprocess and how far it got. The queue itself is pg-boss's
 -- (schema `pgboss`, created by pg-boss at start); this table is the jobs' own state, progress and resume point,
--- read by GET /system/jobs. `chunk` is the fencing token: a worker writes progress only while the row still
--- holds the chunk number its queue message carries, so a stale or duplicate worker cannot write.
+-- read by GET /system/jobs. A queue message claims its `chunk` only while the row is on it; each claim increments
+-- `attempts`, the fencing token every later write of that handler checks, so a stale or duplicate worker cannot write.
 CREATE TABLE IF NOT EXISTS reindex_jobs (
   job_id uuid PRIMARY KEY,
   state text NOT NULL CHECK (state IN ('queued', 'running', 'completed', 'failed', 'cancelled')),

@@ -154,21 +154,22 @@ export interface JobsRepo {
   list(query: ListQuery): Promise<{ jobs: ReindexJob[]; next: string | null }>;
   /** Cancels a queued or running job; 404 unknown, 409 `job_finished` when it already ended. */
   cancel(jobId: string): Promise<ReindexJob>;
-  // The worker's writes, each fenced by `chunk`: they change nothing (and say so) when the job moved on.
-  /** Marks the chunk's attempt started; null when the job is finished, cancelled or on another chunk. */
+  // The worker's writes, each fenced by the attempt `claim` returned (the job's `attempts` then): they change
+  // nothing, and say so, once the job was cancelled, moved to another chunk or claimed by a later attempt.
+  /** Starts an attempt at the chunk; null when the job is finished, cancelled or on another chunk. */
   claim(jobId: string, chunk: number): Promise<ReindexJob | null>;
-  setTotal(jobId: string, chunk: number, total: number): Promise<boolean>;
+  setTotal(jobId: string, attempt: number, total: number): Promise<boolean>;
   progress(
     jobId: string,
-    chunk: number,
+    attempt: number,
     cursor: { ts: number; chain: number; height: number },
     blocks: number,
   ): Promise<boolean>;
-  complete(jobId: string, chunk: number): Promise<boolean>;
+  complete(jobId: string, attempt: number): Promise<boolean>;
   /** Moves the job to its next chunk and sends that chunk's message, in one transaction. */
-  advance(jobId: string, chunk: number): Promise<boolean>;
+  advance(jobId: string, attempt: number): Promise<boolean>;
   /** Records an attempt's error; `final` marks the job failed. */
-  fail(jobId: string, chunk: number, error: string, final: boolean): Promise<boolean>;
+  fail(jobId: string, attempt: number, error: string, final: boolean): Promise<boolean>;
 }
 
 export function createJobsRepo(pg: Pg, config: Config, boss: () => Promise<PgBoss>): JobsRepo {
@@ -280,42 +281,43 @@ export function createJobsRepo(pg: Pg, config: Config, boss: () => Promise<PgBos
       return row ? toJob(row) : null;
     },
 
-    setTotal: (jobId, chunk, total) =>
+    setTotal: (jobId, attempt, total) =>
       fenced(
         "reindex_jobs_total",
         `UPDATE reindex_jobs SET blocks_total = $3, updated_at = now()
-          WHERE job_id = $1 AND chunk = $2 AND state = 'running' RETURNING 1`,
-        [jobId, chunk, total],
+          WHERE job_id = $1 AND attempts = $2 AND state = 'running' RETURNING 1`,
+        [jobId, attempt, total],
       ),
 
-    progress: (jobId, chunk, cursor, blocks) =>
+    progress: (jobId, attempt, cursor, blocks) =>
       fenced(
         "reindex_jobs_progress",
         `UPDATE reindex_jobs SET cursor_ts = $3, cursor_chain = $4, cursor_height = $5,
                 blocks_done = blocks_done + $6, error = NULL, updated_at = now()
-          WHERE job_id = $1 AND chunk = $2 AND state = 'running' RETURNING 1`,
-        [jobId, chunk, cursor.ts, cursor.chain, cursor.height, blocks],
+          WHERE job_id = $1 AND attempts = $2 AND state = 'running' RETURNING 1`,
+        [jobId, attempt, cursor.ts, cursor.chain, cursor.height, blocks],
       ),
 
-    complete: (jobId, chunk) =>
+    complete: (jobId, attempt) =>
       fenced(
         "reindex_jobs_complete",
         `UPDATE reindex_jobs SET state = 'completed', finished_at = now(), updated_at = now(), error = NULL
-          WHERE job_id = $1 AND chunk = $2 AND state = 'running' RETURNING 1`,
-        [jobId, chunk],
+          WHERE job_id = $1 AND attempts = $2 AND state = 'running' RETURNING 1`,
+        [jobId, attempt],
       ),
 
-    async advance(jobId, chunk) {
+    async advance(jobId, attempt) {
       const b = await boss();
       return pg.transaction(async (tx) => {
-        const moved = await tx.query(
+        const moved = await tx.query<{ chunk: number }>(
           "reindex_jobs_advance",
           `UPDATE reindex_jobs SET chunk = chunk + 1, updated_at = now()
-            WHERE job_id = $1 AND chunk = $2 AND state = 'running' RETURNING 1`,
-          [jobId, chunk],
+            WHERE job_id = $1 AND attempts = $2 AND state = 'running' RETURNING chunk`,
+          [jobId, attempt],
         );
-        if (moved.length === 0) return false;
-        const message: ReindexMessage = { job_id: jobId, chunk: chunk + 1 };
+        const chunk = moved[0]?.chunk;
+        if (chunk === undefined) return false;
+        const message: ReindexMessage = { job_id: jobId, chunk };
         await b.send(
           REINDEX_QUEUE,
           message as unknown as object,
@@ -328,14 +330,14 @@ export function createJobsRepo(pg: Pg, config: Config, boss: () => Promise<PgBos
       });
     },
 
-    fail: (jobId, chunk, error, final) =>
+    fail: (jobId, attempt, error, final) =>
       fenced(
         "reindex_jobs_fail",
         `UPDATE reindex_jobs SET error = $3, updated_at = now(),
                 state = CASE WHEN $4::int = 1 THEN 'failed' ELSE state END,
                 finished_at = CASE WHEN $4::int = 1 THEN now() ELSE finished_at END
-          WHERE job_id = $1 AND chunk = $2 AND state = 'running' RETURNING 1`,
-        [jobId, chunk, error.slice(0, 2000), final ? 1 : 0],
+          WHERE job_id = $1 AND attempts = $2 AND state = 'running' RETURNING 1`,
+        [jobId, attempt, error.slice(0, 2000), final ? 1 : 0],
       ),
   };
 }

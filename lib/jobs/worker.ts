@@ -8,8 +8,10 @@
  * moves the job to the next chunk and sends that chunk's message in one transaction. So:
  * - a worker that dies mid-chunk leaves its message active; pg-boss expires it after `JOBS_EXPIRE_S` and
  *   retries it (with backoff), and the retry resumes from the last saved page;
- * - every write is fenced by the chunk number the message carries: a retry of a chunk the job already left,
- *   or a worker still running a chunk that expired, writes nothing and stops;
+ * - every write is fenced: a message claims its chunk only while the job is on that chunk, and each claim
+ *   increments the job's `attempts`, which every later write of that handler must still find; so a retry of a
+ *   chunk the job already left, or a handler still running after its chunk expired and was claimed again,
+ *   writes nothing and stops;
  * - cancelling sets the job's state, which the next progress write sees; the worker then stops.
  * A chunk's message fails only when its handler throws; after `JOBS_RETRY_LIMIT` retries the job is `failed`
  * with that error.
@@ -68,9 +70,11 @@ export async function startJobWorker(deps: PipelineDeps, options: WorkerOptions 
     return first;
   };
 
-  async function runChunk(message: ReindexMessage): Promise<void> {
+  /** Runs one chunk; `claimed.attempt` is set once the chunk is claimed (the fencing token of its writes). */
+  async function runChunk(message: ReindexMessage, claimed: { attempt: number | null }): Promise<void> {
     const { job_id: jobId, chunk } = message;
     const job = await repo.claim(jobId, chunk);
+    claimed.attempt = job?.attempts ?? null;
     if (!job) {
       log.info({ job_id: jobId, chunk }, "Reindex message skipped: the job ended or moved past this chunk.");
       return;
@@ -78,7 +82,7 @@ export async function startJobWorker(deps: PipelineDeps, options: WorkerOptions 
     const contracts = await scope(pg, job);
     if (job.blocks_total === null) {
       const total = await countMainRawBlocks(deps.ch, { fromTs: job.from_ts, toTs: job.to_ts, contracts });
-      if (!(await repo.setTotal(jobId, chunk, total))) return;
+      if (!(await repo.setTotal(jobId, job.attempts, total))) return;
     }
     log.info({ job_id: jobId, chunk, cursor: job.cursor, done: job.blocks_done }, "Reindex chunk started.");
     let budget = config.JOBS_CHUNK_BLOCKS;
@@ -95,7 +99,7 @@ export async function startJobWorker(deps: PipelineDeps, options: WorkerOptions 
       await republish(deps, rows, seqFor(rows.length));
       const saved = await repo.progress(
         jobId,
-        chunk,
+        job.attempts,
         { ts: last.ts, chain: last.chain_index, height: last.height },
         rows.length,
       );
@@ -109,19 +113,21 @@ export async function startJobWorker(deps: PipelineDeps, options: WorkerOptions 
         break;
       }
     }
-    if (more) await repo.advance(jobId, chunk);
-    else if (await repo.complete(jobId, chunk)) log.info({ job_id: jobId }, "Reindex job completed.");
+    if (more) await repo.advance(jobId, job.attempts);
+    else if (await repo.complete(jobId, job.attempts)) log.info({ job_id: jobId }, "Reindex job completed.");
   }
 
   const handler: PgBoss.WorkWithMetadataHandler<ReindexMessage> = async ([job]) => {
     if (!job) return;
+    const claimed: { attempt: number | null } = { attempt: null };
     try {
-      await runChunk(job.data);
+      await runChunk(job.data, claimed);
     } catch (error) {
       const final = job.retryCount >= job.retryLimit;
       const text = error instanceof Error ? error.message : String(error);
       log.warn({ err: error, job_id: job.data.job_id, final }, "Reindex chunk failed.");
-      await repo.fail(job.data.job_id, job.data.chunk, text, final).catch(() => undefined);
+      if (claimed.attempt !== null)
+        await repo.fail(job.data.job_id, claimed.attempt, text, final).catch(() => undefined);
       throw error;
     }
   };
