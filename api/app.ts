@@ -18,6 +18,7 @@ import { dappRoutes } from "./routes/dapps/index.ts";
 import { diaOracleRoutes } from "./routes/dia-oracle/index.ts";
 import { elexiumRoutes } from "./routes/elexium/index.ts";
 import { eventsRoutes } from "./routes/events/index.ts";
+import { eventStreamRoutes } from "./routes/events/stream.ts";
 import { explorerRoutes } from "./routes/explorer/index.ts";
 import { furnaceRoutes } from "./routes/furnace/index.ts";
 import { metaRoutes } from "./routes/meta/index.ts";
@@ -43,6 +44,7 @@ export const ROUTE_GROUPS: RouteGroup[] = [
   systemRoutes,
   banRoutes,
   eventsRoutes,
+  eventStreamRoutes,
   addressLabelRoutes,
   exchangeWalletRoutes,
   tokenRoutes,

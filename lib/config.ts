@@ -172,6 +172,48 @@ export const CONFIG_SPEC = {
     1_000_000,
     "Newest events each API process keeps in memory to answer /events/all pages near the tip (0 = off; ~0.9 KB of heap per bench event: its served JSON and the fields filters read; more with big payloads).",
   ),
+  STREAM_POLL_MS: int(
+    250,
+    20,
+    60_000,
+    "How often each API process reads the watermark while /events/stream connections wait (one read per step for all of them).",
+  ),
+  STREAM_HEARTBEAT_MS: int(
+    15_000,
+    1_000,
+    300_000,
+    "A comment line on an /events/stream connection after this long without data, so proxies keep it open.",
+  ),
+  STREAM_RETRY_MS: int(
+    3_000,
+    100,
+    600_000,
+    "The `retry:` hint of /events/stream: how long EventSource waits before reconnecting.",
+  ),
+  STREAM_BUFFER_BYTES: int(
+    1_048_576,
+    4_096,
+    268_435_456,
+    "Unsent bytes past which an /events/stream client is cut as too slow (after a final `end` event with the id to resume after).",
+  ),
+  STREAM_DRAIN_MS: int(
+    10_000,
+    100,
+    600_000,
+    "How long a blocked /events/stream write may wait for the client to read before it is cut as too slow.",
+  ),
+  STREAM_CONNECTIONS: str(
+    "free:1,pro:10,enterprise:100",
+    "Open /events/stream connections allowed per API key and API process, by plan id (`plan:n` pairs); plans not listed get STREAM_CONNECTIONS_OTHER.",
+    /^([a-z0-9_-]{1,64}:\d{1,6})(,[a-z0-9_-]{1,64}:\d{1,6})*$/,
+    "plan:n pairs separated by commas",
+  ),
+  STREAM_CONNECTIONS_OTHER: int(
+    1,
+    0,
+    1_000_000,
+    "Open /events/stream connections per key for plans STREAM_CONNECTIONS does not list.",
+  ),
   OHLCV_CACHE_MS: int(
     1_000,
     0,

@@ -5,9 +5,11 @@ import { createTestApp, type TestApp } from "../helpers/app.ts";
 
 /** Fills path parameters with values of a plausible shape; auth runs before validation anyway. */
 function concreteUrl(url: string): string {
-  return url.replace(/:([A-Za-z_]+)/g, (_m, name: string) =>
+  const filled = url.replace(/:([A-Za-z_]+)/g, (_m, name: string) =>
     name === "keyid" ? randomUUID() : name.includes("hash") || name.includes("tx") ? "ab".repeat(32) : "x1",
   );
+  // A stream answers until the client leaves: asked to end once caught up, so the request returns.
+  return url === "/events/stream" ? `${filled}?until_caught_up=1` : filled;
 }
 
 function bodyFor(route: RouteEntry) {

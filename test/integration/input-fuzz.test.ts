@@ -59,6 +59,9 @@ const QUERY_SAMPLES: Record<string, string> = {
   key: "ALPH/USD",
 };
 
+/** Streaming routes end once caught up with this query, so that each fuzz request returns. */
+const STREAM_QUERY: Record<string, string> = { "/events/stream": "until_caught_up=1" };
+
 /** Valid values for required body fields, so that validation reaches the field under test. */
 const BODY_SAMPLES: Record<string, unknown> = {
   from: 1,
@@ -198,7 +201,9 @@ describe("hostile input on every route", () => {
         const filled = route.url.replace(/:([A-Za-z_]+)/g, (_m, name: string) =>
           override?.name === name ? override.raw : (PATH_SAMPLES[name]?.() ?? "x"),
         );
-        return query ? `${filled}?${query}` : filled;
+        // A stream answers until the client leaves: asked to end once caught up, so each request returns.
+        const q = [query, STREAM_QUERY[route.url]].filter(Boolean).join("&");
+        return q ? `${filled}?${q}` : filled;
       };
       const hasBody = bodySchema !== undefined;
       const inject = (u: string, payload?: string): Promise<Reply> =>

@@ -1,0 +1,214 @@
+/** `GET /events/stream`: the events of `/events/all` pushed as Server-Sent Events (lib/events/stream.ts). */
+import { Type } from "@sinclair/typebox";
+import { AppError, badRequest } from "../../../lib/errors.ts";
+import { createStreamHub, type StreamSettings, serveStream } from "../../../lib/events/stream.ts";
+import type { ApiDeps, App } from "../../types.ts";
+
+const EVENT_ID = /^[0-9-]{1,64}$/;
+
+const DESCRIPTION = `The events of \`/events/all\` pushed as they pass the watermark, as Server-Sent Events
+(\`text/event-stream\`): each event is one message whose \`data\` is the event's JSON (as in \`/events/all\`) and whose
+\`id\` is the event id. Same filters as \`/events/all\`.
+
+**Resuming.** A client that reconnects with \`Last-Event-ID\` (browsers' \`EventSource\` sends it by itself) or with
+\`after_id\` gets every matching event after that id exactly once, in id order, across reconnects, API restarts and
+replays: the pollers' guarantee, from the same watermark. \`Last-Event-ID\` wins over \`after_id\`. With neither, the
+stream starts at the watermark (new events only); \`after_id=0\` starts at the first event.
+
+**Reorgs** deeper than the ingest's confirmations arrive as reorg notices in the stream, in order (as in
+\`/events/all\`; a stream filtered by \`dapp_id\` or \`category\` does not match them).
+
+**Connection.** A \`retry:\` hint (STREAM_RETRY_MS) opens the stream; a comment line (\`: keep-alive\`) follows any
+STREAM_HEARTBEAT_MS without data. A client that reads too slowly (STREAM_BUFFER_BYTES unsent, or a write not drained
+within STREAM_DRAIN_MS) gets a final \`end\` event \`{ reason: "slow_consumer", resume_after_id, detail }\` and is
+disconnected; an API process that stops sends \`end\` with \`reason: "shutdown"\`. Reconnect after \`resume_after_id\`.
+
+**Limits.** Open streams per key and API process by plan (STREAM_CONNECTIONS: free 1, pro 10, enterprise 100 by
+default); one more answers 429 \`too_many_streams\`. Each request counts once against the key's rate limit.
+
+\`\`\`js
+// Node 22+ or a browser (Node 20: the "eventsource" package).
+const url = new URL("https://api.example/events/stream");
+url.searchParams.set("dapp_id", "ayin");
+// EventSource cannot send headers: use a fetch-based client, or put the key in a proxy.
+const res = await fetch(url, { headers: { "x-api-key": KEY, authorization: \`Bearer \${KEY}\` } });
+let buffer = "", lastId = null;
+for await (const chunk of res.body.pipeThrough(new TextDecoderStream())) {
+  buffer += chunk;
+  let end;
+  while ((end = buffer.indexOf("\\n\\n")) >= 0) {
+    const block = buffer.slice(0, end); buffer = buffer.slice(end + 2);
+    const id = /^id: (.*)$/m.exec(block)?.[1], data = /^data: (.*)$/m.exec(block)?.[1];
+    if (/^event: end$/m.test(block)) console.log("cut:", data); // reconnect after resume_after_id
+    else if (id && data) { lastId = id; handle(JSON.parse(data)); }
+  }
+}
+\`\`\``;
+
+/** `plan:n,plan:n` → allowance per plan. */
+function parseLimits(text: string): Map<string, number> {
+  return new Map(
+    text
+      .split(",")
+      .filter(Boolean)
+      .map((pair) => {
+        const [plan = "", n = "0"] = pair.split(":");
+        return [plan, Number(n)] as const;
+      }),
+  );
+}
+
+export async function eventStreamRoutes(app: App, deps: ApiDeps): Promise<void> {
+  const events = deps.events;
+  const c = deps.config;
+  const settings: StreamSettings = {
+    pollMs: c.STREAM_POLL_MS,
+    heartbeatMs: c.STREAM_HEARTBEAT_MS,
+    retryMs: c.STREAM_RETRY_MS,
+    bufferBytes: c.STREAM_BUFFER_BYTES,
+    drainMs: c.STREAM_DRAIN_MS,
+    pageSize: 200,
+  };
+  const limits = parseLimits(c.STREAM_CONNECTIONS);
+  const hub = events ? createStreamHub(events, settings) : null;
+  // Before the server waits for open connections: end the streams, so their clients reconnect elsewhere.
+  app.addHook("preClose", async () => hub?.close());
+
+  app.get(
+    "/events/stream",
+    {
+      config: { access: "user", db: "required" },
+      schema: {
+        tags: ["Events"],
+        summary: "Live normalized events as Server-Sent Events, resumable with Last-Event-ID",
+        description: DESCRIPTION,
+        headers: Type.Object({
+          "last-event-id": Type.Optional(
+            Type.String({
+              maxLength: 64,
+              description: "Last event id received (sent by EventSource on reconnect).",
+            }),
+          ),
+        }),
+        querystring: Type.Object(
+          {
+            after_id: Type.Optional(
+              Type.String({ pattern: "^[0-9-]{1,64}$", description: "Deliver events after this id." }),
+            ),
+            until_caught_up: Type.Optional(
+              Type.Unsafe<"0" | "1">({
+                type: "string",
+                enum: ["0", "1"],
+                description:
+                  '`1`: end with an `end` event `{ reason: "caught_up", resume_after_id }` once every event under the watermark was sent (a batch reader, `curl`), instead of waiting for new ones.',
+              }),
+            ),
+            dapp_id: Type.Optional(Type.String({ maxLength: 100 })),
+            address: Type.Optional(Type.String({ maxLength: 100 })),
+            token_address: Type.Optional(Type.String({ maxLength: 100 })),
+            category: Type.Optional(Type.String({ maxLength: 500, description: "Comma-separated list." })),
+            sub_kind: Type.Optional(Type.String({ maxLength: 500, description: "Comma-separated list." })),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: {
+            description:
+              "An endless `text/event-stream`: `id:` and `data:` per event, `event: end` before a cut.",
+            content: { "text/event-stream": { schema: Type.String() } },
+          },
+        },
+      },
+    },
+    async (request, reply) => {
+      const lastEventId = request.headers["last-event-id"];
+      if (lastEventId !== undefined && !EVENT_ID.test(lastEventId)) {
+        throw badRequest(`last-event-id ${JSON.stringify(lastEventId.slice(0, 80))} is not an event id`, {
+          field: "last-event-id",
+        });
+      }
+      const key = request.apiKey;
+      const plan = key?.plan_id ?? "";
+      const allowed = limits.get(plan) ?? c.STREAM_CONNECTIONS_OTHER;
+      const release = hub!.acquire(key?.key_id ?? `ip:${request.ip}`, allowed);
+      if (!release) {
+        throw new AppError(
+          "too_many_streams",
+          `This key already has ${allowed} open event stream(s), the limit of plan ${plan || "(none)"}; close one first.`,
+          { status: 429, details: { limit: allowed } },
+        );
+      }
+      const q = request.query;
+      const list = (v: string | undefined) =>
+        v
+          ?.split(",")
+          .map((s) => s.trim())
+          .filter(Boolean);
+      const filters = {
+        ...(q.dapp_id ? { dapp_id: q.dapp_id } : {}),
+        ...(q.address ? { address: q.address } : {}),
+        ...(q.token_address ? { token_address: q.token_address } : {}),
+        ...(list(q.category)?.length ? { category: list(q.category) } : {}),
+        ...(list(q.sub_kind)?.length ? { sub_kind: list(q.sub_kind) } : {}),
+      };
+      const raw = reply.raw;
+      reply.hijack();
+      raw.writeHead(200, {
+        ...(reply.getHeaders() as Record<string, string>),
+        "content-type": "text/event-stream; charset=utf-8",
+        "cache-control": "no-store",
+        connection: "keep-alive",
+        "x-accel-buffering": "no",
+        "x-request-id": request.id,
+      });
+      const gone = new AbortController();
+      raw.on("close", () => gone.abort());
+      const sink = {
+        write: (text: string) => raw.write(text),
+        get pending() {
+          return raw.writableLength;
+        },
+        drained: (ms: number) =>
+          new Promise<boolean>((resolve) => {
+            if (raw.writableLength === 0) return resolve(true);
+            const timer = setTimeout(() => {
+              raw.off("drain", ok);
+              resolve(false);
+            }, ms);
+            const ok = () => {
+              clearTimeout(timer);
+              resolve(true);
+            };
+            raw.once("drain", ok);
+          }),
+        get closed() {
+          return raw.destroyed || raw.writableEnded;
+        },
+        end: () => {
+          if (raw.writableEnded) return;
+          raw.end();
+          // A client that stopped reading may never take the rest: its socket goes after one more drain period.
+          setTimeout(() => raw.destroy(), settings.drainMs).unref();
+        },
+      };
+      try {
+        const result = await serveStream(hub!, events!, settings, {
+          filters,
+          afterId: lastEventId ?? q.after_id ?? null,
+          untilCaughtUp: q.until_caught_up === "1",
+          sink,
+          signal: gone.signal,
+        });
+        request.log.info({ delivered: result.delivered, reason: result.reason }, "Event stream ended.");
+      } catch (error) {
+        request.log.warn({ err: error }, "Event stream failed.");
+        sink.write(
+          `event: end\ndata: ${JSON.stringify({ reason: "error", detail: "The stream failed; reconnect with Last-Event-ID." })}\n\n`,
+        );
+        sink.end();
+      } finally {
+        release();
+      }
+    },
+  );
+}

@@ -1,0 +1,238 @@
+/**
+ * The live event stream (`GET /events/stream`, Server-Sent Events) on the pollers' guarantee: each connection
+ * is a poller of `/events/all?poll=1` that the server drives. It starts after the client's last id (the
+ * `Last-Event-ID` its EventSource sends on reconnect, or `after_id`), reads poll pages under the watermark until
+ * it is caught up, then waits for the next watermark step. So every matching event arrives once, in id order,
+ * across reconnects, API restarts and replays, exactly as for a poller.
+ *
+ * Fan-out: one hub per API process reads the watermark (one shared read per step, however many connections
+ * wait) and wakes the waiting connections; their next pages near the tip come from the in-memory tail (and the
+ * page cache shares identical pages), not from one store read per client.
+ *
+ * A client that reads too slowly (its unsent bytes pass `bufferBytes`, or a write does not drain within
+ * `drainMs`) is sent a final `end` event with the reason and the id to resume after, then disconnected; it is
+ * never skipped past events silently.
+ */
+import { idCeiling } from "../chain/types.ts";
+import { sleep } from "../retry.ts";
+import type { EventFilters } from "./reader.ts";
+import type { EventsService } from "./service.ts";
+
+export interface StreamSettings {
+  /** How often the hub reads the watermark while connections wait (ms). */
+  pollMs: number;
+  /** A comment line after this long without data (ms), so proxies keep the connection. */
+  heartbeatMs: number;
+  /** The `retry:` hint: how long an EventSource waits before reconnecting (ms). */
+  retryMs: number;
+  /** Unsent bytes past which a client is cut as too slow. */
+  bufferBytes: number;
+  /** How long a blocked write may take to drain before the client is cut (ms). */
+  drainMs: number;
+  /** Events per page read. */
+  pageSize: number;
+}
+
+/** Where a stream writes: the HTTP response, seen as a byte sink with back-pressure. */
+export interface StreamSink {
+  /** False when the sink's buffer is full (wait for `drained`). */
+  write(text: string): boolean;
+  /** Bytes written but not yet sent. */
+  readonly pending: number;
+  /** Resolves when the buffer drained, or false after `ms`. */
+  drained(ms: number): Promise<boolean>;
+  readonly closed: boolean;
+  end(): void;
+}
+
+export interface StreamHub {
+  /** Resolves with the watermark once it is above `seen`, or after `timeoutMs` / when `signal` aborts. */
+  next(seen: number, timeoutMs: number, signal: AbortSignal): Promise<number>;
+  /** Counts a connection of `owner` against `limit`; null when the owner is at its limit. */
+  acquire(owner: string, limit: number): (() => void) | null;
+  /** Connections open per owner (tests, /status). */
+  open(): number;
+  /** Ends every stream (API shutdown): their clients reconnect with Last-Event-ID elsewhere. */
+  close(): void;
+  readonly closing: AbortSignal;
+}
+
+export function createStreamHub(events: EventsService, settings: Pick<StreamSettings, "pollMs">): StreamHub {
+  const waiters = new Set<{ seen: number; wake: (wm: number) => void }>();
+  const owners = new Map<string, number>();
+  const closing = new AbortController();
+  let loop: Promise<void> | null = null;
+  let last = 0;
+
+  // One watermark read per step for every waiting connection; runs only while some wait.
+  const run = async () => {
+    while (waiters.size > 0 && !closing.signal.aborted) {
+      try {
+        last = await events.watermark();
+      } catch {
+        // the store is away: waiters keep waiting (and send heartbeats); the next step retries
+      }
+      for (const w of [...waiters]) if (last > w.seen) w.wake(last);
+      if (waiters.size > 0) await sleep(settings.pollMs);
+    }
+    loop = null;
+  };
+
+  return {
+    closing: closing.signal,
+    next(seen, timeoutMs, signal) {
+      if (last > seen) return Promise.resolve(last);
+      return new Promise((resolve) => {
+        const done = (wm: number) => {
+          clearTimeout(timer);
+          signal.removeEventListener("abort", abort);
+          waiters.delete(waiter);
+          resolve(wm);
+        };
+        const waiter = { seen, wake: done };
+        const abort = () => done(last);
+        const timer = setTimeout(() => done(last), timeoutMs);
+        signal.addEventListener("abort", abort, { once: true });
+        waiters.add(waiter);
+        loop ??= run();
+      });
+    },
+    acquire(owner, limit) {
+      const n = owners.get(owner) ?? 0;
+      if (n >= limit) return null;
+      owners.set(owner, n + 1);
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        const left = (owners.get(owner) ?? 1) - 1;
+        if (left <= 0) owners.delete(owner);
+        else owners.set(owner, left);
+      };
+    },
+    open: () => [...owners.values()].reduce((a, b) => a + b, 0),
+    close() {
+      closing.abort();
+    },
+  };
+}
+
+const sse = (id: string, data: string) => `id: ${id}\ndata: ${data}\n\n`;
+const endEvent = (reason: string, resumeAfter: string, detail: string) =>
+  `event: end\ndata: ${JSON.stringify({ reason, resume_after_id: resumeAfter, detail })}\n\n`;
+
+export interface StreamRequest {
+  filters: EventFilters;
+  /** Deliver events after this id; null starts at the watermark (new events only). */
+  afterId: string | null;
+  sink: StreamSink;
+  /** Aborted when the client went away. */
+  signal: AbortSignal;
+  /** End with `caught_up` once everything under the watermark was delivered (batch readers, `curl`). */
+  untilCaughtUp?: boolean;
+}
+
+/** Serves one stream until the client leaves, the API closes, or the client is cut as too slow. */
+export async function serveStream(
+  hub: StreamHub,
+  events: EventsService,
+  settings: StreamSettings,
+  req: StreamRequest,
+): Promise<{ delivered: number; reason: string }> {
+  const { sink } = req;
+  let cursor = req.afterId ?? idCeiling(await events.watermark());
+  let delivered = 0;
+  let lastWrite = Date.now();
+  const stop = AbortSignal.any([req.signal, hub.closing]);
+  sink.write(`retry: ${settings.retryMs}\n: stream after ${cursor}\n\n`);
+
+  /** Writes, then cuts the client when it cannot keep up; false when the stream must end. */
+  const put = async (text: string, resumeAfter: string): Promise<boolean> => {
+    const fits = sink.write(text);
+    lastWrite = Date.now();
+    if (sink.pending > settings.bufferBytes || (!fits && !(await sink.drained(settings.drainMs)))) {
+      sink.write(
+        endEvent(
+          "slow_consumer",
+          resumeAfter,
+          `The client read too slowly (${sink.pending} bytes unsent); reconnect with Last-Event-ID or after_id=${resumeAfter}.`,
+        ),
+      );
+      sink.end();
+      return false;
+    }
+    return true;
+  };
+
+  while (!stop.aborted && !sink.closed) {
+    const text = await events.page(req.filters, { limit: settings.pageSize, afterId: cursor, poll: true });
+    const page = JSON.parse(text) as { id: string }[];
+    if (stop.aborted || sink.closed) break;
+    if (page.length > 0) {
+      // The page's own text, split per event (the documents are not serialised again).
+      const docs = splitArray(text);
+      for (let i = 0; i < page.length; i++) {
+        const id = page[i]!.id;
+        // Written before the `end` event that may follow, so a client reading `end` has this event: resume after it.
+        if (!(await put(sse(id, docs[i]!), id))) return { delivered: delivered + 1, reason: "slow_consumer" };
+        cursor = id;
+        delivered++;
+      }
+      if (page.length === settings.pageSize) continue; // catching up: the next page at once
+    }
+    if (req.untilCaughtUp) {
+      sink.write(
+        endEvent("caught_up", cursor, `Every event under the watermark was sent; continue after ${cursor}.`),
+      );
+      sink.end();
+      return { delivered, reason: "caught_up" };
+    }
+    const seen = await events.watermark();
+    const wait = Math.max(1, settings.heartbeatMs - (Date.now() - lastWrite));
+    const wm = await hub.next(seen, wait, stop);
+    if (stop.aborted || sink.closed) break;
+    if (wm <= seen && Date.now() - lastWrite >= settings.heartbeatMs - 5) {
+      if (!(await put(`: keep-alive ${Date.now()}\n\n`, cursor)))
+        return { delivered, reason: "slow_consumer" };
+    }
+  }
+  if (hub.closing.aborted && !sink.closed) {
+    sink.write(
+      endEvent(
+        "shutdown",
+        cursor,
+        `This API process is stopping; reconnect with Last-Event-ID or after_id=${cursor}.`,
+      ),
+    );
+    sink.end();
+    return { delivered, reason: "shutdown" };
+  }
+  sink.end();
+  return { delivered, reason: "closed" };
+}
+
+/** The elements of a JSON array of objects, as their own text (the service builds pages as `[{…},{…}]`). */
+export function splitArray(text: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let start = -1;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92)
+        i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+      continue;
+    }
+    if (c === 34) inString = true;
+    else if (c === 123 || c === 91) {
+      if (depth === 1 && c === 123) start = i;
+      depth++;
+    } else if (c === 125 || c === 93) {
+      depth--;
+      if (depth === 1 && c === 125) out.push(text.slice(start, i + 1));
+    }
+  }
+  return out;
+}
