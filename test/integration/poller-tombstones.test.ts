@@ -81,6 +81,30 @@ class Poller {
   }
 }
 
+/** Follows /events/stream into a poller until `signal` aborts. */
+async function streamInto(base: string, key: string, poller: Poller, signal: AbortSignal): Promise<void> {
+  const res = await fetch(`${base}/events/stream?after_id=0`, {
+    headers: { "x-api-key": key, authorization: `Bearer ${key}` },
+    signal,
+  });
+  expect(res.status).toBe(200);
+  const decoder = new TextDecoder();
+  let buffer = "";
+  try {
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      buffer += decoder.decode(chunk, { stream: true });
+      for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const data = /^data: (.*)$/m.exec(block)?.[1];
+        if (data && !/^event: /m.test(block)) poller.apply([JSON.parse(data) as Served]);
+      }
+    }
+  } catch (error) {
+    if (!signal.aborted) throw error;
+  }
+}
+
 describe.each(modes)("reorg notices in the poll stream ($name)", ({ kafka }) => {
   let p: TestPipeline | undefined;
   afterAll(async () => p?.close());
@@ -108,6 +132,13 @@ describe.each(modes)("reorg notices in the poll stream ($name)", ({ kafka }) => 
     const early = Array.from({ length: 10 }, () => new Poller());
     const lateJoiners = Array.from({ length: 10 }, () => new Poller());
     const loops = early.map(follow);
+    // Five more follow the same events over GET /events/stream (Server-Sent Events), applying the same notices.
+    const base = await pipeline.api.app.listen({ port: 0, host: "127.0.0.1" });
+    const streamers = Array.from({ length: 5 }, () => new Poller());
+    const stopStreams = new AbortController();
+    const streamLoops = streamers.map((poller) =>
+      streamInto(base, pipeline.api.userKey, poller, stopStreams.signal),
+    );
     const seen = () => Math.max(...early.map((x) => x.live.size));
     const atTip = async () => {
       const progress = await readProgress(pipeline.ch.ch);
@@ -161,8 +192,16 @@ describe.each(modes)("reorg notices in the poll stream ($name)", ({ kafka }) => 
       running = false;
       await Promise.all(loops);
     }
-    const pollers = [...early, ...lateJoiners];
-    for (const poller of pollers) while ((await pollOnce(poller)) > 0);
+    for (const poller of [...early, ...lateJoiners]) while ((await pollOnce(poller)) > 0);
+    const top = early[0]!.after;
+    await waitFor(
+      "the streams to reach the pollers' last id",
+      async () => streamers.every((x) => x.after >= top),
+      60_000,
+    );
+    stopStreams.abort();
+    await Promise.all(streamLoops);
+    const pollers = [...early, ...lateJoiners, ...streamers];
 
     const { watermark } = await readProgress(pipeline.ch.ch);
     const ceiling = idCeiling(watermark);
