@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { serveStream } from "../../lib/events/stream.ts";
+import { reprocessRange } from "../../pipeline/reprocess.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { startTestPipeline, type TestPipeline, waitFor } from "../helpers/pipeline.ts";
 
@@ -116,7 +117,7 @@ describe("events stream", () => {
       `&category=${categories[1]},${categories[2]}`,
       `&sub_kind=${subKinds[1] ?? subKinds[0]}`,
     ];
-    const clients = Array.from({ length: 24 }, (_, i) => {
+    const clients = Array.from({ length: 50 }, (_, i) => {
       const query = `?after_id=0${filters[i % filters.length]}`;
       return { query, stream: openStream(first.base, first.t.userKey, query), ids: [] as string[] };
     });
@@ -133,10 +134,13 @@ describe("events stream", () => {
     await leaver.stream.done;
     leaver.ids.push(...leaver.stream.got.ids);
 
-    // New blocks while streams run.
+    // New blocks while streams run, the events sink restarts and the whole range is replayed (reprocess).
     p.chain.advance(40);
     await p.catchUp();
     leaver.stream = openStream(first.base, first.t.userKey, leaver.query, leaver.ids.at(-1));
+    await p.restartProcessor("events-sink");
+    await reprocessRange(p.deps, 0, Number.MAX_SAFE_INTEGER);
+    await p.catchUp();
 
     // The API restarts: its streams end with `shutdown`, and the clients reconnect to the new process.
     await waitFor("the new blocks to reach the streams", async () =>
@@ -173,7 +177,7 @@ describe("events stream", () => {
       expect([...c.ids, ...c.stream.got.ids], `client ${i}${c.query}`).toEqual(expected[i % filters.length]);
     }
     expect(clients[0]!.stream.got.retry).toBe(3000);
-  });
+  }, 300_000);
 
   it("sends heartbeats, limits connections per key by plan, and rejects a bad Last-Event-ID", async () => {
     const { t, base } = await startApi({ STREAM_CONNECTIONS: "free:1,pro:2" });
