@@ -1,7 +1,17 @@
 /** Events group: `/events/all` (list and poll) and `/transaction/{txid}/events`. */
 import { Type } from "@sinclair/typebox";
 import type { FastifyReply } from "fastify";
+import type { CsvColumn } from "../../../lib/csv.ts";
 import { badRequest } from "../../../lib/errors.ts";
+import {
+  CSV_NOTE,
+  FormatQuery,
+  jsonOrCsv,
+  responseFormat,
+  sendCsv,
+  urlWith,
+  varyOnAccept,
+} from "../../csv.ts";
 import { Nullable } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 
@@ -78,7 +88,34 @@ const EventsQuery = Type.Object({
   token_address: Type.Optional(Type.String({ maxLength: 100 })),
   category: Type.Optional(Type.String({ maxLength: 500, description: "Comma-separated list." })),
   sub_kind: Type.Optional(Type.String({ maxLength: 500, description: "Comma-separated list." })),
+  ...FormatQuery,
 });
+
+type EventRow = Record<string, unknown>;
+const text = (name: string): CsvColumn<EventRow> => ({ name, kind: "text" });
+const int = (name: string): CsvColumn<EventRow> => ({ name, kind: "number" });
+
+/** CSV columns of an event: the NormalizedEvent fields in schema order, `timestamp_iso` after `timestamp`. */
+export const EVENT_CSV_COLUMNS: CsvColumn<EventRow>[] = [
+  ...["id", "dapp_id", "category", "sub_kind", "type", "from", "to", "with", "token_address", "token_id"].map(
+    text,
+  ),
+  int("amount"),
+  { name: "is_main", kind: "boolean" },
+  text("tx_id"),
+  int("tx_index"),
+  int("event_index"),
+  text("block_hash"),
+  int("block_height"),
+  int("chain_index"),
+  int("timestamp"),
+  { name: "timestamp_iso", kind: "iso", get: (e) => e.timestamp },
+  text("contract_address"),
+  int("contract_event_index"),
+  { name: "payload", kind: "json" },
+  text("payload_ref"),
+  { name: "address_labels", kind: "json" },
+];
 
 const csv = (v: string | undefined) =>
   v
@@ -110,13 +147,21 @@ export async function eventsRoutes(app: App, deps: ApiDeps): Promise<void> {
           "sub_kind `retraction` or `late_block`, dapp_id `alephium`) in the same stream, after the events they correct:",
           "remove the notice's `payload.retracted_ids` from what you hold and add its `payload.events`. A poll filtered",
           "by `dapp_id` or `category` does not match notices; keep one unfiltered (or `category=chain`) poll for them.",
+          CSV_NOTE,
+          "In CSV, one row per event (`payload` and `address_labels` as JSON text); the cursor of the next page is",
+          'in `X-Next-Cursor` and `Link: <url>; rel="next"` (the same request with `after_id` set): in list mode',
+          "when the page is full (`limit` rows); in poll mode always: the last id received, or `after_id` when none (the",
+          "newest id when `poll=1` came without `after_id`).",
         ].join(" "),
         querystring: EventsQuery,
         response: {
-          200: Type.Object({
-            events: Type.Array(Type.Ref("NormalizedEvent")),
-            poll: Type.Optional(Type.Boolean()),
-          }),
+          200: jsonOrCsv(
+            Type.Object({
+              events: Type.Array(Type.Ref("NormalizedEvent")),
+              poll: Type.Optional(Type.Boolean()),
+            }),
+            EVENT_CSV_COLUMNS.map((c) => c.name).join(", "),
+          ),
         },
       },
     },
@@ -133,6 +178,27 @@ export async function eventsRoutes(app: App, deps: ApiDeps): Promise<void> {
         },
         { limit: q.limit, afterId: q.after_id, poll },
       );
+      varyOnAccept(reply as FastifyReply);
+      if (responseFormat(request) === "csv") {
+        // The page is built as JSON text (cached as such): its rows are read back for the CSV.
+        const rows = JSON.parse(events) as EventRow[];
+        const ids = rows.map((e) => e.id as string);
+        // Poll mode (oldest first): the last id received; `poll=1` without `after_id` is a list-mode page,
+        // whose newest (first) id is where polling starts. List mode: the oldest id of a full page.
+        const cursor = poll
+          ? q.after_id === undefined
+            ? ids[0]
+            : (ids.at(-1) ?? q.after_id)
+          : ids.length === q.limit
+            ? ids.at(-1)
+            : undefined;
+        return sendCsv(reply as FastifyReply, {
+          columns: EVENT_CSV_COLUMNS,
+          rows,
+          filename: "events.csv",
+          next: cursor === undefined ? null : { cursor, url: urlWith(request, "after_id", cursor) },
+        });
+      }
       // Served as built from the stored documents (a JSON string passes Fastify's serializer untouched).
       return (reply as FastifyReply)
         .type("application/json; charset=utf-8")

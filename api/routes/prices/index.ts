@@ -5,6 +5,7 @@
  */
 import { binToHex, contractIdFromAddress, isContractAddress, isValidAddress } from "@alephium/web3";
 import { Type } from "@sinclair/typebox";
+import type { CsvColumn } from "../../../lib/csv.ts";
 import { badRequest, notFound } from "../../../lib/errors.ts";
 import { createPageCache } from "../../../lib/events/page-cache.ts";
 import { backfillPair } from "../../../lib/prices/backfill.ts";
@@ -17,6 +18,7 @@ import {
 } from "../../../lib/prices/reader.ts";
 import type { ConfiguredPair, LegInput, LegUpdate, PricedPair } from "../../../lib/prices/registry.ts";
 import { SCALES } from "../../../lib/prices/scales.ts";
+import { CSV_NOTE, jsonOrCsv, responseFormat, sendCsv, urlWith, varyOnAccept } from "../../csv.ts";
 import { NoBody, Nullable } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 import { TokenIdParam } from "../tokens/schemas.ts";
@@ -41,6 +43,31 @@ import {
 } from "./schemas.ts";
 
 const NotFound = Type.Ref("Problem");
+
+interface CandleRow {
+  pair_id: number;
+  pair: string;
+  source: string;
+  denomination: string;
+  scale: string;
+  t: number;
+  o: number;
+  h: number;
+  l: number;
+  c: number;
+  v: number;
+}
+/** CSV columns of OHLCV: the response's pair fields on every row, then the candle's (with `t_iso`). */
+const CANDLE_CSV_COLUMNS: CsvColumn<CandleRow>[] = [
+  { name: "pair_id", kind: "number" },
+  { name: "pair", kind: "text" },
+  { name: "source", kind: "text" },
+  { name: "denomination", kind: "text" },
+  { name: "scale", kind: "text" },
+  { name: "t", kind: "number" },
+  { name: "t_iso", kind: "iso", get: (r) => r.t },
+  ...(["o", "h", "l", "c", "v"] as const).map((name) => ({ name, kind: "number" as const })),
+];
 const OkId = Type.Object({ ok: Type.Boolean(), id: Type.Integer() });
 const OkDeleted = Type.Object({
   ok: Type.Boolean(),
@@ -443,23 +470,32 @@ export async function priceRoutes(app: App, deps: ApiDeps): Promise<void> {
           "(5 s) more while one new read runs: the newest candle may lag the trades by that much.",
           PAIR_NOTE,
           ERRORS_NOTE,
+          CSV_NOTE,
+          "In CSV, one row per candle, latest first as in `ohlcv`, each carrying the pair's `pair_id`, `pair`,",
+          "`source`, `denomination` and `scale`. When the page is full, the older page is in `X-Next-Cursor` and",
+          '`Link: <url>; rel="next"`: page mode, the next `page`; range mode, the `end` just before the oldest `t`',
+          "(the JSON's pages are the same requests).",
         ].join(" "),
         params: PairParams,
         querystring: OhlcvQuery,
         response: {
-          200: Type.Object({
-            pair_id: Type.Integer(),
-            pair: Type.String({ description: "The pair's pair_label." }),
-            source: Type.String({ description: "Source id." }),
-            denomination: Type.String(),
-            scale: Type.String(),
-            ohlcv: Type.Array(Type.Ref("Candle")),
-          }),
+          200: jsonOrCsv(
+            Type.Object({
+              pair_id: Type.Integer(),
+              pair: Type.String({ description: "The pair's pair_label." }),
+              source: Type.String({ description: "Source id." }),
+              denomination: Type.String(),
+              scale: Type.String(),
+              ohlcv: Type.Array(Type.Ref("Candle")),
+            }),
+            CANDLE_CSV_COLUMNS.map((c) => c.name).join(", "),
+            "The candles, as JSON or CSV.",
+          ),
           404: NotFound,
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const q = request.query;
       const range = q.start !== undefined || q.end !== undefined;
       if (q.start !== undefined && q.end !== undefined && q.end < q.start) {
@@ -474,14 +510,31 @@ export async function priceRoutes(app: App, deps: ApiDeps): Promise<void> {
       const ohlcv = await candlePages.get(JSON.stringify([ref, q.scale, window]), () =>
         readCandles(deps.ch!, ref, q.scale, window),
       );
-      return {
+      const head = {
         pair_id: pair.id,
         pair: pair.pair_label,
         source: pair.source_id,
         denomination: pair.denomination,
         scale: q.scale,
-        ohlcv,
       };
+      varyOnAccept(reply);
+      if (responseFormat(request) === "csv") {
+        const oldest = ohlcv.at(-1)?.t;
+        const next = range
+          ? ohlcv.length === q.limit && oldest !== undefined && oldest - 1 >= (q.start ?? 0)
+            ? { param: "end", cursor: String(oldest - 1) }
+            : null
+          : ohlcv.length === q.pageSize
+            ? { param: "page", cursor: String(q.page + 1) }
+            : null;
+        return sendCsv(reply, {
+          columns: CANDLE_CSV_COLUMNS,
+          rows: ohlcv.map((candle) => ({ ...head, ...candle })),
+          filename: `ohlcv-${pair.id}-${q.scale}.csv`,
+          next: next && { cursor: next.cursor, url: urlWith(request, next.param, next.cursor) },
+        });
+      }
+      return { ...head, ohlcv };
     },
   );
 

@@ -4,6 +4,7 @@
  * for raw points past retention, archive pages in the object store.
  */
 import { Type } from "@sinclair/typebox";
+import type { CsvColumn } from "../../../lib/csv.ts";
 import { badRequest, notFound } from "../../../lib/errors.ts";
 import { SERIES_SCALES, type SeriesScale } from "../../../lib/series/definition.ts";
 import { LISTS, TIMESERIES, timeseriesById } from "../../../lib/series/definitions/index.ts";
@@ -27,6 +28,7 @@ import {
   setMetadata,
 } from "../../../lib/series/reader.ts";
 import { seriesObjectStore, seriesSettings } from "../../../lib/series/settings.ts";
+import { CSV_NOTE, jsonOrCsv, responseFormat, sendCsv, varyOnAccept } from "../../csv.ts";
 import { Nullable } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 import {
@@ -66,6 +68,26 @@ function scaleOf(inst: ResolvedInstance, scale: string): SeriesScale {
     );
   }
   return scale as SeriesScale;
+}
+
+interface ChartRow {
+  t: number;
+  kind: string;
+  y?: number;
+  values?: Record<string, number>;
+}
+const CHART_CSV_HEAD: CsvColumn<ChartRow>[] = [
+  { name: "t", kind: "number" },
+  { name: "t_iso", kind: "iso", get: (p) => p.t },
+  { name: "kind", kind: "text" },
+];
+/** CSV columns of a chart: `t`, `t_iso`, `kind`, then `y` (with `key`) or one column per point key of the series. */
+function chartCsvColumns(keys: readonly string[] | null): CsvColumn<ChartRow>[] {
+  if (keys === null) return [...CHART_CSV_HEAD, { name: "y", kind: "number" }];
+  return [
+    ...CHART_CSV_HEAD,
+    ...keys.map((k) => ({ name: k, kind: "number" as const, get: (p: ChartRow) => p.values?.[k] })),
+  ];
 }
 
 /** Numbers of a point row: every key whose decimal text is a finite number. */
@@ -394,25 +416,34 @@ export async function seriesRoutes(app: App, deps: ApiDeps): Promise<void> {
           "with every finite key. Pending points (newest span, not sealed yet) and archived raw pages are served like",
           "sealed segments; `kind` says which. `window` is the window actually served, `audit` what was read.",
           ERRORS_NOTE,
+          CSV_NOTE,
+          "In CSV, one row per point (ascending `t`, as in `points`): `t`, `t_iso`, `kind`, then `y` with `key`, else",
+          "one column per point key of the series in its definition's order (`pointKeys` of GET /series/available),",
+          "empty where the bucket has no finite value. `window` and `audit` are not in the CSV, but",
+          "`X-Chart-Truncated: true` says rule 5 stopped the scan; page with `until_ts` / `from_ts` as in JSON.",
         ].join(" "),
         params: ChartParams,
         querystring: ChartQuery,
         response: {
-          200: Type.Object({
-            instanceId: Type.String(),
-            seriesId: Type.String(),
-            scale: Type.String(),
-            chartType: Type.String(),
-            key: Type.Optional(Type.String()),
-            points: Type.Array(ChartPointSchema),
-            window: ChartWindowSchema,
-            audit: ChartAuditSchema,
-          }),
+          200: jsonOrCsv(
+            Type.Object({
+              instanceId: Type.String(),
+              seriesId: Type.String(),
+              scale: Type.String(),
+              chartType: Type.String(),
+              key: Type.Optional(Type.String()),
+              points: Type.Array(ChartPointSchema),
+              window: ChartWindowSchema,
+              audit: ChartAuditSchema,
+            }),
+            "t, t_iso, kind, then y (with `key`) or the series' point keys.",
+            "The chart, as JSON or CSV.",
+          ),
           404: Problem,
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const q = request.query as typeof request.query & Record<string, unknown>;
       for (const [param, replacement] of Object.entries(DEPRECATED_CHART_PARAMS)) {
         if (q[param] !== undefined)
@@ -458,6 +489,15 @@ export async function seriesRoutes(app: App, deps: ApiDeps): Promise<void> {
               const y = Number(p.values[key]);
               return Number.isFinite(y) ? [{ t: p.t, y, kind: p.kind }] : [];
             });
+      varyOnAccept(reply);
+      if (responseFormat(request) === "csv") {
+        return sendCsv(reply, {
+          columns: chartCsvColumns(key === undefined ? inst.def.pointKeys.map((k) => k.key) : null),
+          rows: points as ChartRow[],
+          filename: `${inst.seriesId}-${scale}.csv`,
+          headers: { "x-chart-truncated": String(r.window.truncated) },
+        });
+      }
       return {
         instanceId: inst.instanceId,
         seriesId: inst.seriesId,

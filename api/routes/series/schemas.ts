@@ -1,6 +1,7 @@
 /** Schemas of the Series group: definitions, instances, scales, charts, and the admin inspection. */
 import { Type } from "@sinclair/typebox";
 import { SERIES_SCALES } from "../../../lib/series/definition.ts";
+import { FormatQuery } from "../../csv.ts";
 import { Nullable, StringEnum } from "../../schemas.ts";
 import { MAX_TIME_MS } from "../prices/schemas.ts";
 
@@ -219,6 +220,7 @@ export const ChartQuery = Type.Object({
       ),
     ]),
   ),
+  ...FormatQuery,
 });
 
 /** Deprecated chart parameters and what replaced them. */

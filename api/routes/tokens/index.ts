@@ -1,7 +1,22 @@
 /** Token group: the registry list, filter options, details with bridged rows, admin update and soft delete. */
 import { Type } from "@sinclair/typebox";
+import type { CsvColumn } from "../../../lib/csv.ts";
 import { badRequest } from "../../../lib/errors.ts";
-import { MAINNET_NETWORK_ID, MAX_CATEGORIES, type TokenUpdate } from "../../../lib/repos/registry.ts";
+import {
+  MAINNET_NETWORK_ID,
+  MAX_CATEGORIES,
+  type TokenListEntry,
+  type TokenUpdate,
+} from "../../../lib/repos/registry.ts";
+import {
+  CSV_NOTE,
+  FormatQuery,
+  jsonOrCsv,
+  responseFormat,
+  sendCsv,
+  urlWith,
+  varyOnAccept,
+} from "../../csv.ts";
 import { INT32_MAX, NoBody, StringEnum } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 import {
@@ -39,7 +54,32 @@ const TokenListQuery = Type.Object({
     description: "Sort key; tokens without a value come last; ties by id.",
   }),
   order: StringEnum(["asc", "desc"], { default: "asc" }),
+  ...FormatQuery,
 });
+
+/** CSV columns of the token list: the TokenListEntry fields in schema order, `mintTime_iso` after `mintTime`. */
+const TOKEN_CSV_COLUMNS: CsvColumn<TokenListEntry>[] = [
+  { name: "id", kind: "text" },
+  { name: "contractAddress", kind: "text" },
+  { name: "name", kind: "text" },
+  { name: "symbol", kind: "text" },
+  { name: "symbolOnChain", kind: "text" },
+  { name: "decimals", kind: "number" },
+  { name: "logoURI", kind: "text" },
+  { name: "categories", kind: "json" },
+  { name: "dapp", kind: "text" },
+  { name: "originChain", kind: "text" },
+  { name: "registered", kind: "boolean" },
+  { name: "source", kind: "text" },
+  { name: "chainId", kind: "number" },
+  { name: "moderation", kind: "text" },
+  { name: "marketDisplay", kind: "boolean" },
+  { name: "circulatingSupplyUsd", kind: "number" },
+  { name: "priceUsd", kind: "number" },
+  { name: "tvlUsd", kind: "number" },
+  { name: "mintTime", kind: "number" },
+  { name: "mintTime_iso", kind: "iso", get: (t) => t.mintTime },
+];
 
 const TokenUpdateBody = Type.Object(
   {
@@ -96,21 +136,29 @@ export async function tokenRoutes(app: App, deps: ApiDeps): Promise<void> {
       schema: {
         tags: ["Token"],
         summary: "List registry tokens with filters, search, sort and pagination",
-        description:
+        description: [
           "Deleted tokens are never listed. `total` counts every match; `page` and `pageSize` echo the request.",
+          CSV_NOTE,
+          "In CSV, one row per token (`categories` as JSON text); `total` is in `X-Total-Count`, and when more",
+          'tokens follow, the next `page` is in `X-Next-Cursor` and `Link: <url>; rel="next"`.',
+        ].join(" "),
         querystring: TokenListQuery,
         response: {
-          200: Type.Object({
-            networkId: Type.Integer({ description: "Alephium network id (0 = mainnet)." }),
-            tokens: Type.Array(Type.Ref("TokenListEntry")),
-            total: Type.Integer(),
-            page: Type.Integer(),
-            pageSize: Type.Integer(),
-          }),
+          200: jsonOrCsv(
+            Type.Object({
+              networkId: Type.Integer({ description: "Alephium network id (0 = mainnet)." }),
+              tokens: Type.Array(Type.Ref("TokenListEntry")),
+              total: Type.Integer(),
+              page: Type.Integer(),
+              pageSize: Type.Integer(),
+            }),
+            TOKEN_CSV_COLUMNS.map((c) => c.name).join(", "),
+            "The page of tokens, as JSON or CSV.",
+          ),
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const q = request.query;
       if (q.pageSize === 0) throw badRequest("pageSize must be -1 (all) or 1-999", { pageSize: 0 });
       const dapps = q.dapps
@@ -130,6 +178,18 @@ export async function tokenRoutes(app: App, deps: ApiDeps): Promise<void> {
         sort: q.sort,
         order: q.order,
       });
+      varyOnAccept(reply);
+      if (responseFormat(request) === "csv") {
+        const more = q.pageSize > 0 && q.page * q.pageSize < total && q.page < INT32_MAX;
+        const next = String(q.page + 1);
+        return sendCsv(reply, {
+          columns: TOKEN_CSV_COLUMNS,
+          rows: tokens,
+          filename: "tokens.csv",
+          next: more ? { cursor: next, url: urlWith(request, "page", next) } : null,
+          headers: { "x-total-count": String(total) },
+        });
+      }
       return { networkId: MAINNET_NETWORK_ID, tokens, total, page: q.page, pageSize: q.pageSize };
     },
   );
