@@ -126,7 +126,10 @@ interface OpenApiDoc {
     string,
     Record<
       string,
-      { requestBody?: { required?: boolean; content?: Record<string, { schema?: { nullable?: boolean } }> } }
+      {
+        requestBody?: { required?: boolean; content?: Record<string, { schema?: { nullable?: boolean } }> };
+        parameters?: { in: string; required?: boolean; schema?: { default?: unknown } }[];
+      }
     >
   >;
 }
@@ -168,12 +171,17 @@ export async function registerOpenApi(app: App, stage: string): Promise<void> {
         },
       },
     },
-    // A nullable body (NoBody) may be left out; @fastify/swagger marks every body required.
+    // A nullable body (NoBody) may be left out; @fastify/swagger marks every body required. A query
+    // parameter with a default may be left out too (the server fills it in): generated clients
+    // (clients/typescript) then make it optional.
     transformObject: (documents) => {
       const doc = (documents as { openapiObject: OpenApiDoc }).openapiObject;
       for (const operation of Object.values(doc.paths ?? {}).flatMap((path) => Object.values(path))) {
         const body = operation.requestBody;
         if (body?.content?.["application/json"]?.schema?.nullable) body.required = false;
+        for (const p of operation.parameters ?? []) {
+          if (p.in === "query" && p.required && p.schema?.default !== undefined) p.required = false;
+        }
       }
       return doc;
     },
