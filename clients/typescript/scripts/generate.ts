@@ -4,8 +4,9 @@
  * network, no server), and openapi-typescript turns it into `paths`, `components` and `operations`.
  *
  *   npm run client:generate   writes src/schema.ts
- *   npm run client:check      regenerates to a temporary file and fails (exit 1) when it differs from
- *                             the committed src/schema.ts, naming the command to run (CI)
+ *   npm run client:check      regenerates and fails (exit 1) when the result differs from the committed
+ *                             src/schema.ts, naming the command to run and leaving the fresh file in a
+ *                             temporary directory (CI)
  */
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -76,8 +77,6 @@ async function main(args: string[]) {
     process.stdout.write(`${shown} written (${generated.split("\n").length} lines).\n`);
     return;
   }
-  const fresh = join(mkdtempSync(join(tmpdir(), "client-schema-")), "schema.ts");
-  writeFileSync(fresh, generated);
   let committed: string | null = null;
   try {
     committed = readFileSync(SCHEMA_FILE, "utf8");
@@ -89,6 +88,9 @@ async function main(args: string[]) {
     process.stdout.write(`${shown} is current with the API's OpenAPI document.\n`);
     return;
   }
+  // The fresh file is left for a look (a diff with the committed one); only when stale.
+  const fresh = join(mkdtempSync(join(tmpdir(), "client-schema-")), "schema.ts");
+  writeFileSync(fresh, generated);
   process.stderr.write(
     [
       `${shown} is stale: it does not match the API's OpenAPI document (a route schema changed).`,
