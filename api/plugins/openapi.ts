@@ -109,7 +109,7 @@ export const TAG_DESCRIPTIONS: Record<(typeof SPEC_TAGS)[number], string> = {
   Price: "Price sources, watched pairs, spot prices and OHLCV candles.",
   Transaction: "Decorated explorer transactions and the normalized events of a transaction.",
   Blocks: "Decorated explorer blocks and their transactions.",
-  Keys: "API keys: creation (admin), listing, allowed origins, plan, revocation.",
+  Keys: "API keys: creation (admin), listing, allowed origins, plan, revocation, usage figures.",
   Plans: "Plans: per-minute and per-day allowances, validity and price.",
   Payment: "Payments that extend a key's validity.",
   Banned:

@@ -216,6 +216,27 @@ describe("key usage figures", () => {
     }
   });
 
+  it("keeps the counts of a failed flush for the next one", async () => {
+    const repo = createKeyUsageRepo(pg.pg);
+    let failures = 1;
+    // The real repository, with its first write refused as a lost connection would.
+    const flaky = {
+      ...repo,
+      add: async (counts: Parameters<typeof repo.add>[0]) => {
+        if (failures-- > 0) throw new Error("connection lost");
+        return repo.add(counts);
+      },
+    };
+    const recorder = createUsageRecorder({ repo: flaky, log: quietLog, flushMs: 60_000, retentionDays: 0 });
+    recorder.count("flaky-key", false);
+    recorder.count("flaky-key", true);
+    await recorder.flush();
+    expect(await rowsOf("flaky-key")).toEqual({ requests: 0, rateLimited: 0 });
+    recorder.count("flaky-key", false);
+    await recorder.close();
+    expect(await rowsOf("flaky-key")).toEqual({ requests: 3, rateLimited: 1 });
+  });
+
   it("deletes minutes older than the retention when it flushes", async () => {
     const repo = createKeyUsageRepo(pg.pg);
     const minute = (ms: number) => ms - (ms % 60_000);
