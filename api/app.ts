@@ -141,6 +141,12 @@ export async function buildApp(deps: ApiDeps, options: BuildOptions = {}): Promi
     const bans = deps.bans;
     app.addHook("onClose", async () => bans.close());
   }
+  if (deps.usage) {
+    // Counts go to Postgres every USAGE_FLUSH_MS, and the last ones when the app closes.
+    const usage = deps.usage;
+    usage.start();
+    app.addHook("onClose", async () => usage.close());
+  }
   registerAuth(app, deps, options.rateLimits ?? (await createRateLimits(deps)));
 
   app.addHook("onSend", async (request, reply) => {

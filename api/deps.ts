@@ -16,6 +16,7 @@ import { createPaymentsRepo } from "../lib/payments/repo.ts";
 import { createPriceRegistry } from "../lib/prices/registry.ts";
 import { createAddressLabelsRepo } from "../lib/repos/address-labels.ts";
 import { createBansRepo } from "../lib/repos/bans.ts";
+import { createKeyUsageRepo } from "../lib/repos/key-usage.ts";
 import { createKeysRepo } from "../lib/repos/keys.ts";
 import { createRegistryRepo } from "../lib/repos/registry.ts";
 import { createWireGuardPeersRepo } from "../lib/repos/wireguard-peers.ts";
@@ -23,6 +24,7 @@ import type { Ch } from "../lib/stores/clickhouse.ts";
 import type { Pg } from "../lib/stores/postgres.ts";
 import { createTelegramBot } from "../lib/telegram/bot.ts";
 import { createTelegramStore } from "../lib/telegram/store.ts";
+import { createUsageRecorder } from "../lib/usage/recorder.ts";
 import type { ApiDeps } from "./types.ts";
 
 /** Both stores, or neither (DATABASES=off). */
@@ -45,6 +47,14 @@ export function createApiDeps(
   const bansRepo = pg ? createBansRepo(pg) : null;
   const telegramStore = pg ? createTelegramStore(pg) : null;
   const jobs = pg ? createJobsService(pg, config, log) : null;
+  const usage = pg
+    ? createUsageRecorder({
+        repo: createKeyUsageRepo(pg),
+        log,
+        flushMs: config.USAGE_FLUSH_MS,
+        retentionDays: config.USAGE_RETENTION_DAYS,
+      })
+    : null;
   const events =
     labels && reader
       ? createEventsService({
@@ -75,6 +85,7 @@ export function createApiDeps(
     bans: bansRepo ? createBanGuard({ repo: bansRepo, refreshMs: config.BANS_REFRESH_MS, log }) : null,
     telegramStore,
     jobs,
+    usage,
     telegram:
       keys && payments && telegramStore && config.TELEGRAM_BOT_TOKEN
         ? createTelegramBot({
@@ -84,10 +95,7 @@ export function createApiDeps(
             payments,
             store: telegramStore,
             jobs,
-            // As the auth plugin picks its counters (api/plugins/auth.ts).
-            usageKnown:
-              config.RATE_LIMIT_STORE === "postgres" ||
-              (config.RATE_LIMIT_STORE === "auto" && pg?.pool != null),
+            usage,
             progress: ch ? () => readProgress(ch) : null,
           })
         : null,

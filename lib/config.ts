@@ -119,6 +119,18 @@ export const CONFIG_SPEC = {
     "Window in which AUTO_BAN_AFTER_429 rate-limited requests ban an address.",
   ),
   AUTO_BAN_DURATION_S: int(3_600, 1, 31_536_000, "How long an automatic IP ban lasts."),
+  USAGE_FLUSH_MS: int(
+    5_000,
+    50,
+    600_000,
+    "How often each API process adds its per-key request counts to PostgreSQL (`key_usage`, read by `GET /system/keys/{keyid}/usage` and the bot's /keys); counts are kept in memory in between, flushed before a usage read and when the process stops.",
+  ),
+  USAGE_RETENTION_DAYS: int(
+    35,
+    0,
+    3_660,
+    "Days of per-minute key usage kept; older minutes are deleted by the flushes (at most once an hour). 0 keeps them all.",
+  ),
   NODE_URL: str(
     "https://node.mainnet.alephium.org",
     "Alephium full node REST URL.",

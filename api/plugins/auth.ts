@@ -6,7 +6,9 @@
  * exists and whose owner is not banned, that is not revoked or expired, whose allowed origins (when
  * any) include the request's `Origin`, and whose plan allowance is not spent. The client address is
  * `request.ip`: the X-Forwarded-For address only with TRUST_PROXY. With AUTO_BAN_AFTER_429, an address
- * answered that many 429s within AUTO_BAN_WINDOW_S is banned for AUTO_BAN_DURATION_S.
+ * answered that many 429s within AUTO_BAN_WINDOW_S is banned for AUTO_BAN_DURATION_S. Every request
+ * charged to a key's allowance (429s included) is counted for the key's usage figures, in memory
+ * (lib/usage/recorder.ts flushes the counts to Postgres every USAGE_FLUSH_MS).
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { RateLimiterAbstract } from "rate-limiter-flexible";
@@ -224,6 +226,7 @@ export function registerAuth(app: App, deps: ApiDeps, limits: RateLimits): void 
       return sendProblem(request, reply, 403, "admin_required", "This route needs an admin key.");
     }
     const r = await limits.consumeKey(key);
+    deps.usage?.count(key.key_id, !r.allowed);
     setLimitHeaders(reply, r);
     if (!r.allowed) return rateLimited(request, reply, r, `key ${key.key_prefix}`);
     request.apiKey = key;

@@ -109,7 +109,7 @@ export const TAG_DESCRIPTIONS: Record<(typeof SPEC_TAGS)[number], string> = {
   Price: "Price sources, watched pairs, spot prices and OHLCV candles.",
   Transaction: "Decorated explorer transactions and the normalized events of a transaction.",
   Blocks: "Decorated explorer blocks and their transactions.",
-  Keys: "API keys: creation (admin), listing, allowed origins, plan, revocation.",
+  Keys: "API keys: creation (admin), listing, allowed origins, plan, revocation, usage figures.",
   Plans: "Plans: per-minute and per-day allowances, validity and price.",
   Payment: "Payments that extend a key's validity.",
   Banned:
@@ -126,7 +126,10 @@ interface OpenApiDoc {
     string,
     Record<
       string,
-      { requestBody?: { required?: boolean; content?: Record<string, { schema?: { nullable?: boolean } }> } }
+      {
+        requestBody?: { required?: boolean; content?: Record<string, { schema?: { nullable?: boolean } }> };
+        parameters?: { in: string; required?: boolean; schema?: { default?: unknown } }[];
+      }
     >
   >;
 }
@@ -168,12 +171,17 @@ export async function registerOpenApi(app: App, stage: string): Promise<void> {
         },
       },
     },
-    // A nullable body (NoBody) may be left out; @fastify/swagger marks every body required.
+    // A nullable body (NoBody) may be left out; @fastify/swagger marks every body required. A query
+    // parameter with a default may be left out too (the server fills it in): generated clients
+    // (clients/typescript) then make it optional.
     transformObject: (documents) => {
       const doc = (documents as { openapiObject: OpenApiDoc }).openapiObject;
       for (const operation of Object.values(doc.paths ?? {}).flatMap((path) => Object.values(path))) {
         const body = operation.requestBody;
         if (body?.content?.["application/json"]?.schema?.nullable) body.required = false;
+        for (const p of operation.parameters ?? []) {
+          if (p.in === "query" && p.required && p.schema?.default !== undefined) p.required = false;
+        }
       }
       return doc;
     },

@@ -12,6 +12,7 @@ import type { JobsService } from "../jobs/service.ts";
 import type { Logger } from "../logger.ts";
 import type { PaymentOutcome, PaymentsRepo } from "../payments/repo.ts";
 import type { KeysRepo } from "../repos/keys.ts";
+import type { UsageRecorder } from "../usage/recorder.ts";
 import {
   ADMIN_COMMANDS,
   adminFlagMessage,
@@ -44,8 +45,11 @@ export interface TelegramBotDeps {
   keys: KeysRepo;
   payments: PaymentsRepo;
   store: TelegramStore;
-  /** Whether the API counts requests in Postgres (`rate_limits`), so /keys can show each key's use. */
-  usageKnown: boolean;
+  /**
+   * Per-key usage figures (`key_usage`, the same as `GET /system/keys/{keyid}/usage`): /keys shows each
+   * key's requests over the last 24 hours. Null hides them.
+   */
+  usage: Pick<UsageRecorder, "last24h"> | null;
   /** Reindex jobs (null without a database): /reindex creates and lists them. */
   jobs?: JobsService | null;
   /** The events watermark (null without an event store). */
@@ -196,7 +200,8 @@ export function createTelegramBot(deps: TelegramBotDeps): TelegramBot {
   });
   bot.command("keys", async (ctx) => {
     const list = await keys.listKeys(telegramUserId(ctx.from!.id));
-    const usage = deps.usageKnown ? await store.dailyUsage(list.map((k) => k.key_id)) : null;
+    const totals = deps.usage ? await deps.usage.last24h(list.map((k) => k.key_id)) : null;
+    const usage = totals ? new Map([...totals].map(([id, t]) => [id, t.requests])) : null;
     await reply(ctx, keysMessage(list, await keys.listPlans(), Date.now(), usage));
   });
   bot.command("pay", async (ctx) => {

@@ -66,7 +66,7 @@ export function newKeyMessage(key: string, plan: ApiPlan | undefined, validUntil
     .join("\n");
 }
 
-/** `usage`: requests of each key in its current day window, when the API counts them in Postgres. */
+/** `usage`: requests of each key over the last 24 hours (`key_usage`, the usage route's figures). */
 export function keysMessage(
   keys: ApiKey[],
   plans: ApiPlan[],
@@ -84,7 +84,7 @@ export function keysMessage(
       const renew = k.plan_id === "free" ? "pro" : k.plan_id;
       return `${head}: <b>expired</b> ${day(k.valid_until)}; renew with /pay ${esc(renew)}`;
     }
-    const used = usage ? `; used today ${usage.get(k.key_id) ?? 0}/${plan?.rpd ?? "?"}` : "";
+    const used = usage ? `; used in the last 24 h ${usage.get(k.key_id) ?? 0}/${plan?.rpd ?? "?"}` : "";
     return `${head}: valid until ${day(k.valid_until)}${used}`;
   });
   return lines.join("\n");

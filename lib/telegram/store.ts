@@ -36,12 +36,6 @@ export interface TelegramStore {
   /** Frees the reservation when the key could not be made. */
   unreserveFreeKey(userId: number, keyId: string): Promise<void>;
   counts(): Promise<{ users: number; admins: number; banned: number }>;
-  /**
-   * Requests each key made in its current day window, from the shared rate-limit counters
-   * (`rate_limits`, rate-limiter-flexible's layout: key `rl_rpd:<key_id>`). Only meaningful when the
-   * API counts in Postgres (RATE_LIMIT_STORE); keys without a window are absent.
-   */
-  dailyUsage(keyIds: string[]): Promise<Map<string, number>>;
 }
 
 const TS = (col: string) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
@@ -156,15 +150,6 @@ export function createTelegramStore(pg: PgQueryable): TelegramStore {
         "UPDATE telegram_users SET free_key_id = NULL WHERE telegram_user_id = $1::bigint AND free_key_id = $2",
         [String(userId), keyId],
       );
-    },
-    async dailyUsage(keyIds) {
-      if (keyIds.length === 0) return new Map();
-      const rows = await pg.query<{ key: string; points: number }>(
-        "telegram_daily_usage",
-        "SELECT key, points FROM rate_limits WHERE key = ANY($1::text[]) AND (expire IS NULL OR expire > $2)",
-        [keyIds.map((id) => `rl_rpd:${id}`), Date.now()],
-      );
-      return new Map(rows.map((r) => [r.key.slice("rl_rpd:".length), Number(r.points)]));
     },
     async counts() {
       const rows = await pg.query<{ users: string; admins: string; banned: string }>(

@@ -6,6 +6,7 @@ import { createTestApp, type TestApp } from "../helpers/app.ts";
 
 interface Operation {
   operationId?: string;
+  parameters?: { name: string; in: string; required?: boolean; schema?: { default?: unknown } }[];
   description?: string;
   requestBody?: {
     required?: boolean;
@@ -84,6 +85,15 @@ describe("/openapi.json", () => {
     expect(doc.tags.map((tag) => tag.name)).toEqual([...SPEC_TAGS]);
     expect(doc.tags.filter((tag) => !tag.description)).toEqual([]);
     expect(doc.info.license?.name).toBeTruthy();
+    // A query parameter with a default may be left out: generated clients make it optional.
+    const withDefault = ops.flatMap(({ where, op }) =>
+      (op.parameters ?? [])
+        .filter((p) => p.in === "query" && p.schema?.default !== undefined)
+        .map((p) => [where, p.name, p.required ?? false]),
+    );
+    expect(withDefault.length).toBeGreaterThan(10);
+    expect(withDefault.filter(([, , required]) => required)).toEqual([]);
+    expect(withDefault).toContainEqual(["GET /events/all", "limit", false]);
   });
 
   it("documents both spellings of aliased body fields, and the body-less revocation as optional", () => {

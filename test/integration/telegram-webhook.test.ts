@@ -128,9 +128,21 @@ describe("telegram webhook", () => {
     const [list] = await say(503, "/keys");
     expect(list!.text).toContain(key.key_prefix);
     expect(list!.text).toContain("valid until");
-    // The use shows where the API counts requests in Postgres (a server); PGlite counts in memory.
-    if (pg.pg.pool) expect(list!.text).toContain("used today 1/10000");
-    else expect(list!.text).not.toContain("used today");
+    // The key's use over the last 24 hours, from the usage table (the same on PGlite and PostgreSQL):
+    // the one GET /system/keys above, flushed by the read.
+    expect(list!.text).toContain("used in the last 24 h 1/10000");
+    for (let i = 0; i < 2; i++) {
+      const again = await t.app.inject({ method: "GET", url: "/system/keys", headers: t.auth(raw!) });
+      expect(again.statusCode).toBe(200);
+    }
+    const [list3] = await say(503, "/keys");
+    expect(list3!.text).toContain("used in the last 24 h 3/10000");
+    const usage = await t.app.inject({
+      url: `/system/keys/${key.key_id}/usage?window=1h`,
+      headers: t.auth(raw!),
+    });
+    expect(usage.statusCode).toBe(200);
+    expect(usage.json().last_24h.requests).toBe(4); // the three above and this one
 
     // Expired: the API answers 403 key_expired and /keys offers the renewal.
     await t.deps.keys!.update(key.key_id, { valid_until: new Date(Date.now() - 60_000).toISOString() });
@@ -264,7 +276,7 @@ describe("telegram webhook", () => {
       keys: t.deps.keys!,
       payments: t.deps.payments!,
       store: t.deps.telegramStore!,
-      usageKnown: false,
+      usage: null,
       progress: null,
     });
     await bot.setWebhook("https://bot.example/telegram/webhook");

@@ -171,10 +171,10 @@ describe("bot messages", () => {
     expect(expired).toContain("<b>expired</b>");
     expect(expired).toContain("/pay pro");
     expect(revoked).toContain("revoked");
-    expect(valid).not.toContain("used today");
+    expect(valid).not.toContain("used in");
     const withUse = keysMessage([key({})], [plan], now, new Map([["k", 42]]));
-    expect(withUse).toContain("used today 42/250000");
-    expect(keysMessage([key({})], [plan], now, new Map())).toContain("used today 0/250000");
+    expect(withUse).toContain("used in the last 24 h 42/250000");
+    expect(keysMessage([key({})], [plan], now, new Map())).toContain("used in the last 24 h 0/250000");
   });
 
   it("tells the payer and flags odd payments to admins", () => {

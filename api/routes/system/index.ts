@@ -1,6 +1,7 @@
 /** System group: plans and API keys (SPEC.md "System: plans, keys"). */
 import { Type } from "@sinclair/typebox";
 import { badRequest, forbidden, notFound } from "../../../lib/errors.ts";
+import type { UsageGranularity } from "../../../lib/repos/key-usage.ts";
 import type { ApiKey, KeyWithPlan } from "../../../lib/repos/keys.ts";
 import { AliasOf, DateTime, INT32_MAX, NoBody, Nullable, StringEnum } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
@@ -59,6 +60,119 @@ const Origin = Type.Object(
   { additionalProperties: false },
 );
 
+const USAGE_WINDOWS = { "1h": 3_600_000, "24h": 86_400_000, "7d": 604_800_000, "30d": 2_592_000_000 };
+const STEP_MS: Record<UsageGranularity, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };
+/** The longest span `from`/`to` may cover, and the most buckets one answer holds. */
+const USAGE_MAX_SPAN_MS = 31 * 86_400_000;
+const USAGE_MAX_BUCKETS = 1_500;
+
+const UsageCounts = {
+  requests: Type.Integer({ description: "Requests charged to the key's allowance, the 429s included." }),
+  rate_limited: Type.Integer({ description: "Requests answered 429 (allowance spent)." }),
+};
+const MaxPerMinute = Type.Integer({
+  description: "Requests in the busiest minute (compare with `limits.rpm`).",
+});
+const KeyUsage = Type.Object(
+  {
+    key_id: Type.String({ format: "uuid" }),
+    user_id: Type.String(),
+    plan_id: Type.String(),
+    limits: Type.Object(
+      {
+        rpm: Type.Integer({ description: "Requests allowed per minute by the key's plan." }),
+        rpd: Type.Integer({ description: "Requests allowed per day by the key's plan." }),
+      },
+      { description: "The plan's allowance, as enforced now." },
+    ),
+    valid_until: Nullable(DateTime("Key stops working after this time; null = no end.")),
+    active: Type.Boolean({ description: "Not revoked and not past valid_until." }),
+    from: DateTime("Start of the first bucket (the window's start, rounded down to the granularity, UTC)."),
+    to: DateTime("End of the window (exclusive)."),
+    granularity: StringEnum(["minute", "hour", "day"]),
+    totals: Type.Object(
+      { ...UsageCounts, max_per_minute: MaxPerMinute },
+      { description: "Over the whole window." },
+    ),
+    last_24h: Type.Object(UsageCounts, {
+      description:
+        "Over the last 24 hours, whatever the window (compare with `limits.rpd`; the bot's /keys shows it).",
+    }),
+    buckets: Type.Array(
+      Type.Object({
+        start: DateTime("Start of the bucket (UTC)."),
+        ...UsageCounts,
+        max_per_minute: MaxPerMinute,
+      }),
+      { description: "Every bucket of the window, oldest first, empty ones included (zeros)." },
+    ),
+  },
+  { $id: "ApiKeyUsage", title: "ApiKeyUsage" },
+);
+
+const UsageQuery = Type.Object({
+  window: Type.Optional(
+    StringEnum(Object.keys(USAGE_WINDOWS) as ["1h", "24h", "7d", "30d"], {
+      description:
+        "The window ending now (default `24h` when neither `from` nor `to` is given); not with `from`/`to`.",
+    }),
+  ),
+  from: Type.Optional(
+    DateTime("Start of the window (default: `to` minus 24 hours); the window spans at most 31 days."),
+  ),
+  to: Type.Optional(DateTime("End of the window, exclusive (default: now).")),
+  granularity: Type.Optional(
+    StringEnum(["minute", "hour", "day"], {
+      description:
+        "Bucket size (UTC boundaries). Default by span: up to 6 hours `minute`, up to 8 days `hour`, else `day`. At most 1500 buckets: `minute` covers at most about a day.",
+    }),
+  ),
+});
+
+/** The window of a usage query: [from, to) in Unix ms, refused with a 400 naming the parameter. */
+function usageWindow(
+  query: { window?: keyof typeof USAGE_WINDOWS; from?: string; to?: string; granularity?: UsageGranularity },
+  now: number,
+): { fromMs: number; toMs: number; granularity: UsageGranularity } {
+  if (query.window && (query.from !== undefined || query.to !== undefined)) {
+    throw badRequest(`Give either window (${query.window}) or from/to, not both.`, { window: query.window });
+  }
+  let fromMs: number;
+  let toMs: number;
+  if (query.from === undefined && query.to === undefined) {
+    toMs = now;
+    fromMs = now - USAGE_WINDOWS[query.window ?? "24h"];
+  } else {
+    const parse = (name: "from" | "to", value: string) => {
+      const ms = Date.parse(value);
+      if (Number.isNaN(ms)) throw badRequest(`${name} (${value}) is not a date-time.`, { [name]: value });
+      return ms;
+    };
+    toMs = query.to === undefined ? now : parse("to", query.to);
+    fromMs = query.from === undefined ? toMs - USAGE_WINDOWS["24h"] : parse("from", query.from);
+    if (!(fromMs < toMs)) throw badRequest(`from (${query.from}) must be before to (${query.to ?? "now"}).`);
+    if (toMs - fromMs > USAGE_MAX_SPAN_MS) {
+      throw badRequest(`from (${query.from}) to ${query.to ?? "now"} spans more than 31 days.`, {
+        from: query.from,
+        to: query.to,
+      });
+    }
+  }
+  const span = toMs - fromMs;
+  const granularity =
+    query.granularity ?? (span <= 6 * 3_600_000 ? "minute" : span <= 8 * 86_400_000 ? "hour" : "day");
+  const step = STEP_MS[granularity];
+  fromMs -= ((fromMs % step) + step) % step;
+  const count = Math.ceil((toMs - fromMs) / step);
+  if (count > USAGE_MAX_BUCKETS) {
+    throw badRequest(
+      `granularity=${granularity} gives ${count} buckets over this window, more than ${USAGE_MAX_BUCKETS}: use a coarser granularity or a shorter window.`,
+      { granularity },
+    );
+  }
+  return { fromMs, toMs, granularity };
+}
+
 const present = (key: ApiKey) => ({
   ...key,
   active: !key.revoked_at && (!key.valid_until || Date.parse(key.valid_until) > Date.now()),
@@ -67,6 +181,7 @@ const present = (key: ApiKey) => ({
 export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
   app.addSchema(Plan);
   app.addSchema(Key);
+  app.addSchema(KeyUsage);
 
   app.get(
     "/system/plans",
@@ -181,13 +296,86 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
       }),
   );
 
-  const ownerOrAdmin = async (keyId: string, caller: KeyWithPlan | null) => {
+  const ownerOrAdmin = async (keyId: string, caller: KeyWithPlan | null, what: string) => {
     const key = await deps.keys!.getKey(keyId);
     if (!key) throw notFound(`API key ${keyId} not found`, { keyId });
     if (caller && caller.level !== "admin" && caller.user_id !== key.user_id) {
-      throw forbidden("not_key_owner", "Only the key's owner or an admin may change its origins.");
+      throw forbidden("not_key_owner", `Only the key's owner or an admin may ${what} key ${keyId}.`);
     }
+    return key;
   };
+
+  app.get(
+    "/system/keys/:keyid/usage",
+    {
+      config: { access: "user", db: "required" },
+      schema: {
+        tags: ["Keys"],
+        summary:
+          "A key's usage: requests and 429s per minute, hour or day, and its plan's limits (owner or admin)",
+        description: [
+          "Every request charged to the key's plan allowance is counted, per key and UTC minute, the 429s",
+          "included (`rate_limited` counts those). Requests refused before the allowance (unknown, revoked or",
+          "expired key, disallowed origin, a user key on an admin route) are not counted.",
+          "",
+          "Each API process counts in memory and adds its counts to PostgreSQL every `USAGE_FLUSH_MS`",
+          "(default 5 s) and when it stops; the process answering flushes its own counts first, so requests",
+          "served by other processes show within `USAGE_FLUSH_MS`. Minutes older than",
+          "`USAGE_RETENTION_DAYS` (default 35) are deleted.",
+          "",
+          "The window: `window` (`1h`, `24h`, `7d`, `30d`, ending now; default `24h`), or `from`/`to`",
+          "(date-times, at most 31 days apart). `granularity` picks the bucket size; at most 1500 buckets.",
+          "",
+          "The key's owner (a user key of the same `user_id`) or an admin key may read it: another user's",
+          "key answers 403 `not_key_owner`, an unknown key 404.",
+        ].join("\n"),
+        params: KeyIdParams,
+        querystring: UsageQuery,
+        response: { 200: Type.Ref("ApiKeyUsage"), 403: Type.Ref("Problem"), 404: Type.Ref("Problem") },
+      },
+    },
+    async (request) => {
+      const keyId = request.params.keyid;
+      const now = Date.now();
+      const { fromMs, toMs, granularity } = usageWindow(request.query, now);
+      const key = await ownerOrAdmin(keyId, request.apiKey, "read the usage of");
+      const plan = (await deps.keys!.listPlans()).find((p) => p.plan_id === key.plan_id);
+      const usage = deps.usage!;
+      const found = await usage.buckets(keyId, fromMs, toMs, granularity);
+      const day = (await usage.last24h([keyId])).get(keyId);
+      const byStart = new Map(found.map((b) => [b.startMs, b]));
+      const step = STEP_MS[granularity];
+      const buckets = [];
+      for (let start = fromMs; start < toMs; start += step) {
+        const b = byStart.get(start);
+        buckets.push({
+          start: new Date(start).toISOString(),
+          requests: b?.requests ?? 0,
+          rate_limited: b?.rateLimited ?? 0,
+          max_per_minute: b?.maxPerMinute ?? 0,
+        });
+      }
+      const { active } = present(key);
+      return {
+        key_id: key.key_id,
+        user_id: key.user_id,
+        plan_id: key.plan_id,
+        limits: { rpm: plan?.rpm ?? 0, rpd: plan?.rpd ?? 0 },
+        valid_until: key.valid_until,
+        active,
+        from: new Date(fromMs).toISOString(),
+        to: new Date(toMs).toISOString(),
+        granularity,
+        totals: {
+          requests: buckets.reduce((n, b) => n + b.requests, 0),
+          rate_limited: buckets.reduce((n, b) => n + b.rate_limited, 0),
+          max_per_minute: buckets.reduce((n, b) => Math.max(n, b.max_per_minute), 0),
+        },
+        last_24h: { requests: day?.requests ?? 0, rate_limited: day?.rateLimited ?? 0 },
+        buckets,
+      };
+    },
+  );
 
   for (const action of ["add", "del"] as const) {
     app.post(
@@ -206,7 +394,7 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
         },
       },
       async (request) => {
-        await ownerOrAdmin(request.params.keyid, request.apiKey);
+        await ownerOrAdmin(request.params.keyid, request.apiKey, "change the origins of");
         const key =
           action === "add"
             ? await deps.keys!.addOrigin(request.params.keyid, request.body.origin)
