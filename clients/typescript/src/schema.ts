@@ -1026,11 +1026,70 @@ export interface paths {
         };
         /**
          * Normalized events across all transactions (list and poll)
-         * @description List mode (no `poll`): newest first; pass the last id of a page as `after_id` for the next (older) page. Poll mode (`poll=1&after_id=<last id seen>`): events newer than `after_id`, oldest first. Events become visible only up to the low watermark of the 16 chains, so a poller that repeats the call with the last id it received gets every event exactly once, in id order. `poll=1` without `after_id` answers like list mode. Reorgs deeper than the ingest's confirmations arrive as reorg notices (`chain_index` 17, category `chain`, sub_kind `retraction` or `late_block`, dapp_id `alephium`) in the same stream, after the events they correct: remove the notice's `payload.retracted_ids` from what you hold and add its `payload.events`. A poll filtered by `dapp_id` or `category` does not match notices; keep one unfiltered (or `category=chain`) poll for them.
+         * @description List mode (no `poll`): newest first; pass the last id of a page as `after_id` for the next (older) page. Poll mode (`poll=1&after_id=<last id seen>`): events newer than `after_id`, oldest first. Events become visible only up to the low watermark of the 16 chains, so a poller that repeats the call with the last id it received gets every event exactly once, in id order. `poll=1` without `after_id` answers like list mode. Reorgs deeper than the ingest's confirmations arrive as reorg notices (`chain_index` 17, category `chain`, sub_kind `retraction` or `late_block`, dapp_id `alephium`) in the same stream, after the events they correct: remove the notice's `payload.retracted_ids` from what you hold and add its `payload.events`. A poll filtered by `dapp_id` or `category` does not match notices; keep one unfiltered (or `category=chain`) poll for them. **CSV.** `format=csv`, or an `Accept` that prefers `text/csv` to `application/json` (q-values count; a tie, `*\/*` or no `Accept` gives JSON, and so does an `Accept` that allows neither, like every route of this API), answers `text/csv; charset=utf-8` (RFC 4180: a header row, CRLF line ends, cells quoted when they hold a comma, a quote or a line break), with the same filters and paging as the JSON, streamed row by row over the page. Cells: numbers and U256 strings as in the JSON; booleans `true`/`false`; null an empty cell; nested objects and arrays JSON text; `*_iso` columns repeat a Unix-ms time as an ISO 8601 date-time (UTC). A text cell starting with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'` (OWASP's CSV-injection advice); number columns never do. Errors stay `application/problem+json` bodies when CSV was asked. In CSV, one row per event (`payload` and `address_labels` as JSON text); the cursor of the next page is in `X-Next-Cursor` and `Link: <url>; rel="next"` (the same request with `after_id` set): in list mode when the page is full (`limit` rows); in poll mode always: the last id received, or `after_id` when none (the newest id when `poll=1` came without `after_id`).
          *
          *     Access: Public: no key needed.
          */
         get: operations["getEventsAll"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Live normalized events as Server-Sent Events, resumable with Last-Event-ID
+         * @description The events of `/events/all` pushed as they pass the watermark, as Server-Sent Events
+         *     (`text/event-stream`): each event is one message whose `data` is the event's JSON (as in `/events/all`) and whose
+         *     `id` is the event id. Same filters as `/events/all`.
+         *
+         *     **Resuming.** A client that reconnects with `Last-Event-ID` (browsers' `EventSource` sends it by itself) or with
+         *     `after_id` gets every matching event after that id exactly once, in id order, across reconnects, API restarts and
+         *     replays: the pollers' guarantee, from the same watermark. `Last-Event-ID` wins over `after_id`. With neither, the
+         *     stream starts at the watermark (new events only); `after_id=0` starts at the first event.
+         *
+         *     **Reorgs** deeper than the ingest's confirmations arrive as reorg notices in the stream, in order (as in
+         *     `/events/all`; a stream filtered by `dapp_id` or `category` does not match them).
+         *
+         *     **Connection.** A `retry:` hint (STREAM_RETRY_MS) opens the stream; a comment line (`: keep-alive`) follows any
+         *     STREAM_HEARTBEAT_MS without data. A client that reads too slowly (STREAM_BUFFER_BYTES unsent, or a write not drained
+         *     within STREAM_DRAIN_MS) gets a final `end` event `{ reason: "slow_consumer", resume_after_id, detail }` and is
+         *     disconnected; an API process that stops sends `end` with `reason: "shutdown"`. Reconnect after `resume_after_id`.
+         *
+         *     **Limits.** Open streams per key and API process by plan (STREAM_CONNECTIONS: free 1, pro 10, enterprise 100 by
+         *     default); one more answers 429 `too_many_streams`. Each request counts once against the key's rate limit.
+         *
+         *     ```js
+         *     // Node 22+ or a browser (Node 20: the "eventsource" package).
+         *     const url = new URL("https://api.example/events/stream");
+         *     url.searchParams.set("dapp_id", "ayin");
+         *     // EventSource cannot send headers: use a fetch-based client, or put the key in a proxy.
+         *     const res = await fetch(url, { headers: { "x-api-key": KEY, authorization: `Bearer ${KEY}` } });
+         *     let buffer = "", lastId = null;
+         *     for await (const chunk of res.body.pipeThrough(new TextDecoderStream())) {
+         *       buffer += chunk;
+         *       let end;
+         *       while ((end = buffer.indexOf("\n\n")) >= 0) {
+         *         const block = buffer.slice(0, end); buffer = buffer.slice(end + 2);
+         *         const id = /^id: (.*)$/m.exec(block)?.[1], data = /^data: (.*)$/m.exec(block)?.[1];
+         *         if (/^event: end$/m.test(block)) console.log("cut:", data); // reconnect after resume_after_id
+         *         else if (id && data) { lastId = id; handle(JSON.parse(data)); }
+         *       }
+         *     }
+         *     ```
+         *
+         *     Access: User: a valid API key in both `X-API-Key` and `Authorization: Bearer`.
+         */
+        get: operations["getEventsStream"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1274,7 +1333,7 @@ export interface paths {
         };
         /**
          * OHLCV candles of a pair, latest first
-         * @description Page mode (no `start`/`end`): `page` 0 is the latest `pageSize` candles, page 1 the ones before, and so on. Range mode (`start` and/or `end` given): candles starting in [start, end], at most `limit`, the latest first; `page` and `pageSize` are then not used (nor `limit` in page mode). `end` before `start`: 400. No candles: `ohlcv` is []. An identical request is answered from the last read for `OHLCV_CACHE_MS` (1 s), then for `OHLCV_STALE_MS` (5 s) more while one new read runs: the newest candle may lag the trades by that much. `pair` is the pair's `pair_label` (`BASE/QUOTE` symbols), `source` its source id, `denomination` what the price is expressed in. Errors are `application/problem+json` (the shared `Problem` body): 400 names the refused field in `detail` (and in `errors` for schema failures), 404 names the missing source, pair or mapping.
+         * @description Page mode (no `start`/`end`): `page` 0 is the latest `pageSize` candles, page 1 the ones before, and so on. Range mode (`start` and/or `end` given): candles starting in [start, end], at most `limit`, the latest first; `page` and `pageSize` are then not used (nor `limit` in page mode). `end` before `start`: 400. No candles: `ohlcv` is []. An identical request is answered from the last read for `OHLCV_CACHE_MS` (1 s), then for `OHLCV_STALE_MS` (5 s) more while one new read runs: the newest candle may lag the trades by that much. `pair` is the pair's `pair_label` (`BASE/QUOTE` symbols), `source` its source id, `denomination` what the price is expressed in. Errors are `application/problem+json` (the shared `Problem` body): 400 names the refused field in `detail` (and in `errors` for schema failures), 404 names the missing source, pair or mapping. **CSV.** `format=csv`, or an `Accept` that prefers `text/csv` to `application/json` (q-values count; a tie, `*\/*` or no `Accept` gives JSON, and so does an `Accept` that allows neither, like every route of this API), answers `text/csv; charset=utf-8` (RFC 4180: a header row, CRLF line ends, cells quoted when they hold a comma, a quote or a line break), with the same filters and paging as the JSON, streamed row by row over the page. Cells: numbers and U256 strings as in the JSON; booleans `true`/`false`; null an empty cell; nested objects and arrays JSON text; `*_iso` columns repeat a Unix-ms time as an ISO 8601 date-time (UTC). A text cell starting with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'` (OWASP's CSV-injection advice); number columns never do. Errors stay `application/problem+json` bodies when CSV was asked. In CSV, one row per candle, latest first as in `ohlcv`, each carrying the pair's `pair_id`, `pair`, `source`, `denomination` and `scale`. When the page is full, the older page is in `X-Next-Cursor` and `Link: <url>; rel="next"`: page mode, the next `page`; range mode, the `end` just before the oldest `t` (the JSON's pages are the same requests).
          *
          *     Access: Public: no key needed.
          */
@@ -1632,7 +1691,7 @@ export interface paths {
         };
         /**
          * Chart points of an instance at a scale
-         * @description Rules: (1) no window parameter: the most recent `limit` points, ascending by `t`; (2) `until_ts`: points with t <= until_ts, the last `limit`; (3) `from_ts`: points with t >= from_ts, the first `limit`; (4) `from_ts` + `to_ts`: the closed range, the first `limit` from `from_ts`; (5) at most 128 segments are scanned, `window.truncated` says the cap stopped the scan; (6) `bucket_start_ts` is refused (400), as are the deprecated `from`, `to`, `start`, `end`, `interval`, `page`, `pageSize` (the message names the replacement), `to_ts` without `from_ts`, `until_ts` with `from_ts`/`to_ts`, and `to_ts` < `from_ts`. With `key`, points are `{ t, y, kind }` (buckets where the key has a value); without, `{ t, values, kind }` with every finite key. Pending points (newest span, not sealed yet) and archived raw pages are served like sealed segments; `kind` says which. `window` is the window actually served, `audit` what was read. Errors are `application/problem+json`: 400 names the refused parameter, 404 the missing instance or segment.
+         * @description Rules: (1) no window parameter: the most recent `limit` points, ascending by `t`; (2) `until_ts`: points with t <= until_ts, the last `limit`; (3) `from_ts`: points with t >= from_ts, the first `limit`; (4) `from_ts` + `to_ts`: the closed range, the first `limit` from `from_ts`; (5) at most 128 segments are scanned, `window.truncated` says the cap stopped the scan; (6) `bucket_start_ts` is refused (400), as are the deprecated `from`, `to`, `start`, `end`, `interval`, `page`, `pageSize` (the message names the replacement), `to_ts` without `from_ts`, `until_ts` with `from_ts`/`to_ts`, and `to_ts` < `from_ts`. With `key`, points are `{ t, y, kind }` (buckets where the key has a value); without, `{ t, values, kind }` with every finite key. Pending points (newest span, not sealed yet) and archived raw pages are served like sealed segments; `kind` says which. `window` is the window actually served, `audit` what was read. Errors are `application/problem+json`: 400 names the refused parameter, 404 the missing instance or segment. **CSV.** `format=csv`, or an `Accept` that prefers `text/csv` to `application/json` (q-values count; a tie, `*\/*` or no `Accept` gives JSON, and so does an `Accept` that allows neither, like every route of this API), answers `text/csv; charset=utf-8` (RFC 4180: a header row, CRLF line ends, cells quoted when they hold a comma, a quote or a line break), with the same filters and paging as the JSON, streamed row by row over the page. Cells: numbers and U256 strings as in the JSON; booleans `true`/`false`; null an empty cell; nested objects and arrays JSON text; `*_iso` columns repeat a Unix-ms time as an ISO 8601 date-time (UTC). A text cell starting with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'` (OWASP's CSV-injection advice); number columns never do. Errors stay `application/problem+json` bodies when CSV was asked. In CSV, one row per point (ascending `t`, as in `points`): `t`, `t_iso`, `kind`, then `y` with `key`, else one column per point key of the series in its definition's order (`pointKeys` of GET /series/available), empty where the bucket has no finite value. `window` and `audit` are not in the CSV, but `X-Chart-Truncated: true` says rule 5 stopped the scan; page with `until_ts` / `from_ts` as in JSON.
          *
          *     Access: User: a valid API key in both `X-API-Key` and `Authorization: Bearer`.
          */
@@ -2491,7 +2550,7 @@ export interface paths {
         };
         /**
          * List registry tokens with filters, search, sort and pagination
-         * @description Deleted tokens are never listed. `total` counts every match; `page` and `pageSize` echo the request.
+         * @description Deleted tokens are never listed. `total` counts every match; `page` and `pageSize` echo the request. **CSV.** `format=csv`, or an `Accept` that prefers `text/csv` to `application/json` (q-values count; a tie, `*\/*` or no `Accept` gives JSON, and so does an `Accept` that allows neither, like every route of this API), answers `text/csv; charset=utf-8` (RFC 4180: a header row, CRLF line ends, cells quoted when they hold a comma, a quote or a line break), with the same filters and paging as the JSON, streamed row by row over the page. Cells: numbers and U256 strings as in the JSON; booleans `true`/`false`; null an empty cell; nested objects and arrays JSON text; `*_iso` columns repeat a Unix-ms time as an ISO 8601 date-time (UTC). A text cell starting with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'` (OWASP's CSV-injection advice); number columns never do. Errors stay `application/problem+json` bodies when CSV was asked. In CSV, one row per token (`categories` as JSON text); `total` is in `X-Total-Count`, and when more tokens follow, the next `page` is in `X-Next-Cursor` and `Link: <url>; rel="next"`.
          *
          *     Access: Public: no key needed.
          */
@@ -7366,6 +7425,8 @@ export interface operations {
                 /** @description Comma-separated list. */
                 category?: string;
                 dapp_id?: string;
+                /** @description `csv` answers `text/csv`, `json` JSON; when given it wins over `Accept`. Without it, `Accept` decides (see the route's description). Another value answers 400 naming `format`. */
+                format?: "json" | "csv";
                 limit?: number;
                 /** @description `1` for poll mode. */
                 poll?: "0" | "1";
@@ -7379,7 +7440,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The page, as JSON or CSV. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -7389,10 +7450,100 @@ export interface operations {
                         events: components["schemas"]["NormalizedEvent"][];
                         poll?: boolean;
                     };
+                    "text/csv": string;
                 };
             };
             /** @description Error (problem details). */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getEventsStream: {
+        parameters: {
+            query?: {
+                address?: string;
+                /** @description Deliver events after this id. */
+                after_id?: string;
+                /** @description Comma-separated list. */
+                category?: string;
+                dapp_id?: string;
+                /** @description Comma-separated list. */
+                sub_kind?: string;
+                token_address?: string;
+                /** @description `1`: end with an `end` event `{ reason: "caught_up", resume_after_id }` once every event under the watermark was sent (a batch reader, `curl`), instead of waiting for new ones. */
+                until_caught_up?: "0" | "1";
+            };
+            header?: {
+                /** @description Last event id received (sent by EventSource on reconnect). */
+                "last-event-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An endless `text/event-stream`: `id:` and `data:` per event, `event: end` before a cut. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Error (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8274,6 +8425,8 @@ export interface operations {
             query?: {
                 /** @description Range mode: candles starting at or before this time (Unix ms); not before `start`. */
                 end?: number;
+                /** @description `csv` answers `text/csv`, `json` JSON; when given it wins over `Accept`. Without it, `Accept` decides (see the route's description). Another value answers 400 naming `format`. */
+                format?: "json" | "csv";
                 /** @description Range mode: most candles returned (the latest of the range). */
                 limit?: number;
                 /** @description Page mode: 0 = the latest `pageSize` candles, 1 the ones before, ... */
@@ -8294,7 +8447,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The candles, as JSON or CSV. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -8310,6 +8463,7 @@ export interface operations {
                         /** @description Source id. */
                         source: string;
                     };
+                    "text/csv": string;
                 };
             };
             /** @description Error (problem details). */
@@ -9773,6 +9927,8 @@ export interface operations {
                 bucket_start_ts?: string;
                 /** @description Not supported: answers 400 naming the replacement. */
                 end?: string;
+                /** @description `csv` answers `text/csv`, `json` JSON; when given it wins over `Accept`. Without it, `Accept` decides (see the route's description). Another value answers 400 naming `format`. */
+                format?: "json" | "csv";
                 /** @description Not supported: answers 400 naming the replacement. */
                 from?: string;
                 /** @description Rules 3 and 4: points with t >= from_ts, the first `limit`. */
@@ -9807,7 +9963,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The chart, as JSON or CSV. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -9880,6 +10036,7 @@ export interface operations {
                             truncated: boolean;
                         };
                     };
+                    "text/csv": string;
                 };
             };
             /** @description Error (problem details). */
@@ -13622,6 +13779,8 @@ export interface operations {
                 chain?: number;
                 /** @description Comma-separated dapp ids (any of). */
                 dapps?: string;
+                /** @description `csv` answers `text/csv`, `json` JSON; when given it wins over `Accept`. Without it, `Accept` decides (see the route's description). Another value answers 400 naming `format`. */
+                format?: "json" | "csv";
                 market_display?: boolean;
                 moderation?: "show" | "hide";
                 order?: "asc" | "desc";
@@ -13641,7 +13800,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The page of tokens, as JSON or CSV. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -13655,6 +13814,7 @@ export interface operations {
                         tokens: components["schemas"]["TokenListEntry"][];
                         total: number;
                     };
+                    "text/csv": string;
                 };
             };
             /** @description Error (problem details). */
