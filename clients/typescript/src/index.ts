@@ -10,8 +10,11 @@ import createFetchClient, { type Client, type ClientOptions, type Middleware } f
 import type { components, operations, paths } from "./schema.ts";
 
 export type { components, operations, paths };
-/** The client: `GET`, `POST`, ... over the API's paths, each answering `{ data, error, response }`. */
-export type IndexerClient = Client<paths>;
+/**
+ * The client: `GET`, `POST`, ... over the API's paths, each answering `{ data, error, response }`, typed for
+ * JSON answers (routes that can also answer CSV or a stream are typed by their JSON body; see the API docs).
+ */
+export type IndexerClient = Client<paths, "application/json">;
 /** The one error body of the API (`application/problem+json`): `code` is stable, `detail` names the value. */
 export type Problem = components["schemas"]["Problem"];
 /** A named schema of the document, e.g. `Schema<"ApiKeyUsage">`. */
@@ -38,7 +41,10 @@ export function createClient(
   apiKey?: string,
   options: Omit<ClientOptions, "baseUrl"> = {},
 ): IndexerClient {
-  const client = createFetchClient<paths>({ ...options, baseUrl: baseUrl.replace(/\/+$/, "") });
+  const client = createFetchClient<paths, "application/json">({
+    ...options,
+    baseUrl: baseUrl.replace(/\/+$/, ""),
+  });
   if (apiKey) client.use(apiKeyMiddleware(apiKey));
   return client;
 }
