@@ -47,8 +47,10 @@ async function streamClient() {
         if (id) note(id);
       }
     }
-  } catch {
-    if (!stop.signal.aborted) errors++;
+  } catch (error) {
+    if (!stop.signal.aborted) {
+      if (errors++ === 0) process.stderr.write(`stream client error: ${String(error)}\n`);
+    }
   }
 }
 

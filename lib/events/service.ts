@@ -118,11 +118,12 @@ export function createEventsService(o: EventsServiceOptions): EventsService {
     watermark,
     async page(filters, page) {
       const below = await ceiling();
-      const held = tail?.read(filters, page, below);
-      if (held) return json(held);
-      return pages.get(JSON.stringify([filters, page, below]), async () =>
-        json(heldEvents(await reader.page(filters, page, below))),
-      );
+      // One build per (filters, page, ceiling) within EVENTS_PAGE_CACHE_MS, from the tail or the store: stream
+      // connections and pollers at the same cursor share it.
+      return pages.get(JSON.stringify([filters, page, below]), async () => {
+        const held = tail?.read(filters, page, below);
+        return json(held ?? heldEvents(await reader.page(filters, page, below)));
+      });
     },
     async byTransaction(txId) {
       return (await service.byTransactions([txId])).get(txId) ?? [];

@@ -13,6 +13,7 @@
  * `drainMs`) is sent a final `end` event with the reason and the id to resume after, then disconnected; it is
  * never skipped past events silently.
  */
+import { setMaxListeners } from "node:events";
 import { idCeiling } from "../chain/types.ts";
 import { sleep } from "../retry.ts";
 import type { EventFilters } from "./reader.ts";
@@ -61,6 +62,8 @@ export function createStreamHub(events: EventsService, settings: Pick<StreamSett
   const waiters = new Set<{ seen: number; wake: (wm: number) => void }>();
   const owners = new Map<string, number>();
   const closing = new AbortController();
+  // Every open stream listens to it (thousands are expected): not a leak.
+  setMaxListeners(0, closing.signal);
   let loop: Promise<void> | null = null;
   let last = 0;
 
@@ -166,19 +169,16 @@ export async function serveStream(
 
   while (!stop.aborted && !sink.closed) {
     const text = await events.page(req.filters, { limit: settings.pageSize, afterId: cursor, poll: true });
-    const page = JSON.parse(text) as { id: string }[];
     if (stop.aborted || sink.closed) break;
-    if (page.length > 0) {
-      // The page's own text, split per event (the documents are not serialised again).
-      const docs = splitArray(text);
-      for (let i = 0; i < page.length; i++) {
-        const id = page[i]!.id;
-        // Written before the `end` event that may follow, so a client reading `end` has this event: resume after it.
-        if (!(await put(sse(id, docs[i]!), id))) return { delivered: delivered + 1, reason: "slow_consumer" };
-        cursor = id;
-        delivered++;
-      }
-      if (page.length === settings.pageSize) continue; // catching up: the next page at once
+    const page = rendered(text);
+    if (page.ids.length > 0) {
+      const last = page.ids[page.ids.length - 1]!;
+      // One write per page; written before any `end` event that may follow, so resume after the page's last id.
+      if (!(await put(page.sse, last)))
+        return { delivered: delivered + page.ids.length, reason: "slow_consumer" };
+      cursor = last;
+      delivered += page.ids.length;
+      if (page.ids.length === settings.pageSize) continue; // catching up: the next page at once
     }
     if (req.untilCaughtUp) {
       sink.write(
@@ -209,6 +209,22 @@ export async function serveStream(
   }
   sink.end();
   return { delivered, reason: "closed" };
+}
+
+/**
+ * A page as Server-Sent Events, built once per page text: connections at the same cursor get the same text from the
+ * service's page cache, so parsing and rendering it is shared too.
+ */
+const renderedPages = new Map<string, { ids: string[]; sse: string }>();
+function rendered(text: string): { ids: string[]; sse: string } {
+  let page = renderedPages.get(text);
+  if (page) return page;
+  const ids = (JSON.parse(text) as { id: string }[]).map((e) => e.id);
+  const docs = splitArray(text);
+  page = { ids, sse: ids.map((id, i) => sse(id, docs[i]!)).join("") };
+  if (renderedPages.size >= 256) renderedPages.clear();
+  renderedPages.set(text, page);
+  return page;
 }
 
 /** The elements of a JSON array of objects, as their own text (the service builds pages as `[{…},{…}]`). */

@@ -253,7 +253,7 @@ describe("events stream", () => {
     const end = JSON.parse(last.split("data: ")[1]!) as { reason: string; resume_after_id: string };
     expect(end.reason).toBe("slow_consumer");
     // The resume point is the last event written before the `end` event: a client that reads `end` has it.
-    const ids = written.flatMap((w) => /^id: (.*)$/m.exec(w)?.[1] ?? []);
+    const ids = written.flatMap((w) => [...w.matchAll(/^id: (.*)$/gm)].map((m) => m[1]!));
     expect(ids.length).toBeGreaterThan(0);
     expect(end.resume_after_id).toBe(ids.at(-1));
     hub.close();
