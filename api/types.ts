@@ -25,6 +25,7 @@ import type { Ch } from "../lib/stores/clickhouse.ts";
 import type { Pg } from "../lib/stores/postgres.ts";
 import type { TelegramBot } from "../lib/telegram/bot.ts";
 import type { TelegramStore } from "../lib/telegram/store.ts";
+import type { WebhooksService } from "../lib/webhooks/service.ts";
 
 /** Who may call a route: anyone, any valid key, or an admin key. */
 export type AccessLevel = "public" | "user" | "admin";
@@ -114,6 +115,8 @@ export interface ApiDeps {
   telegram: TelegramBot | null;
   /** Reindex jobs (lib/jobs): created, listed and cancelled here; run by the job workers. */
   jobs: JobsService | null;
+  /** Outbound webhooks of key owners (lib/webhooks): managed here; delivered by the job workers. */
+  webhooks: WebhooksService | null;
   /** WireGuard peers of key owners (lib/repos/wireguard-peers.ts). */
   wireguard: WireGuardPeersRepo | null;
   /** Explorer backend behind the decorated transaction and block routes; closed with the app. */
