@@ -149,7 +149,8 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<v
   };
   const dead: PgBoss.WorkWithMetadataHandler<WebhookMessage> = async ([job]) => {
     if (!job) return;
-    const hook = await repo.exhausted(job.data, config.WEBHOOK_RETRY_LIMIT);
+    // A dead letter carries the retry limit of the message that failed.
+    const hook = await repo.exhausted(job.data, job.retryLimit);
     if (hook) log.warn({ webhook_id: hook.webhook_id, reason: hook.disabled_reason }, "Webhook disabled.");
   };
   const options = {
