@@ -121,7 +121,8 @@ describe("outbound webhooks", () => {
         // The receivers listen on loopback: allowed here as an operator would (the default refuses it).
         WEBHOOK_ALLOWED_CIDRS: "127.0.0.0/8",
         WEBHOOK_BATCH: String(BATCH),
-        WEBHOOK_TIMEOUT_MS: "4000",
+        // Generous against a loaded machine: the receiver answers at once, except the one request it leaves hanging.
+        WEBHOOK_TIMEOUT_MS: "8000",
         WEBHOOK_POLL_S: "1",
         WEBHOOK_RETRY_LIMIT: String(RETRY_LIMIT),
         WEBHOOK_RETRY_DELAY_S: "1",
