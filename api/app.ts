@@ -31,6 +31,7 @@ import { systemRoutes } from "./routes/system/index.ts";
 import { jobRoutes } from "./routes/system/jobs.ts";
 import { telegramRoutes } from "./routes/telegram/index.ts";
 import { tokenRoutes } from "./routes/tokens/index.ts";
+import { webhookRoutes } from "./routes/webhooks/index.ts";
 import { wireguardRoutes } from "./routes/wireguard/index.ts";
 import { Problem } from "./schemas.ts";
 import type { ApiDeps, App, RouteEntry } from "./types.ts";
@@ -64,6 +65,7 @@ export const ROUTE_GROUPS: RouteGroup[] = [
   telegramRoutes,
   paymentRoutes,
   jobRoutes,
+  webhookRoutes,
   wireguardRoutes,
 ];
 

@@ -25,6 +25,7 @@ import type { Pg } from "../lib/stores/postgres.ts";
 import { createTelegramBot } from "../lib/telegram/bot.ts";
 import { createTelegramStore } from "../lib/telegram/store.ts";
 import { createUsageRecorder } from "../lib/usage/recorder.ts";
+import { createWebhooksService } from "../lib/webhooks/service.ts";
 import type { ApiDeps } from "./types.ts";
 
 /** Both stores, or neither (DATABASES=off). */
@@ -122,6 +123,7 @@ export function createApiDeps(
             pageStaleMs: config.DAPP_PAGE_STALE_MS,
           })
         : null,
+    webhooks: pg && events && jobs ? createWebhooksService(pg, config, events, () => jobs.boss()) : null,
     wireguard: pg ? createWireGuardPeersRepo(pg) : null,
     explorer: createExplorerClient({
       baseUrl: config.EXPLORER_URL,

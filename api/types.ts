@@ -26,6 +26,7 @@ import type { Pg } from "../lib/stores/postgres.ts";
 import type { TelegramBot } from "../lib/telegram/bot.ts";
 import type { TelegramStore } from "../lib/telegram/store.ts";
 import type { UsageRecorder } from "../lib/usage/recorder.ts";
+import type { WebhooksService } from "../lib/webhooks/service.ts";
 
 /** Who may call a route: anyone, any valid key, or an admin key. */
 export type AccessLevel = "public" | "user" | "admin";
@@ -117,6 +118,8 @@ export interface ApiDeps {
   jobs: JobsService | null;
   /** Per-key request counts (lib/usage/recorder.ts): counted by the auth hook, flushed to `key_usage`. */
   usage: UsageRecorder | null;
+  /** Outbound webhooks of key owners (lib/webhooks): managed here; delivered by the job workers. */
+  webhooks: WebhooksService | null;
   /** WireGuard peers of key owners (lib/repos/wireguard-peers.ts). */
   wireguard: WireGuardPeersRepo | null;
   /** Explorer backend behind the decorated transaction and block routes; closed with the app. */

@@ -667,7 +667,7 @@ function installPipelineCommands(program: Command): void {
   program
     .command("process")
     .description(
-      "Run one processor as its own consumer group (distributed mode), or `jobs`: a reindex job worker",
+      "Run one processor as its own consumer group (distributed mode), or `jobs`: a job worker (reindex jobs and webhook deliveries)",
     )
     .addArgument(new Argument("<name>", "processor, or jobs").choices([...Object.keys(PROCESSORS), "jobs"]))
     .action(async (name: ProcessorName | "jobs") => {
@@ -680,7 +680,10 @@ function installPipelineCommands(program: Command): void {
             throw new Error("reindex jobs need the databases (DATABASES=on)");
           }
           const worker = await startJobWorker(await createPipelineDeps(ctx, stores));
-          ctx.log.info({ concurrency: ctx.config.JOBS_CONCURRENCY }, "Reindex job worker started.");
+          ctx.log.info(
+            { concurrency: ctx.config.JOBS_CONCURRENCY, webhooks: ctx.config.WEBHOOK_CONCURRENCY },
+            "Job worker started (reindex jobs and webhook deliveries).",
+          );
           return async () => {
             await worker.stop();
             await stores.close();

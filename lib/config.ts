@@ -4,6 +4,7 @@
  * `config --format env` the `.env.example` from the same list, so the three never drift.
  */
 import { ConfigError } from "./errors.ts";
+import { isCidrCsv } from "./webhooks/address.ts";
 import { isCidrList, isEndpoint, isPeerSubnet, WG_KEY_PATTERN } from "./wireguard.ts";
 
 type Spec =
@@ -385,7 +386,7 @@ export const CONFIG_SPEC = {
   ),
   JOBS_WORKERS: bool(
     true,
-    "Run reindex job workers in `start` (they also run alone as `process jobs`); false leaves jobs queued for other processes.",
+    "Run the job workers (reindex jobs and webhook deliveries) in `start` (they also run alone as `process jobs`); false leaves both to other processes.",
   ),
   JOBS_CONCURRENCY: int(1, 1, 64, "Reindex job chunks one worker process runs at once."),
   JOBS_CHUNK_BLOCKS: int(
@@ -415,6 +416,52 @@ export const CONFIG_SPEC = {
     3_600,
     "Seconds between the queue's maintenance runs (expiring dead workers' chunks, scheduling retries).",
   ),
+  WEBHOOK_CONCURRENCY: int(
+    4,
+    0,
+    64,
+    "Webhook deliveries one job worker process (`start`, `process jobs`) runs at once; 0 delivers none in this process.",
+  ),
+  WEBHOOK_BATCH: int(100, 1, 1_000, "Events per webhook POST at most (one batch, in id order)."),
+  WEBHOOK_TIMEOUT_MS: int(
+    10_000,
+    100,
+    120_000,
+    "How long a webhook receiver has to answer a POST (connection, status and body); past it the attempt failed.",
+  ),
+  WEBHOOK_POLL_S: int(
+    5,
+    1,
+    3_600,
+    "Seconds a caught-up webhook waits before looking for new matching events again (a full batch is followed at once).",
+  ),
+  WEBHOOK_RETRY_LIMIT: int(
+    12,
+    0,
+    50,
+    "Retries of a failed webhook batch (non-2xx, timeout, refused address) before the webhook is disabled.",
+  ),
+  WEBHOOK_RETRY_DELAY_S: int(
+    10,
+    1,
+    86_400,
+    "Seconds before the first retry of a failed webhook batch; each retry waits between 1 and 2 times double the previous base delay (pg-boss backoff with jitter).",
+  ),
+  WEBHOOK_EXPIRE_S: int(
+    120,
+    1,
+    86_400,
+    "Seconds after which a webhook delivery whose worker died (or hangs) is expired and retried; keep it well above WEBHOOK_TIMEOUT_MS.",
+  ),
+  WEBHOOK_ALLOWED_CIDRS: str(
+    "",
+    "Address ranges webhooks may point to although they are loopback, private, link-local or reserved (comma-separated CIDR ranges or addresses, e.g. `127.0.0.0/8`); empty allows public addresses only.",
+    /^[0-9A-Fa-f.:/, ]*$/,
+    "comma-separated IP addresses or CIDR ranges",
+    isCidrCsv,
+  ),
+  WEBHOOK_LOG_KEEP: int(1_000, 10, 1_000_000, "Delivery log rows kept per webhook (the newest)."),
+  WEBHOOK_MAX_PER_OWNER: int(20, 1, 100_000, "Webhooks one owner (`user_id` of API keys) may have."),
   PAYMENT_ADDRESS: str(
     "",
     "Alephium address that receives ALPH payments for plans; empty turns payments off.",

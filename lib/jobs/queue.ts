@@ -14,6 +14,10 @@ import type { Logger } from "../logger.ts";
 import type { Pg, PgParam, PgQueryable } from "../stores/postgres.ts";
 
 export const REINDEX_QUEUE = "reindex";
+/** Outbound webhook deliveries: one chain of messages per active webhook (lib/webhooks/worker.ts). */
+export const WEBHOOK_QUEUE = "webhook";
+/** Where a webhook message goes once its last retry failed: its handler disables the webhook. */
+export const WEBHOOK_DEAD_QUEUE = "webhook-dead";
 
 type Executor = { executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> };
 
@@ -59,7 +63,7 @@ export interface QueueOptions {
   supervise: boolean;
 }
 
-/** A started pg-boss with the reindex queue created. */
+/** A started pg-boss with the reindex and webhook queues created. */
 export async function startBoss(pg: Pg, config: Config, log: Logger, options: QueueOptions): Promise<PgBoss> {
   const boss = new PgBoss({
     db: bossExecutor(pg, log),
@@ -78,6 +82,23 @@ export async function startBoss(pg: Pg, config: Config, log: Logger, options: Qu
     retryDelay: config.JOBS_RETRY_DELAY_S,
     retryBackoff: true,
     expireInSeconds: config.JOBS_EXPIRE_S,
+  });
+  // The dead letter first: the webhook queue refers to it. Each message also carries these options (repo.ts).
+  await boss.createQueue(WEBHOOK_DEAD_QUEUE, {
+    name: WEBHOOK_DEAD_QUEUE,
+    policy: "standard",
+    retryLimit: 10,
+    retryDelay: 10,
+    retryBackoff: true,
+  });
+  await boss.createQueue(WEBHOOK_QUEUE, {
+    name: WEBHOOK_QUEUE,
+    policy: "standard",
+    retryLimit: config.WEBHOOK_RETRY_LIMIT,
+    retryDelay: config.WEBHOOK_RETRY_DELAY_S,
+    retryBackoff: true,
+    expireInSeconds: config.WEBHOOK_EXPIRE_S,
+    deadLetter: WEBHOOK_DEAD_QUEUE,
   });
   return boss;
 }

@@ -44,6 +44,8 @@ export interface JobsService {
   get(jobId: string): Promise<JobView | null>;
   list(query: ListQuery): Promise<{ jobs: JobView[]; next: string | null }>;
   cancel(jobId: string): Promise<JobView>;
+  /** The queue (started on first use, without maintenance), shared by the webhooks of this process. */
+  boss(): Promise<PgBoss>;
   close(): Promise<void>;
 }
 
@@ -86,6 +88,7 @@ export function createJobsService(pg: Pg, config: Config, log: Logger): JobsServ
       return { jobs: page.jobs.map((j) => presentJob(j)), next: page.next };
     },
     cancel: async (jobId) => presentJob(await repo.cancel(jobId)),
+    boss: getBoss,
     async close() {
       const b = boss;
       boss = null;

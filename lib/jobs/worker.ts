@@ -22,6 +22,7 @@ import { republish } from "../../pipeline/reprocess.ts";
 import { countMainRawBlocks, mainRawBlocks } from "../chain/raw-blocks.ts";
 import { KNOWN_DAPP_CONTRACTS } from "../registry/known-contracts.ts";
 import type { Pg } from "../stores/postgres.ts";
+import { startWebhookDelivery } from "../webhooks/worker.ts";
 import { REINDEX_QUEUE, startBoss } from "./queue.ts";
 import { createJobsRepo, type JobsRepo, type ReindexJob, type ReindexMessage } from "./repo.ts";
 
@@ -56,7 +57,10 @@ export interface WorkerOptions {
   pg?: Pg;
 }
 
-/** Starts a worker on the reindex queue with `JOBS_CONCURRENCY` handlers. */
+/**
+ * Starts a worker on the reindex queue with `JOBS_CONCURRENCY` handlers, and the webhook deliveries
+ * (`WEBHOOK_CONCURRENCY` handlers, lib/webhooks/worker.ts) on the same queue connection.
+ */
 export async function startJobWorker(deps: PipelineDeps, options: WorkerOptions = {}): Promise<JobWorker> {
   const pg = options.pg ?? deps.pg;
   const { config } = deps;
@@ -139,6 +143,8 @@ export async function startJobWorker(deps: PipelineDeps, options: WorkerOptions 
       handler,
     );
   }
+  // Outbound webhooks share the queue and this process (WEBHOOK_CONCURRENCY deliveries at once; lib/webhooks).
+  await startWebhookDelivery({ boss, pg, ch: deps.ch, config, log: deps.log });
 
   return {
     boss,

@@ -31,6 +31,7 @@ const PATH_SAMPLES: Record<string, () => string> = {
   banid: () => randomUUID(),
   peerid: () => randomUUID(),
   jobid: () => randomUUID(),
+  webhookid: () => randomUUID(),
   tokenid: () => HEX64,
   txid: () => HEX64,
   transaction_id: () => HEX64,
@@ -90,6 +91,8 @@ const BODY_SAMPLES: Record<string, unknown> = {
   kind: "user",
   value: "fuzz-banned-user",
   reason: "fuzz",
+  // A public address literal (no DNS lookup) no worker of this test delivers to.
+  url: "https://203.0.113.7/fuzz-hook",
 };
 
 /** A required body field whose sample depends on its type (`id` is a category id or a mapping row id). */
@@ -127,6 +130,8 @@ const MS_TIME_PARAMS = new Set([
   "/system/jobs to",
   "/system/jobs since",
   "/system/jobs until",
+  // Not a time: delivery ids are a bigint column.
+  "/webhooks/:webhookid/deliveries before",
 ]);
 
 const NUL = "a\u0000b";

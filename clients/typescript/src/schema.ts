@@ -2629,6 +2629,228 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhooks, newest first (an owner's own; an admin key: all)
+         * @description Outbound webhooks: the service POSTs the events matching a filter (the filters of `/events/all`) to
+         *     your URL, in batches, in id order, with the pollers' guarantee: a webhook is a poller of `/events/all?poll=1` that the
+         *     service drives from its cursor `after_id`, under the same watermark.
+         *
+         *     **Body.** `{ "webhook_id": "…", "events": [ … ] }`, `application/json`: up to WEBHOOK_BATCH (default 100) events,
+         *     each as `/events/all` serves it, oldest first. Reorg notices (category `chain`) arrive in order like any event, but
+         *     only for a webhook whose filter matches them (not one filtered by `dapp_id` or `category` other than `chain`).
+         *
+         *     **Signature** (Standard Webhooks, standardwebhooks.com). Headers `webhook-id` (the message id: the same on every
+         *     attempt of one batch, different for the next), `webhook-timestamp` (Unix seconds of this attempt) and
+         *     `webhook-signature: v1,<base64 HMAC-SHA256>` over `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the
+         *     base64-decoded part of your secret after `whsec_`. The secret is answered once, by the create call, and never
+         *     again (it is stored to sign; delete and create the webhook to change it). Verify the signature over the raw body,
+         *     compare in constant time and refuse a timestamp far from your clock (the reference libraries allow 5 minutes);
+         *     README "Webhooks" has a Node example.
+         *
+         *     **Delivery and retries.** Any 2xx answered within WEBHOOK_TIMEOUT_MS (default 10 s) acknowledges the batch: the
+         *     cursor `after_id` moves to its last event and the next batch follows (at once when the batch was full, otherwise
+         *     after WEBHOOK_POLL_S, default 5 s). Anything else (another status, redirects included; a timeout; a refused
+         *     connection; an address refused as below) is a failed attempt: logged, and the same batch with the same
+         *     `webhook-id` is sent again after an exponential backoff (WEBHOOK_RETRY_DELAY_S × 2^n, times 1 to 2 for jitter; by
+         *     default 10 s, 20 s, 40 s, …). The cursor never moves ahead of a 2xx. Delivery is at least once: a batch may arrive
+         *     again (a lost answer, a worker that died mid-request), so deduplicate by `webhook-id` or by the events' ids, which
+         *     only grow.
+         *
+         *     **Automatic disabling.** When one batch fails WEBHOOK_RETRY_LIMIT + 1 times in a row (default 13 attempts,
+         *     spread over about 11 to 23 hours with the default delays) the webhook is `disabled` with `disabled_reason`
+         *     naming the last error; nothing is sent until the owner re-enables it (`POST /webhooks/{webhookid}/enable`), which
+         *     resets the failures and resumes from the cursor with the same pending batch. An outage of the service's own stores
+         *     does not count as a failure.
+         *
+         *     **Addresses.** `http` and `https` only. The host is resolved (every address) when the webhook is created and
+         *     again before every delivery, and the connection goes to the addresses checked. A loopback, private (10/8,
+         *     172.16/12, 192.168/16, 100.64/10, fc00::/7), link-local (169.254/16, fe80::/10), unspecified, multicast or reserved
+         *     address is refused: 400 `webhook_url_refused` naming `url` at creation, a failed attempt at delivery (DNS may
+         *     change). An operator allows ranges with WEBHOOK_ALLOWED_CIDRS.
+         *
+         *     **Owners.** A webhook belongs to the owner (`user_id`) of the key that created it: any key of that owner sees and
+         *     manages it, an admin key sees all; another owner's webhook answers 404. WEBHOOK_MAX_PER_OWNER (default 20) per owner
+         *     (409 `too_many_webhooks` beyond). Deliveries run on the job workers (`start`, `process jobs`; any number of
+         *     processes, one batch in flight per webhook).
+         *
+         *     Pages newest first by creation; pass `next` back as `cursor`.
+         *
+         *     Access: User: a valid API key in both `X-API-Key` and `Authorization: Bearer`.
+         */
+        get: operations["getWebhooks"];
+        put?: never;
+        /**
+         * Register a webhook (the signing secret is answered once)
+         * @description Outbound webhooks: the service POSTs the events matching a filter (the filters of `/events/all`) to
+         *     your URL, in batches, in id order, with the pollers' guarantee: a webhook is a poller of `/events/all?poll=1` that the
+         *     service drives from its cursor `after_id`, under the same watermark.
+         *
+         *     **Body.** `{ "webhook_id": "…", "events": [ … ] }`, `application/json`: up to WEBHOOK_BATCH (default 100) events,
+         *     each as `/events/all` serves it, oldest first. Reorg notices (category `chain`) arrive in order like any event, but
+         *     only for a webhook whose filter matches them (not one filtered by `dapp_id` or `category` other than `chain`).
+         *
+         *     **Signature** (Standard Webhooks, standardwebhooks.com). Headers `webhook-id` (the message id: the same on every
+         *     attempt of one batch, different for the next), `webhook-timestamp` (Unix seconds of this attempt) and
+         *     `webhook-signature: v1,<base64 HMAC-SHA256>` over `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the
+         *     base64-decoded part of your secret after `whsec_`. The secret is answered once, by the create call, and never
+         *     again (it is stored to sign; delete and create the webhook to change it). Verify the signature over the raw body,
+         *     compare in constant time and refuse a timestamp far from your clock (the reference libraries allow 5 minutes);
+         *     README "Webhooks" has a Node example.
+         *
+         *     **Delivery and retries.** Any 2xx answered within WEBHOOK_TIMEOUT_MS (default 10 s) acknowledges the batch: the
+         *     cursor `after_id` moves to its last event and the next batch follows (at once when the batch was full, otherwise
+         *     after WEBHOOK_POLL_S, default 5 s). Anything else (another status, redirects included; a timeout; a refused
+         *     connection; an address refused as below) is a failed attempt: logged, and the same batch with the same
+         *     `webhook-id` is sent again after an exponential backoff (WEBHOOK_RETRY_DELAY_S × 2^n, times 1 to 2 for jitter; by
+         *     default 10 s, 20 s, 40 s, …). The cursor never moves ahead of a 2xx. Delivery is at least once: a batch may arrive
+         *     again (a lost answer, a worker that died mid-request), so deduplicate by `webhook-id` or by the events' ids, which
+         *     only grow.
+         *
+         *     **Automatic disabling.** When one batch fails WEBHOOK_RETRY_LIMIT + 1 times in a row (default 13 attempts,
+         *     spread over about 11 to 23 hours with the default delays) the webhook is `disabled` with `disabled_reason`
+         *     naming the last error; nothing is sent until the owner re-enables it (`POST /webhooks/{webhookid}/enable`), which
+         *     resets the failures and resumes from the cursor with the same pending batch. An outage of the service's own stores
+         *     does not count as a failure.
+         *
+         *     **Addresses.** `http` and `https` only. The host is resolved (every address) when the webhook is created and
+         *     again before every delivery, and the connection goes to the addresses checked. A loopback, private (10/8,
+         *     172.16/12, 192.168/16, 100.64/10, fc00::/7), link-local (169.254/16, fe80::/10), unspecified, multicast or reserved
+         *     address is refused: 400 `webhook_url_refused` naming `url` at creation, a failed attempt at delivery (DNS may
+         *     change). An operator allows ranges with WEBHOOK_ALLOWED_CIDRS.
+         *
+         *     **Owners.** A webhook belongs to the owner (`user_id`) of the key that created it: any key of that owner sees and
+         *     manages it, an admin key sees all; another owner's webhook answers 404. WEBHOOK_MAX_PER_OWNER (default 20) per owner
+         *     (409 `too_many_webhooks` beyond). Deliveries run on the job workers (`start`, `process jobs`; any number of
+         *     processes, one batch in flight per webhook).
+         *
+         *     The answer holds `secret` (`whsec_` + base64 of 32 random bytes): keep it, it is never shown again. Without `after_id` delivery starts at the watermark (events from now on); `after_id=0` starts at the first event.
+         *
+         *     Access: User: a valid API key in both `X-API-Key` and `Authorization: Bearer`.
+         */
+        post: operations["postWebhooks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhookid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show a webhook: its cursor, pending batch, state and last error
+         * @description 404 for an unknown webhook and for another owner's (unless the key is an admin key).
+         *
+         *     Access: User: a valid API key in both `X-API-Key` and `Authorization: Bearer`.
+         */
+        get: operations["getWebhooksByWebhookid"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhookid}/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete a webhook and its delivery log
+         * @description Nothing is sent after this answer, except a batch already being POSTed, whose result is then dropped. 404 for an unknown webhook or another owner's.
+         *
+         *     Access: User: a valid API key in both `X-API-Key` and `Authorization: Bearer`.
+         */
+        post: operations["postWebhooksByWebhookidDelete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhookid}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Delivery log of a webhook: each attempt with its status and latency, newest first
+         * @description Every POST attempt, 2xx or not: the batch (message id, first and last event id, count), the attempt number at that batch, the HTTP status or the error, and the latency. The newest WEBHOOK_LOG_KEEP (default 1,000) attempts per webhook are kept. Next page: `before` = the last `delivery_id` received. 404 for an unknown webhook or another owner's.
+         *
+         *     Access: User: a valid API key in both `X-API-Key` and `Authorization: Bearer`.
+         */
+        get: operations["getWebhooksByWebhookidDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhookid}/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a webhook
+         * @description Stops deliveries (a batch already being POSTed completes, but its answer moves nothing); the cursor stays, so `enable` resumes where it stopped. Disabling a disabled webhook changes nothing. 404 for an unknown webhook or another owner's.
+         *
+         *     Access: User: a valid API key in both `X-API-Key` and `Authorization: Bearer`.
+         */
+        post: operations["postWebhooksByWebhookidDisable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhookid}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Re-enable a disabled webhook
+         * @description Resets the failures and starts delivering again from the cursor (`after_id`), the pending batch first with its `webhook-id`. Enabling an active webhook changes nothing. 404 for an unknown webhook or another owner's.
+         *
+         *     Access: User: a valid API key in both `X-API-Key` and `Authorization: Bearer`.
+         */
+        post: operations["postWebhooksByWebhookidEnable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3664,6 +3886,71 @@ export interface components {
             token_price_source_id: number;
             /** @enum {string} */
             type: "cex" | "dex" | "api" | "oracle" | "aggregator";
+        };
+        /** Webhook */
+        Webhook: {
+            /** @description Cursor: the last event id a 2xx acknowledged (or the start); delivery continues after it. */
+            after_id: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            disabled_at: string | null;
+            disabled_reason: string | null;
+            /** @description Failed attempts since the last 2xx. */
+            failures: number;
+            /** @description The filters as stored (trimmed, empty ones dropped). */
+            filters: {
+                address?: string;
+                category?: string[];
+                dapp_id?: string;
+                sub_kind?: string[];
+                token_address?: string;
+            };
+            /** @description The key that created it. */
+            key_id: string;
+            /** @description Error of the last failed attempt; cleared by a 2xx. */
+            last_error: string | null;
+            /**
+             * Format: date-time
+             * @description Time of the last 2xx.
+             */
+            last_success_at: string | null;
+            /** @description Last event id of the batch being sent (retried until a 2xx); null between batches. */
+            pending_last_id: string | null;
+            /**
+             * @description `active` delivers; `disabled` after a run of failures or by its owner.
+             * @enum {string}
+             */
+            state: "active" | "disabled";
+            /** Format: date-time */
+            updated_at: string;
+            url: string;
+            /** @description Owner: the `user_id` of the key that created it. */
+            user_id: string;
+            /** Format: uuid */
+            webhook_id: string;
+        };
+        /** WebhookDelivery */
+        WebhookDelivery: {
+            /** @description Attempt at this batch: 1 first, then each retry. */
+            attempt: number;
+            /** Format: date-time */
+            created_at: string;
+            /** @description Grows with each attempt; the `before` cursor. */
+            delivery_id: number;
+            /** @description Why the attempt failed: `HTTP <status>`, `timeout: …`, `refused: …` (address policy), or the connection error. */
+            error: string | null;
+            event_count: number;
+            first_event_id: string;
+            last_event_id: string;
+            /** @description From the request start to the end of the response (or the failure). */
+            latency_ms: number;
+            /** @description The `webhook-id` header sent (one per batch). */
+            message_id: string;
+            /** @description True for a 2xx. */
+            ok: boolean;
+            /** @description HTTP status; null when no response came. */
+            status: number | null;
         };
         /** WireGuardPeer */
         WireGuardPeer: {
@@ -14053,6 +14340,610 @@ export interface operations {
                             payload_chunk_hydration_enabled: boolean;
                         };
                         transaction_id: string;
+                    };
+                };
+            };
+            /** @description Error (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getWebhooks: {
+        parameters: {
+            query?: {
+                /** @description `next` of the previous page; a cursor this API did not issue is a 400. */
+                cursor?: string;
+                /** @description Webhooks per page. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Cursor of the next page; null on the last page. */
+                        next: string | null;
+                        webhooks: components["schemas"]["Webhook"][];
+                    };
+                };
+            };
+            /** @description Error (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Deliver the events after this id (`0`: from the first); default: from the watermark. */
+                    after_id?: string;
+                    /** @description Which events to deliver; none: every event. */
+                    filters?: {
+                        /** @description As `address` of `/events/all`. */
+                        address?: string;
+                        /** @description Any of these categories (the comma-separated `category` of `/events/all`). */
+                        category?: string[];
+                        /** @description As `dapp_id` of `/events/all`. */
+                        dapp_id?: string;
+                        /** @description Any of these sub kinds (the comma-separated `sub_kind` of `/events/all`). */
+                        sub_kind?: string[];
+                        /** @description As `token_address` of `/events/all`. */
+                        token_address?: string;
+                    };
+                    /** @description Where to POST: http(s), resolving to public addresses only (see above). */
+                    url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ok: boolean;
+                        /** @description The signing secret, shown this once. */
+                        secret: string;
+                        webhook: components["schemas"]["Webhook"];
+                    };
+                };
+            };
+            /** @description Error (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getWebhooksByWebhookid: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook id (`webhook_id`). */
+                webhookid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ok: boolean;
+                        webhook: components["schemas"]["Webhook"];
+                    };
+                };
+            };
+            /** @description Error (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postWebhooksByWebhookidDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook id (`webhook_id`). */
+                webhookid: string;
+            };
+            cookie?: never;
+        };
+        /** @description No body needed: send none, an empty body or `{}`. */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ok: boolean;
+                        /** Format: uuid */
+                        webhook_id: string;
+                    };
+                };
+            };
+            /** @description Error (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getWebhooksByWebhookidDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Only attempts with a smaller `delivery_id` (the next page). */
+                before?: number;
+                /** @description Attempts per page. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Webhook id (`webhook_id`). */
+                webhookid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deliveries: components["schemas"]["WebhookDelivery"][];
+                    };
+                };
+            };
+            /** @description Error (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postWebhooksByWebhookidDisable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook id (`webhook_id`). */
+                webhookid: string;
+            };
+            cookie?: never;
+        };
+        /** @description No body needed: send none, an empty body or `{}`. */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ok: boolean;
+                        webhook: components["schemas"]["Webhook"];
+                    };
+                };
+            };
+            /** @description Error (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postWebhooksByWebhookidEnable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook id (`webhook_id`). */
+                webhookid: string;
+            };
+            cookie?: never;
+        };
+        /** @description No body needed: send none, an empty body or `{}`. */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ok: boolean;
+                        webhook: components["schemas"]["Webhook"];
                     };
                 };
             };

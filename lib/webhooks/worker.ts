@@ -1,0 +1,165 @@
+/**
+ * Webhook delivery on the job queue (pg-boss, queue `webhook`), beside the reindex worker and started with it.
+ *
+ * Each active webhook is one chain of queue messages `{ webhook_id, step }`, one in flight at a time. A handler:
+ * 1. claims the step (the webhook must still be active and at that step; the claim increments `attempts`, and every
+ *    later write of the handler checks step and attempt: a duplicate or late handler writes nothing);
+ * 2. reads up to WEBHOOK_BATCH matching events after the webhook's cursor (`after_id`) under the watermark, as a
+ *    poller of `/events/all?poll=1` would (on a retry: exactly the pending batch, up to `pending_last_id`);
+ * 3. POSTs them, signed (deliver.ts), to the URL, whose addresses are checked again first;
+ * 4. on a 2xx, in one transaction: moves the cursor to the batch's last id, clears the pending batch, resets the
+ *    failures, logs the attempt, bumps the step and sends the next step's message (at once after a full batch, after
+ *    WEBHOOK_POLL_S otherwise); when nothing matched, only the last two, after WEBHOOK_POLL_S;
+ * 5. on a non-2xx, a timeout or a refused address: logs the attempt and throws, so pg-boss retries the message with
+ *    exponential backoff (WEBHOOK_RETRY_LIMIT, WEBHOOK_RETRY_DELAY_S). A message whose last retry failed goes to the
+ *    dead-letter queue, whose handler disables the webhook (if still at that step) with the last error.
+ * The cursor is never ahead of a 2xx, a batch is re-sent until one, and any number of worker processes may run:
+ * pg-boss hands each message to one of them (a message expired after WEBHOOK_EXPIRE_S is retried, and the fencing
+ * keeps the late handler's writes out).
+ */
+import type PgBoss from "pg-boss";
+import type { Config } from "../config.ts";
+import { createLabelCache } from "../events/label-cache.ts";
+import { createEventsReader } from "../events/reader.ts";
+import { createEventsService, type EventsService } from "../events/service.ts";
+import { splitArray } from "../events/stream.ts";
+import { WEBHOOK_DEAD_QUEUE, WEBHOOK_QUEUE } from "../jobs/queue.ts";
+import type { Logger } from "../logger.ts";
+import { createAddressLabelsRepo } from "../repos/address-labels.ts";
+import type { Ch } from "../stores/clickhouse.ts";
+import type { Pg } from "../stores/postgres.ts";
+import { createAddressPolicy } from "./address.ts";
+import { deliver, messageId } from "./deliver.ts";
+import { createWebhooksRepo, type DeliveryLog, type WebhookMessage } from "./repo.ts";
+
+export interface WebhookDeliveryDeps {
+  boss: PgBoss;
+  pg: Pg;
+  ch: Ch;
+  config: Config;
+  log: Logger;
+  /** The events as served; built from the stores when absent (no tail: each step reads the store). */
+  events?: EventsService;
+}
+
+/** The events service of a worker process: as the API's (api/deps.ts), without the in-memory tail. */
+export function workerEventsService(pg: Pg, ch: Ch, config: Config): EventsService {
+  return createEventsService({
+    reader: createEventsReader(ch),
+    labels: createLabelCache(createAddressLabelsRepo(pg), { checkMs: config.EVENTS_PAGE_CACHE_MS }),
+    tail: null,
+    hydration: config.PAYLOAD_HYDRATION,
+    watermarkCacheMs: 0,
+    pageCacheMs: 0,
+  });
+}
+
+/** Registers the delivery handlers (WEBHOOK_CONCURRENCY of them) and the dead-letter handler on a started boss. */
+export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<void> {
+  const { boss, config } = deps;
+  if (config.WEBHOOK_CONCURRENCY === 0) return;
+  const log = deps.log.child({ component: "webhooks" });
+  const events = deps.events ?? workerEventsService(deps.pg, deps.ch, config);
+  const repo = createWebhooksRepo(deps.pg, config, async () => boss);
+  const policy = createAddressPolicy(config.WEBHOOK_ALLOWED_CIDRS);
+
+  async function step(m: WebhookMessage): Promise<void> {
+    const hook = await repo.claim(m);
+    if (!hook) return; // deleted, disabled, or the chain moved past this message
+    let ids: string[];
+    let docs: string[];
+    try {
+      const text = await events.page(hook.filters, {
+        limit: config.WEBHOOK_BATCH,
+        afterId: hook.after_id,
+        poll: true,
+      });
+      ids = (JSON.parse(text) as { id: string }[]).map((e) => e.id);
+      docs = splitArray(text);
+    } catch (error) {
+      // The service's own stores failing is no failure of the receiver: the step is tried again later, the pending
+      // batch and the failure count kept. When even that cannot be written, pg-boss retries the message.
+      log.warn(
+        { err: error, webhook_id: hook.webhook_id },
+        "Webhook events could not be read; trying later.",
+      );
+      if (await repo.idle(hook, config.WEBHOOK_RETRY_DELAY_S, false)) return;
+      throw error;
+    }
+    const pending = hook.pending_last_id;
+    if (pending) {
+      const n = ids.findIndex((id) => id > pending);
+      const upTo = n < 0 ? ids.length : n;
+      // A pending batch whose events a reorg withdrew is replaced by the next one (with its own message id).
+      if (upTo > 0) {
+        ids = ids.slice(0, upTo);
+        docs = docs.slice(0, upTo);
+      }
+    }
+    const lastId = ids.at(-1);
+    if (!lastId) {
+      await repo.idle(hook, config.WEBHOOK_POLL_S, true);
+      return;
+    }
+    if (pending !== lastId && !(await repo.setPending(hook, lastId))) return;
+    const id = messageId(hook.webhook_id, lastId);
+    const result = await deliver(policy, {
+      url: hook.url,
+      secret: hook.secret,
+      messageId: id,
+      body: `{"webhook_id":${JSON.stringify(hook.webhook_id)},"events":[${docs.join(",")}]}`,
+      timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    });
+    const entry: DeliveryLog = {
+      messageId: id,
+      firstEventId: ids[0]!,
+      lastEventId: lastId,
+      eventCount: ids.length,
+      attempt: hook.attempts,
+      ok: result.ok,
+      status: result.status,
+      error: result.error,
+      latencyMs: result.latencyMs,
+    };
+    if (result.ok) {
+      const full = ids.length >= config.WEBHOOK_BATCH;
+      await repo.acknowledge(hook, entry, full ? 0 : config.WEBHOOK_POLL_S);
+      return;
+    }
+    await repo.failed(hook, entry);
+    throw new Error(`webhook ${hook.webhook_id} delivery failed: ${result.error}`);
+  }
+
+  const handler: PgBoss.WorkWithMetadataHandler<WebhookMessage> = async ([job]) => {
+    if (!job) return;
+    try {
+      await step(job.data);
+    } catch (error) {
+      log.warn(
+        {
+          err: error,
+          webhook_id: job.data.webhook_id,
+          retry: job.retryCount,
+          final: job.retryCount >= job.retryLimit,
+        },
+        "Webhook delivery failed.",
+      );
+      throw error;
+    }
+  };
+  const dead: PgBoss.WorkWithMetadataHandler<WebhookMessage> = async ([job]) => {
+    if (!job) return;
+    // A dead letter carries the retry limit of the message that failed.
+    const hook = await repo.exhausted(job.data, job.retryLimit);
+    if (hook) log.warn({ webhook_id: hook.webhook_id, reason: hook.disabled_reason }, "Webhook disabled.");
+  };
+  const options = {
+    batchSize: 1,
+    includeMetadata: true as const,
+    pollingIntervalSeconds: config.JOBS_POLL_S,
+  };
+  // pg-boss runs each `work` call as its own polling loop: one per concurrent delivery.
+  for (let i = 0; i < config.WEBHOOK_CONCURRENCY; i++)
+    await boss.work<WebhookMessage>(WEBHOOK_QUEUE, options, handler);
+  await boss.work<WebhookMessage>(WEBHOOK_DEAD_QUEUE, options, dead);
+}
