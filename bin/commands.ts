@@ -716,7 +716,11 @@ function installPipelineCommands(program: Command): void {
     )
     .requiredOption("--to <ms>", "end of the block-time range, Unix ms (inclusive)", positiveInt("--to"))
     .option("--dapp <id>", "only blocks that mention a contract of this dapp")
-    .option("--contract <address>", "only blocks that mention this contract")
+    .option("--contract <address>", "only blocks that mention this contract", (value: string) => {
+      if (!/^[1-9A-HJ-NP-Za-km-z]{20,100}$/.test(value))
+        throw new InvalidArgumentError(`--contract must be a base58 contract address, got ${value}`);
+      return value;
+    })
     .option(
       "--wait",
       "run the job in this process (a worker and, on the in-process bus, the processors) instead of waiting for the workers of `start` or `process jobs`; always so on the embedded stores",
