@@ -3,10 +3,12 @@
  * queue message (one transaction, so a job never exists without its message or the reverse), listed, shown,
  * cancelled; and the worker's writes, each fenced by the job's `chunk` (see lib/jobs/worker.ts).
  */
+
 import { randomUUID } from "node:crypto";
 import type PgBoss from "pg-boss";
 import type { Config } from "../config.ts";
-import { AppError, badRequest, notFound } from "../errors.ts";
+import { decodeCreatedCursor, encodeCreatedCursor } from "../created-cursor.ts";
+import { AppError, notFound } from "../errors.ts";
 import type { Pg, PgQueryable } from "../stores/postgres.ts";
 import { bossExecutor, REINDEX_QUEUE } from "./queue.ts";
 
@@ -122,31 +124,6 @@ export function sendOptions(config: Config): PgBoss.SendOptions {
   };
 }
 
-function encodeCursor(job: ReindexJob): string {
-  return Buffer.from(JSON.stringify([job.created_at, job.job_id])).toString("base64url");
-}
-
-function decodeCursor(cursor: string): [string, string] {
-  try {
-    const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown;
-    if (
-      Array.isArray(v) &&
-      v.length === 2 &&
-      typeof v[0] === "string" &&
-      !Number.isNaN(Date.parse(v[0])) &&
-      typeof v[1] === "string" &&
-      /^[0-9a-f-]{36}$/.test(v[1])
-    ) {
-      return [v[0], v[1]];
-    }
-  } catch {
-    // falls through to the 400
-  }
-  throw badRequest(`cursor ${JSON.stringify(cursor.slice(0, 80))} is not one this API issued`, {
-    field: "cursor",
-  });
-}
-
 export interface JobsRepo {
   /** Creates a job and its first queue message; 409 `job_overlaps` when an open job's range overlaps. */
   create(job: NewJob): Promise<ReindexJob>;
@@ -239,7 +216,7 @@ export function createJobsRepo(pg: Pg, config: Config, boss: () => Promise<PgBos
       if (query.since !== undefined) add("created_at >= to_timestamp($? / 1000.0)", query.since);
       if (query.until !== undefined) add("created_at < to_timestamp($? / 1000.0)", query.until);
       if (query.cursor) {
-        const [at, id] = decodeCursor(query.cursor);
+        const [at, id] = decodeCreatedCursor(query.cursor);
         params.push(at, id);
         where.push(`(created_at, job_id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
       }
@@ -252,7 +229,10 @@ export function createJobsRepo(pg: Pg, config: Config, boss: () => Promise<PgBos
       );
       const jobs = rows.slice(0, query.limit).map(toJob);
       const last = jobs.at(-1);
-      return { jobs, next: rows.length > query.limit && last ? encodeCursor(last) : null };
+      return {
+        jobs,
+        next: rows.length > query.limit && last ? encodeCreatedCursor(last.created_at, last.job_id) : null,
+      };
     },
 
     async cancel(jobId) {

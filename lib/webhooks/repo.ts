@@ -3,10 +3,12 @@
  * transaction (a webhook never exists without its chain), listed, shown, deleted, enabled and disabled; and the
  * delivery worker's writes, each fenced by the step and attempt its handler claimed (lib/webhooks/worker.ts).
  */
+
 import { randomUUID } from "node:crypto";
 import type PgBoss from "pg-boss";
 import type { Config } from "../config.ts";
-import { AppError, badRequest } from "../errors.ts";
+import { decodeCreatedCursor, encodeCreatedCursor } from "../created-cursor.ts";
+import { AppError } from "../errors.ts";
 import type { EventFilters } from "../events/reader.ts";
 import { bossExecutor, WEBHOOK_DEAD_QUEUE, WEBHOOK_QUEUE } from "../jobs/queue.ts";
 import type { Pg, PgQueryable } from "../stores/postgres.ts";
@@ -124,31 +126,6 @@ export interface DeliveryLog {
   status: number | null;
   error: string | null;
   latencyMs: number;
-}
-
-function encodeCursor(w: Webhook): string {
-  return Buffer.from(JSON.stringify([w.created_at, w.webhook_id])).toString("base64url");
-}
-
-function decodeCursor(cursor: string): [string, string] {
-  try {
-    const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown;
-    if (
-      Array.isArray(v) &&
-      v.length === 2 &&
-      typeof v[0] === "string" &&
-      !Number.isNaN(Date.parse(v[0])) &&
-      typeof v[1] === "string" &&
-      /^[0-9a-f-]{36}$/.test(v[1])
-    ) {
-      return [v[0], v[1]];
-    }
-  } catch {
-    // falls through to the 400
-  }
-  throw badRequest(`cursor ${JSON.stringify(cursor.slice(0, 80))} is not one this API issued`, {
-    field: "cursor",
-  });
 }
 
 export interface WebhooksRepo {
@@ -272,7 +249,7 @@ export function createWebhooksRepo(pg: Pg, config: Config, boss: () => Promise<P
         where.push(`user_id = $${params.length}`);
       }
       if (query.cursor) {
-        const [at, id] = decodeCursor(query.cursor);
+        const [at, id] = decodeCreatedCursor(query.cursor);
         params.push(at, id);
         where.push(
           `(created_at, webhook_id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`,
@@ -287,7 +264,11 @@ export function createWebhooksRepo(pg: Pg, config: Config, boss: () => Promise<P
       );
       const webhooks = rows.slice(0, query.limit).map(toWebhook);
       const last = webhooks.at(-1);
-      return { webhooks, next: rows.length > query.limit && last ? encodeCursor(last) : null };
+      return {
+        webhooks,
+        next:
+          rows.length > query.limit && last ? encodeCreatedCursor(last.created_at, last.webhook_id) : null,
+      };
     },
 
     async remove(webhookId) {
