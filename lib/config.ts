@@ -423,6 +423,12 @@ export const CONFIG_SPEC = {
     "Webhook deliveries one job worker process (`start`, `process jobs`) runs at once; 0 delivers none in this process.",
   ),
   WEBHOOK_BATCH: int(100, 1, 1_000, "Events per webhook POST at most (one batch, in id order)."),
+  WEBHOOK_STEP_BATCHES: int(
+    50,
+    1,
+    10_000,
+    "Full batches one delivery message sends back to back while a webhook catches up, each acknowledged by its own 2xx (it stops sooner when half of WEBHOOK_EXPIRE_S is near); then the next message carries on.",
+  ),
   WEBHOOK_TIMEOUT_MS: int(
     10_000,
     100,

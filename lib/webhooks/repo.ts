@@ -152,6 +152,11 @@ export interface WebhooksRepo {
   claim(message: WebhookMessage): Promise<StoredWebhook | null>;
   /** Records the batch being sent (its last id), so that a retry sends the same batch. */
   setPending(hook: StoredWebhook, lastId: string | null): Promise<boolean>;
+  /**
+   * After a 2xx of a batch the same handler follows with another (catching up): cursor to the batch's end, pending
+   * cleared, failures reset, the attempt logged; step and attempt unchanged, no message sent; one transaction.
+   */
+  advance(hook: StoredWebhook, log: DeliveryLog): Promise<boolean>;
   /** After a 2xx: cursor to the batch's end, failures reset, the attempt logged, the next step sent; one transaction. */
   acknowledge(hook: StoredWebhook, log: DeliveryLog, nextDelayS: number): Promise<boolean>;
   /** Nothing sent: the next step after `delayS`; `clearPending` drops a pending batch whose events are gone. */
@@ -346,6 +351,22 @@ export function createWebhooksRepo(pg: Pg, config: Config, boss: () => Promise<P
         [hook.webhook_id, hook.step, hook.attempts, lastId],
       );
       return rows.length > 0;
+    },
+
+    async advance(hook, l) {
+      return pg.transaction(async (tx) => {
+        const moved = await one(
+          "webhooks_advance",
+          tx,
+          `UPDATE webhooks SET after_id = $4, pending_last_id = NULL, failures = 0, last_error = NULL,
+                  last_success_at = now(), updated_at = now()
+            WHERE webhook_id = $1 AND step = $2 AND attempts = $3 AND state = 'active' RETURNING ${COLUMNS}`,
+          [hook.webhook_id, hook.step, hook.attempts, l.lastEventId],
+        );
+        if (!moved) return false;
+        await log(tx, hook.webhook_id, l);
+        return true;
+      });
     },
 
     async acknowledge(hook, l, nextDelayS) {

@@ -8,8 +8,10 @@
  *    poller of `/events/all?poll=1` would (on a retry: exactly the pending batch, up to `pending_last_id`);
  * 3. POSTs them, signed (deliver.ts), to the URL, whose addresses are checked again first;
  * 4. on a 2xx, in one transaction: moves the cursor to the batch's last id, clears the pending batch, resets the
- *    failures, logs the attempt, bumps the step and sends the next step's message (at once after a full batch, after
- *    WEBHOOK_POLL_S otherwise); when nothing matched, only the last two, after WEBHOOK_POLL_S;
+ *    failures and logs the attempt. After a full batch the same handler goes back to 2 (up to WEBHOOK_STEP_BATCHES
+ *    batches, and not past half of WEBHOOK_EXPIRE_S); its last acknowledgement also bumps the step and sends the
+ *    next step's message (at once after a full batch, after WEBHOOK_POLL_S otherwise); when nothing matched, only
+ *    those last two, after WEBHOOK_POLL_S;
  * 5. on a non-2xx, a timeout or a refused address: logs the attempt and throws, so pg-boss retries the message with
  *    exponential backoff (WEBHOOK_RETRY_LIMIT, WEBHOOK_RETRY_DELAY_S). A message whose last retry failed goes to the
  *    dead-letter queue, whose handler disables the webhook (if still at that step) with the last error.
@@ -30,7 +32,7 @@ import type { Ch } from "../stores/clickhouse.ts";
 import type { Pg } from "../stores/postgres.ts";
 import { createAddressPolicy } from "./address.ts";
 import { deliver, messageId } from "./deliver.ts";
-import { createWebhooksRepo, type DeliveryLog, type WebhookMessage } from "./repo.ts";
+import { createWebhooksRepo, type DeliveryLog, type StoredWebhook, type WebhookMessage } from "./repo.ts";
 
 export interface WebhookDeliveryDeps {
   boss: PgBoss;
@@ -63,9 +65,13 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<v
   const repo = createWebhooksRepo(deps.pg, config, async () => boss);
   const policy = createAddressPolicy(config.WEBHOOK_ALLOWED_CIDRS);
 
-  async function step(m: WebhookMessage): Promise<void> {
-    const hook = await repo.claim(m);
-    if (!hook) return; // deleted, disabled, or the chain moved past this message
+  /**
+   * Sends the next batch of a claimed webhook: `empty` when nothing matched (the step idled), `stopped` when the
+   * webhook moved on meanwhile, else the acknowledged batch's log entry and whether it was full. Throws on a failure.
+   */
+  async function sendBatch(
+    hook: StoredWebhook,
+  ): Promise<"empty" | "stopped" | { entry: DeliveryLog; full: boolean }> {
     let ids: string[];
     let docs: string[];
     try {
@@ -83,7 +89,7 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<v
         { err: error, webhook_id: hook.webhook_id },
         "Webhook events could not be read; trying later.",
       );
-      if (await repo.idle(hook, config.WEBHOOK_RETRY_DELAY_S, false)) return;
+      if (await repo.idle(hook, config.WEBHOOK_RETRY_DELAY_S, false)) return "stopped";
       throw error;
     }
     const pending = hook.pending_last_id;
@@ -99,9 +105,9 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<v
     const lastId = ids.at(-1);
     if (!lastId) {
       await repo.idle(hook, config.WEBHOOK_POLL_S, true);
-      return;
+      return "empty";
     }
-    if (pending !== lastId && !(await repo.setPending(hook, lastId))) return;
+    if (pending !== lastId && !(await repo.setPending(hook, lastId))) return "stopped";
     const id = messageId(hook.webhook_id, lastId);
     const result = await deliver(policy, {
       url: hook.url,
@@ -121,13 +127,39 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<v
       error: result.error,
       latencyMs: result.latencyMs,
     };
-    if (result.ok) {
-      const full = ids.length >= config.WEBHOOK_BATCH;
-      await repo.acknowledge(hook, entry, full ? 0 : config.WEBHOOK_POLL_S);
-      return;
+    if (!result.ok) {
+      await repo.failed(hook, entry);
+      throw new Error(`webhook ${hook.webhook_id} delivery failed: ${result.error}`);
     }
-    await repo.failed(hook, entry);
-    throw new Error(`webhook ${hook.webhook_id} delivery failed: ${result.error}`);
+    return { entry, full: ids.length >= config.WEBHOOK_BATCH };
+  }
+
+  // A message catching up sends full batches back to back (WEBHOOK_STEP_BATCHES), each acknowledged on its own 2xx,
+  // instead of one batch per queue hop; it hands over before pg-boss would expire it (the last POST may take
+  // WEBHOOK_TIMEOUT_MS), so a slow receiver never has two handlers of one webhook.
+  const budgetMs = Math.max(0, config.WEBHOOK_EXPIRE_S * 500 - config.WEBHOOK_TIMEOUT_MS);
+
+  async function step(m: WebhookMessage): Promise<void> {
+    let hook = await repo.claim(m);
+    if (!hook) return; // deleted, disabled, or the chain moved past this message
+    const started = Date.now();
+    for (let sent = 1; ; sent++) {
+      const batch = await sendBatch(hook);
+      if (batch === "empty" || batch === "stopped") return;
+      const more = batch.full && sent < config.WEBHOOK_STEP_BATCHES && Date.now() - started < budgetMs;
+      if (!more) {
+        await repo.acknowledge(hook, batch.entry, batch.full ? 0 : config.WEBHOOK_POLL_S);
+        return;
+      }
+      if (!(await repo.advance(hook, batch.entry))) return;
+      hook = {
+        ...hook,
+        after_id: batch.entry.lastEventId,
+        pending_last_id: null,
+        failures: 0,
+        last_error: null,
+      };
+    }
   }
 
   const handler: PgBoss.WorkWithMetadataHandler<WebhookMessage> = async ([job]) => {

@@ -106,6 +106,7 @@ async function startReceiver(
 
 const BATCH = 40;
 const RETRY_LIMIT = 3;
+const STEP_BATCHES = 2;
 
 describe("outbound webhooks", () => {
   let p: TestPipeline;
@@ -121,6 +122,8 @@ describe("outbound webhooks", () => {
         // The receivers listen on loopback: allowed here as an operator would (the default refuses it).
         WEBHOOK_ALLOWED_CIDRS: "127.0.0.0/8",
         WEBHOOK_BATCH: String(BATCH),
+        // Catching up, one queue message sends up to this many full batches before handing over to the next.
+        WEBHOOK_STEP_BATCHES: String(STEP_BATCHES),
         // Generous against a loaded machine: the receiver answers at once, except the one request it leaves hanging.
         WEBHOOK_TIMEOUT_MS: "8000",
         WEBHOOK_POLL_S: "1",
@@ -250,6 +253,20 @@ describe("outbound webhooks", () => {
     expect(third!.body.events).toEqual(page);
     // One message id per batch.
     expect(receiver.acked.size).toBe(new Set(receiver.hits.map((h) => h.messageId)).size);
+    // Catching up, one queue message sent several batches back to back (each acknowledged on its own 2xx), never
+    // more than STEP_BATCHES: the 2xx deliveries logged while each of the webhook's messages ran (one clock: both
+    // times are PostgreSQL's).
+    const perMessage = await p.pg.pg.query<{ n: string }>(
+      "t",
+      `SELECT count(d.delivery_id) AS n FROM pgboss.job j
+         JOIN webhook_deliveries d ON d.webhook_id = $1::uuid AND d.ok
+          AND d.created_at >= j.started_on AND d.created_at <= j.completed_on
+        WHERE j.name = 'webhook' AND j.data->>'webhook_id' = $1::text AND j.state = 'completed'
+        GROUP BY j.id`,
+      [webhookId],
+    );
+    const batchesPerMessage = perMessage.map((r) => Number(r.n));
+    expect(Math.max(...batchesPerMessage)).toBe(STEP_BATCHES);
 
     // The delivery log: every attempt, newest first, with status, error and latency.
     const log = (await get(api().userKey, `/webhooks/${webhookId}/deliveries?limit=500`)).json()
