@@ -64,7 +64,7 @@ export function createStreamHub(events: EventsService, settings: Pick<StreamSett
   const closing = new AbortController();
   // Every open stream listens to it (thousands are expected): not a leak.
   setMaxListeners(0, closing.signal);
-  let loop: Promise<void> | null = null;
+  let running = false;
   let last = 0;
 
   // One watermark read per step for every waiting connection; runs only while some wait.
@@ -78,7 +78,7 @@ export function createStreamHub(events: EventsService, settings: Pick<StreamSett
       for (const w of [...waiters]) if (last > w.seen) w.wake(last);
       if (waiters.size > 0) await sleep(settings.pollMs);
     }
-    loop = null;
+    running = false;
   };
 
   return {
@@ -97,7 +97,10 @@ export function createStreamHub(events: EventsService, settings: Pick<StreamSett
         const timer = setTimeout(() => done(last), timeoutMs);
         signal.addEventListener("abort", abort, { once: true });
         waiters.add(waiter);
-        loop ??= run();
+        if (!running) {
+          running = true;
+          void run();
+        }
       });
     },
     acquire(owner, limit) {
