@@ -1,10 +1,12 @@
 /**
  * `GET /events/stream` (issue 24, point 1): every matching event once, in id order, resuming with Last-Event-ID
- * across client reconnects and an API restart while blocks keep arriving; heartbeats; the per-key connection
+ * across client reconnects, an events-sink restart, a whole-range replay and an API restart while blocks are produced
+ * live; heartbeats; the per-key connection
  * limit; a client too slow to read is cut with the id to resume after. Over a real pipeline on the simulated
  * network (in-process bus, or Kafka on CI's second pass) and a listening API.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startLive } from "../../devnet/live.ts";
 import { serveStream } from "../../lib/events/stream.ts";
 import { reprocessRange } from "../../pipeline/reprocess.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
@@ -130,38 +132,62 @@ describe("events stream", () => {
     );
     // One client leaves halfway and comes back with its Last-Event-ID.
     const leaver = clients[5]!;
+    let second: Awaited<ReturnType<typeof startApi>> | undefined;
     leaver.stream.stop();
     await leaver.stream.done;
     leaver.ids.push(...leaver.stream.got.ids);
 
-    // New blocks while streams run, the events sink restarts and the whole range is replayed (reprocess).
-    p.chain.advance(40);
-    await p.catchUp();
-    leaver.stream = openStream(first.base, first.t.userKey, leaver.query, leaver.ids.at(-1));
-    await p.restartProcessor("events-sink");
-    await reprocessRange(p.deps, 0, Number.MAX_SAFE_INTEGER);
-    await p.catchUp();
+    // From here blocks are produced live (16 per second over the 16 chains) and ingested as they come, while the
+    // streams run, the leaver comes back, the events sink restarts, the whole range is replayed (reprocess) and
+    // the API restarts.
+    p.ingestor.start();
+    const stopLive = startLive(p.chain, { blocksPerSecond: 16 });
+    try {
+      await waitFor("live blocks to reach the streams", async () => {
+        const now = await pollAll(first.t, "");
+        return now.length > historic[0]!.length;
+      });
+      leaver.stream = openStream(first.base, first.t.userKey, leaver.query, leaver.ids.at(-1));
+      await p.restartProcessor("events-sink");
+      // The whole range stored so far: under live production an open-ended replay would chase the tip.
+      const [stored] = await p.ch.ch.query<{ top: string }>(
+        "t",
+        "SELECT toString(toUnixTimestamp64Milli(max(timestamp))) AS top FROM raw_blocks",
+      );
+      expect(await reprocessRange(p.deps, 0, Number(stored!.top))).toBeGreaterThan(0);
 
-    // The API restarts: its streams end with `shutdown`, and the clients reconnect to the new process.
-    await waitFor("the new blocks to reach the streams", async () =>
-      clients.every((c) => c.stream.got.ids.length > 0),
-    );
-    await first.t.app.close();
-    for (const c of clients) {
-      await c.stream.done;
-      expect(c.stream.got.ends.map((e) => e.reason)).toEqual(["shutdown"]);
-      const resume = c.stream.got.ends[0]!.resume_after_id;
-      c.ids.push(...c.stream.got.ids);
-      // The resume point is the last event delivered (or the starting point when none came).
-      expect(resume).toBe(c.ids.at(-1) ?? resume);
+      // The API restarts: its streams end with `shutdown`, and the clients reconnect to the new process.
+      await waitFor("the new blocks to reach the streams", async () =>
+        clients.every((c) => c.stream.got.ids.length > 0),
+      );
+      await first.t.app.close();
+      for (const c of clients) {
+        await c.stream.done;
+        expect(c.stream.got.ends.map((e) => e.reason)).toEqual(["shutdown"]);
+        const resume = c.stream.got.ends[0]!.resume_after_id;
+        c.ids.push(...c.stream.got.ids);
+        // The resume point is the last event delivered (or the starting point when none came).
+        expect(resume).toBe(c.ids.at(-1) ?? resume);
+      }
+      const restarted = await startApi();
+      second = restarted;
+      for (const c of clients)
+        c.stream = openStream(restarted.base, restarted.t.userKey, c.query, c.ids.at(-1) ?? "0");
+      // More live blocks reach the reconnected clients before production stops.
+      const before = (await pollAll(restarted.t, "")).length;
+      await waitFor(
+        "live blocks after the restart",
+        async () => (await pollAll(restarted.t, "")).length > before,
+      );
+    } finally {
+      stopLive();
     }
-    const second = await startApi();
-    for (const c of clients)
-      c.stream = openStream(second.base, second.t.userKey, c.query, c.ids.at(-1) ?? "0");
-    p.chain.advance(40);
+    // Production stopped: live ingest stops and one catch-up brings the pipeline to the simulated tip.
+    await p.ingestor.stop();
     await p.catchUp();
-
-    const expected = await Promise.all(filters.map((f) => pollAll(second.t, f)));
+    if (!second) throw new Error("the API did not restart");
+    const final = second;
+    const expected = await Promise.all(filters.map((f) => pollAll(final.t, f)));
     expect(expected[0]!.length).toBeGreaterThan(historic[0]!.length);
     await waitFor(
       "every client to receive every event",
