@@ -581,7 +581,7 @@ function installPipelineCommands(program: Command): void {
               base.log.info({ url: exchangeDouble.url }, "Simulated exchange (Gate API v4 double) started.");
             }
             // Unless TELEGRAM_BOT_TOKEN says otherwise, the demo's bot talks to a Bot API double by long
-            // polling and payments go to an address of the simulated network (docs/bot-and-payments.md).
+            // polling and payments go to an address of the simulated network (README "Bot and payments").
             if (process.env.TELEGRAM_BOT_TOKEN === undefined) {
               telegramDouble = await startTelegramDouble({ port: opts.telegramPort });
               config.TELEGRAM_BOT_TOKEN = telegramDouble.token;
