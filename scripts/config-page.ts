@@ -97,7 +97,7 @@ function allowedText(spec: Entry): string {
     case "int":
       return `integer ${spec.min}–${spec.max}`;
     case "bool":
-      return "true or false";
+      return "true or false (also 1/0, yes/no, on/off)";
     case "enum":
       return spec.values.map((v) => `\`${v}\``).join(", ");
     default: {
