@@ -1,7 +1,7 @@
 /**
  * Configuration: one declarative schema, one pure `loadConfig(env)`.
- * Every key is documented here; `alephium-indexer config` prints the README table and
- * `config --format env` the `.env.example` from the same list, so the three never drift.
+ * Every key is documented here; `npm run docs:config` writes docs/configuration.md and `.env.example` from
+ * this list (`npm run docs:check` fails while they differ), and `alephium-indexer config` prints its table.
  */
 import { ConfigError } from "./errors.ts";
 import { isCidrCsv } from "./webhooks/address.ts";
@@ -52,7 +52,7 @@ const oneOf = <const V extends readonly string[]>(values: V, def: V[number], doc
 
 const URL_OR_EMPTY = /^(|[a-z][a-z0-9+.-]*:\/\/.+)$/i;
 
-/** Every configuration key with its default and meaning. Order is the order of the README table. */
+/** Every configuration key with its default and meaning; docs/configuration.md keeps this order per group. */
 export const CONFIG_SPEC = {
   STAGE: oneOf(["prod", "dev"], "prod", "Deployment stage; routes are also served under `/<stage>/...`."),
   DATA_DIR: str("./data", "Directory of the embedded stores (PGlite, chDB); one sub-directory per stage."),
@@ -609,7 +609,7 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
   return out as Config;
 }
 
-/** Markdown table of every key (README) or `.env.example` lines. */
+/** Markdown table of every key (`config`) or `.env.example` lines. */
 export function describeConfig(format: "markdown" | "env"): string {
   const rows = Object.entries(CONFIG_SPEC) as [string, Spec][];
   if (format === "env") {

@@ -161,7 +161,7 @@ export function renderClientConfig(peer: PeerForText, privateKey: string, s: Wir
 
 /**
  * The server's [Peer] sections, one per active peer (each allowed its own /32), after a comment header.
- * Appended to an [Interface]-only configuration, `wg syncconf` applies them (README "WireGuard peers").
+ * Appended to an [Interface]-only configuration, `wg syncconf` applies them (docs/wireguard.md).
  */
 export function renderServerPeers(peers: PeerForText[], s: WireGuardSettings, now = new Date()): string {
   const head = [

@@ -201,7 +201,7 @@ export function registerAuth(app: App, deps: ApiDeps, limits: RateLimits): void 
         "X-API-Key and Authorization: Bearer carry different keys.",
       );
     }
-    // Without a database keys cannot be verified; the deployment's gateway is then the key check (README).
+    // Without a database keys cannot be verified; the deployment's gateway is then the key check (docs/api.md).
     if (!deps.keys) return;
 
     const key = await deps.keys.findByRawKey(xKey);

@@ -52,7 +52,7 @@ export interface NormalizedEvent {
   category: Category;
   sub_kind: SubKind;
   type: EventType;
-  /** Main event of the transaction (exactly one per transaction; see the taxonomy in the README). */
+  /** Main event of the transaction (exactly one per transaction; the taxonomy is lib/chain/TAXONOMY.md). */
   is_main: boolean;
   from: string;
   to: string;

@@ -10,8 +10,8 @@
  * written before: a recompute reads everything stored before it, so the newest write is always the
  * right one. (Versions from the facts' seqs are not enough: over Kafka a retraction can carry a smaller
  * seq than another chain's block already counted in the same bucket.) Recomputes of one process run one
- * at a time: the series group is consumed by one process (see the README). The holders processor
- * (lib/series/holders.ts) recomputes the token-holders instances through the same functions: no instance is
+ * at a time: the series group is consumed by one process (see docs/known-gaps.md, Series). The holders
+ * processor (lib/series/holders.ts) recomputes the token-holders instances through the same functions: no instance is
  * written by both, and each row key belongs to one instance.
  */
 import { createHash } from "node:crypto";

@@ -437,7 +437,7 @@ describe("WireGuard peers", () => {
         },
       ]);
 
-      // The server's sections after an [Interface] of the server, as README's `wg syncconf` line applies them.
+      // The server's sections after an [Interface] of the server, as docs/wireguard.md's `wg syncconf` line applies them.
       const peers = await serverPeers(a);
       const server = strip(
         "wgtest1",

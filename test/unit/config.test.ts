@@ -28,7 +28,7 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ [key]: value })).toThrow(message);
   });
 
-  it("documents every key in the README table and .env.example format", () => {
+  it("documents every key in the configuration table and .env.example format", () => {
     const md = describeConfig("markdown");
     const env = describeConfig("env");
     for (const key of Object.keys(CONFIG_SPEC)) {

@@ -137,7 +137,7 @@ export async function banRoutes(app: App, deps: ApiDeps): Promise<void> {
           'Against lock-outs, these need `"force": true` (400 otherwise): a range wider than /8 (IPv4) ' +
           "or /16 (IPv6), `0.0.0.0/0` and `::/0` included (`ban_too_wide`); a range holding the caller's " +
           "own address, or the caller's own user_id (`ban_locks_out_caller`). An admin locked out anyway " +
-          "lifts the ban from another address or key, or in the database (README, Bans). " +
+          "lifts the ban from another address or key, or in the database (docs/operations.md, Bans). " +
           ENFORCEMENT,
         body: Type.Object(
           {

@@ -22,7 +22,7 @@ attempt of one batch, different for the next), \`webhook-timestamp\` (Unix secon
 base64-decoded part of your secret after \`whsec_\`. The secret is answered once, by the create call, and never
 again (it is stored to sign; delete and create the webhook to change it). Verify the signature over the raw body,
 compare in constant time and refuse a timestamp far from your clock (the reference libraries allow 5 minutes);
-README "Webhooks" has a Node example.
+the repository's docs/webhooks.md has a Node example.
 
 **Delivery and retries.** Any 2xx answered within WEBHOOK_TIMEOUT_MS (default 10 s) acknowledges the batch: the
 cursor \`after_id\` moves to its last event and the next batch follows (at once when the batch was full, otherwise
