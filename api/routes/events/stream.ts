@@ -27,7 +27,7 @@ disconnected; an API process that stops sends \`end\` with \`reason: "shutdown"\
 default); one more answers 429 \`too_many_streams\`. Each request counts once against the key's rate limit.
 
 \`\`\`js
-// Node 22+ or a browser (Node 20: the "eventsource" package).
+// Node 20+ or a browser whose ReadableStream is async-iterable.
 const url = new URL("https://api.example/events/stream");
 url.searchParams.set("dapp_id", "ayin");
 // EventSource cannot send headers: use a fetch-based client, or put the key in a proxy.
