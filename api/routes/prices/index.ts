@@ -8,7 +8,6 @@ import { Type } from "@sinclair/typebox";
 import type { CsvColumn } from "../../../lib/csv.ts";
 import { badRequest, notFound } from "../../../lib/errors.ts";
 import { createPageCache } from "../../../lib/events/page-cache.ts";
-import { backfillPair } from "../../../lib/prices/backfill.ts";
 import {
   pairRef,
   readCandles,
@@ -122,22 +121,6 @@ export async function priceRoutes(app: App, deps: ApiDeps): Promise<void> {
     return pairs.map(({ market, ...p }) => ({ ...p, scales_meta: meta.get(market) ?? {} }));
   };
 
-  /** Backfills started by pair/add; the app waits for them when it closes. */
-  const backfills = new Set<Promise<void>>();
-  app.addHook("onClose", async () => {
-    await Promise.allSettled([...backfills]);
-  });
-  const startBackfill = (pairId: number) => {
-    if (!deps.ch || !deps.pg) return;
-    const run = backfillPair({ ch: deps.ch, pg: deps.pg, log: deps.log }, { id: pairId })
-      .then(() => undefined)
-      .catch((err: unknown) =>
-        deps.log.error({ err, pair_id: pairId }, "Backfill of an added price pair failed."),
-      )
-      .finally(() => backfills.delete(run));
-    backfills.add(run);
-  };
-
   const pricedPair = async (pairId: number): Promise<PricedPair> => {
     const pair = await prices().getPricedPair(pairId);
     if (!pair) throw notFound(`Pair ${pairId} not found`, { pairid: pairId });
@@ -234,8 +217,9 @@ export async function priceRoutes(app: App, deps: ApiDeps): Promise<void> {
           "`chain_id` (default 8738) must name a known chain; on-chain sources take 8738 only.",
           "**Idempotent:** adding a pair symbol the source already watches answers 200 with the existing `id` and",
           "`created: false`, and changes nothing (use pair/update or pair/del).",
-          "A new pair of an on-chain source (`onchain_dex`, `oracle`) starts a background rebuild of its trades,",
-          "candles and spot from the stored events; its candles appear when it ends.",
+          "A new pair of an on-chain source (`onchain_dex`, `oracle`) is rebuilt from the stored events (trades,",
+          "candles, spot) by the candles processor, the one writer of candles, within seconds of its next batch;",
+          "its candles appear when that ends.",
           ERRORS_NOTE,
         ].join(" "),
         params: SourceParams,
@@ -253,7 +237,6 @@ export async function priceRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
     async (request) => {
       const result = await prices().addPair(request.params.srcid, request.body);
-      if (result.created && result.onchain) startBackfill(result.id);
       return { ok: true, id: result.id, pair_symbol: result.pair_symbol, created: result.created };
     },
   );
