@@ -6,14 +6,11 @@
 import { Type } from "@sinclair/typebox";
 import type { CsvColumn } from "../../../lib/csv.ts";
 import { badRequest, notFound } from "../../../lib/errors.ts";
-import { SERIES_SCALES, type SeriesScale } from "../../../lib/series/definition.ts";
 import { LISTS, TIMESERIES, timeseriesById } from "../../../lib/series/definitions/index.ts";
 import {
   archiveSummary,
   bucketPoints,
   checkBucket,
-  createPageReader,
-  getInstance,
   getMetadata,
   getSegment,
   listInstances,
@@ -21,13 +18,13 @@ import {
   locateBucket,
   type RawPoint,
   type ResolvedInstance,
-  readChart,
   readList,
   scaleEntries,
   segmentPoints,
   setMetadata,
 } from "../../../lib/series/reader.ts";
-import { seriesObjectStore, seriesSettings } from "../../../lib/series/settings.ts";
+import { createSeriesService } from "../../../lib/series/service.ts";
+import { seriesSettings } from "../../../lib/series/settings.ts";
 import { CSV_NOTE, jsonOrCsv, responseFormat, sendCsv, varyOnAccept } from "../../csv.ts";
 import { Nullable } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
@@ -56,19 +53,6 @@ const ERRORS_NOTE =
   "Errors are `application/problem+json`: 400 names the refused parameter, 404 the missing instance or segment.";
 const TimeMsQ = (description: string) =>
   Type.Integer({ minimum: 0, maximum: 8_640_000_000_000_000, description });
-
-/** The instance's scale, or 400 naming the scales it serves. */
-function scaleOf(inst: ResolvedInstance, scale: string): SeriesScale {
-  if (!(inst.def.scales as readonly string[]).includes(scale)) {
-    throw badRequest(
-      `Unknown scale ${scale} for series ${inst.seriesId}: use one of ${inst.def.scales.join(", ")}`,
-      {
-        field: "scale",
-      },
-    );
-  }
-  return scale as SeriesScale;
-}
 
 interface ChartRow {
   t: number;
@@ -116,25 +100,12 @@ export async function seriesRoutes(app: App, deps: ApiDeps): Promise<void> {
   app.addSchema(SegmentSchema);
 
   const settings = seriesSettings(deps.config);
-  // The archive store is opened on first use: most requests never read a page.
-  let objects: ReturnType<typeof seriesObjectStore> | null = null;
-  const pages = () => {
-    objects ??= seriesObjectStore(deps.config);
-    return createPageReader(objects);
-  };
-  app.addHook("onClose", async () => objects?.close());
   const ch = () => deps.ch!;
-  const instance = (id: string) => getInstance(ch(), id);
-  // Charts need an instance's series and dimensions only, which never change: kept once read.
-  const known = new Map<string, ResolvedInstance>();
-  const chartInstance = async (id: string) => {
-    const hit = known.get(id);
-    if (hit) return hit;
-    const inst = await instance(id);
-    if (known.size >= 10_000) known.delete(known.keys().next().value!);
-    known.set(id, inst);
-    return inst;
-  };
+  const series = createSeriesService(ch, deps.config);
+  app.addHook("onClose", () => series.close());
+  const instance = (id: string) => series.instance(id);
+  const scaleOf = series.scaleOf;
+  const pages = () => series.pages();
 
   app.get(
     "/series/available",
@@ -451,30 +422,11 @@ export async function seriesRoutes(app: App, deps: ApiDeps): Promise<void> {
             field: param,
           });
       }
-      if (q.to_ts !== undefined && q.from_ts === undefined)
-        throw badRequest("to_ts needs from_ts (rule 4); for the points up to a time use until_ts", {
-          field: "to_ts",
-        });
-      if (q.until_ts !== undefined && q.from_ts !== undefined)
-        throw badRequest("until_ts cannot be combined with from_ts: use from_ts with to_ts", {
-          field: "until_ts",
-        });
-      if (q.from_ts !== undefined && q.to_ts !== undefined && q.to_ts < q.from_ts)
-        throw badRequest(`to_ts (${q.to_ts}) is before from_ts (${q.from_ts})`, { field: "to_ts" });
-      if (!(SERIES_SCALES as readonly string[]).includes(request.params.scale)) {
-        throw badRequest(`Unknown scale ${request.params.scale}: use one of ${SERIES_SCALES.join(", ")}`, {
-          field: "scale",
-        });
-      }
-      const inst = await chartInstance(request.params.instanceid);
-      const scale = scaleOf(inst, request.params.scale);
-      if (q.key !== undefined && !inst.def.pointKeys.some((k) => k.key === q.key)) {
-        throw badRequest(
-          `Unknown key ${q.key} for series ${inst.seriesId}: use one of ${inst.def.pointKeys.map((k) => k.key).join(", ")}`,
-          { field: "key" },
-        );
-      }
-      const r = await readChart(ch(), pages(), inst, scale, {
+      const {
+        inst,
+        scale,
+        result: r,
+      } = await series.chart(request.params.instanceid, request.params.scale, {
         key: q.key,
         limit: q.limit,
         until_ts: q.until_ts,
@@ -567,7 +519,7 @@ export async function seriesRoutes(app: App, deps: ApiDeps): Promise<void> {
       const loc = await locateBucket(ch(), settings, inst.instanceId, scale, t);
       const bucket = await bucketPoints(ch(), pages(), inst.instanceId, scale, t, loc);
       const key = loc.segment?.storageKey ?? null;
-      const pageUrl = loc.segment?.archived && objects ? objects.urlOf(loc.segment.storageKey) : null;
+      const pageUrl = loc.segment?.archived ? series.pageUrl(loc.segment.storageKey) : null;
       return {
         instanceId: inst.instanceId,
         seriesId: inst.seriesId,
