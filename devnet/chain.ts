@@ -67,6 +67,7 @@ export {
   COINBASE_LOCK_MS,
   DEVNET_DEFAULTS,
   type DevnetAddress,
+  type DevnetAlphSupply,
   type DevnetBlock,
   type DevnetChain,
   type DevnetContractKind,
@@ -227,6 +228,7 @@ export function createDevnetChain(options: DevnetOptions = {}): DevnetChain {
   const reorgs = createReorgs({ rng, maxDepth: opts.maxReorgDepth, store, ledger, producer, emit });
   producer.genesis();
 
+  const reserved = accounts.usersByGroup.map((g) => g[0]!.address);
   const contractsOf = (kind: ContractRec["kind"]): ContractRec[] =>
     [...ledger.contracts()].filter((c) => c.kind === kind);
 
@@ -323,6 +325,19 @@ export function createDevnetChain(options: DevnetOptions = {}): DevnetChain {
     addresses: () => accounts.users,
     miners: () => accounts.miners,
     latestTimestamp: () => Math.max(...main.map((c) => c.at(-1)!.block.timestamp)),
+    alphSupply(now) {
+      const reservedSet = new Set(reserved);
+      let total = 0n;
+      let locked = 0n;
+      let held = 0n;
+      for (const o of ledger.utxos()) {
+        total += o.attoAlphAmount;
+        if (o.lockTime > now) locked += o.attoAlphAmount;
+        else if (reservedSet.has(o.address)) held += o.attoAlphAmount;
+      }
+      return { total, locked, reserved: held, circulating: total - held - locked };
+    },
+    reservedAddresses: () => reserved,
     version: () => changeCounter,
     nextTimestamp: () => producer.nextTimestamp(),
     subscribe(listener) {

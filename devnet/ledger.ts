@@ -130,6 +130,8 @@ export interface Ledger {
   output(key: string): OutRec | undefined;
   /** Unspent output by key. */
   utxo(key: string): OutRec | undefined;
+  /** Every unspent output. */
+  utxos(): IterableIterator<OutRec>;
   /** Tx id of the main-chain tx that spent an output. */
   spentBy(key: string): string | undefined;
   /** Script hint of an address (contract hints have the low bit cleared). */
@@ -295,6 +297,7 @@ export function createLedger(deps: {
   return {
     output: (key) => outputs.get(key),
     utxo: (key) => utxos.get(key),
+    utxos: () => utxos.values(),
     spentBy: (key) => spent.get(key),
     hintOf(address, contract) {
       let h = hintCache.get(address);

@@ -27,6 +27,8 @@ export interface DevnetServerOptions {
   host?: string;
   /** Port (default 0 = ephemeral). */
   port?: number;
+  /** The explorer's clock (ms), which decides what is still locked in `/infos/supply` (default `Date.now`). */
+  clock?: () => number;
 }
 
 /** A running devnet server. */
@@ -96,6 +98,13 @@ function groupParams(q: Query): { chainIndex: number } {
 }
 
 /** Explorer pagination: page ≥ 1 (default 1), limit 0..100 (default 20). */
+/** attoALPH as the explorer's text endpoints write ALPH: a decimal number without trailing zeros. */
+function wholeAlph(atto: bigint): string {
+  const unit = 10n ** 18n;
+  const frac = (atto % unit).toString().padStart(18, "0").replace(/0+$/, "");
+  return frac ? `${atto / unit}.${frac}` : `${atto / unit}`;
+}
+
 function pageParams(q: Query): Page {
   const page = intParam(q, "page", "query", 1);
   const limit = intParam(q, "limit", "query", 20);
@@ -393,6 +402,28 @@ export async function startDevnetServer(
     const tokenId = hashParam(req.params["tokenId"], "token_id", "path");
     return tokenTransactions(chain, tokenId, pageParams(req.query));
   });
+  // ALPH's supply as the explorer computes it from the UTXO set at the time of the request.
+  const clock = options.clock ?? Date.now;
+  const supplyNow = () => chain.alphSupply(clock());
+  app.get("/explorer/infos/supply", async (req: Req): Promise<explorer.TokenSupply[]> => {
+    const p = pageParams(req.query);
+    if (p.page > 1 || p.limit === 0) return [];
+    const s = supplyNow();
+    return [
+      {
+        timestamp: clock(),
+        total: s.total.toString(),
+        circulating: s.circulating.toString(),
+        reserved: s.reserved.toString(),
+        locked: s.locked.toString(),
+        maximum: (10n ** 27n).toString(),
+      },
+    ];
+  });
+  for (const figure of ["total", "circulating", "reserved", "locked"] as const)
+    app.get(`/explorer/infos/supply/${figure}-alph`, async (_req, reply) =>
+      reply.type("text/plain").send(wholeAlph(supplyNow()[figure])),
+    );
   app.get("/explorer/infos/heights", async (): Promise<explorer.PerChainHeight[]> => perChainHeights(chain));
   app.get(
     "/explorer/infos",

@@ -219,6 +219,14 @@ export type DevnetListener = (
 ) => void;
 
 /** A simulated network. All accessors return live objects: do not mutate them. */
+/** ALPH's supply in attoALPH (see {@link DevnetChain.alphSupply}). */
+export interface DevnetAlphSupply {
+  total: bigint;
+  circulating: bigint;
+  reserved: bigint;
+  locked: bigint;
+}
+
 export interface DevnetChain {
   readonly options: ResolvedDevnetOptions;
   /** Produce the next `n` (default 1) main-chain blocks across chains, in timestamp order. */
@@ -267,6 +275,14 @@ export interface DevnetChain {
   miners(): readonly DevnetAddress[];
   /** Timestamp of the newest main-chain block across chains. */
   latestTimestamp(): number;
+  /**
+   * ALPH's supply as the explorer backend computes it (`/infos/supply`), in attoALPH, from the UTXO set at `now`
+   * (ms): total = every unspent output, locked = those whose lock time is after `now`, reserved = the unlocked
+   * outputs of {@link reservedAddresses}, circulating = total − reserved − locked.
+   */
+  alphSupply(now: number): DevnetAlphSupply;
+  /** The addresses the explorer double counts as reserved (like the foundation's on mainnet): the first user of each group. */
+  reservedAddresses(): readonly string[];
   /** Monotonic counter bumped on every change (cache key for derived views). */
   version(): number;
   /** Scheduled timestamp of the block the next `advance(1)` makes. */

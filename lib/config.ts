@@ -351,6 +351,12 @@ export const CONFIG_SPEC = {
     86_400_000,
     "How often the figures processor asks the node for the total supply (maxSupply) of up to 50 tokens: those without one and the Alephium Bridge's (their bridged amount moves), least recently read first; 0 = never.",
   ),
+  ALPH_SUPPLY_REFRESH_MS: int(
+    300_000,
+    0,
+    86_400_000,
+    "How often the figures processor reads ALPH's supply again (the explorer backend's /infos/supply, and the index's total when it holds the chain from genesis); between reads the last figures are used, and a failing explorer leaves its last figures in place; 0 = at every figures refresh.",
+  ),
   FIGURES_MAX_PRICE_AGE_MS: int(
     7 * 86_400_000,
     60_000,

@@ -42,6 +42,8 @@ export interface ExplorerClient {
   ): Promise<ExplorerResponse<ExplorerObject[]>>;
   /** `GET /tokens/{tokenId}/transactions`. */
   tokenTransactions(tokenId: string, page: ExplorerPage): Promise<ExplorerResponse<ExplorerObject[]>>;
+  /** `GET /infos/supply`: ALPH's `TokenSupply` snapshots (amounts in attoALPH as strings), newest first. */
+  supply(page: ExplorerPage): Promise<ExplorerResponse<ExplorerObject[]>>;
   /** Closes the pooled connections; idempotent. */
   close(): Promise<void>;
 }
@@ -183,6 +185,7 @@ export function createExplorerClient(options: ExplorerClientOptions): ExplorerCl
       ),
     tokenTransactions: (tokenId, p) =>
       get("token_transactions", `/tokens/${seg(tokenId)}/transactions${qs(p)}`, isList),
+    supply: (p) => get("infos_supply", `/infos/supply${qs(p)}`, isList),
     async close() {
       if (closed || !pool) return;
       closed = true;

@@ -11,6 +11,7 @@ import { poolOf } from "../prices/reader.ts";
 import { PAIR_DECIMALS_COLUMNS, PAIR_DECIMALS_FROM } from "../prices/registry.ts";
 import type { Ch } from "../stores/clickhouse.ts";
 import type { Pg } from "../stores/postgres.ts";
+import { type AlphSupply, saveAlphSupply } from "./alph-supply.ts";
 import {
   computeTvl,
   type PriceRoute,
@@ -208,7 +209,12 @@ export interface FiguresRefresh {
  */
 export async function refreshFigures(
   deps: { ch: Ch; pg: Pg; log?: Logger },
-  options: { now: number; maxPriceAgeMs: number },
+  options: {
+    now: number;
+    maxPriceAgeMs: number;
+    /** ALPH's supply (lib/figures/alph-supply.ts): its circulating and locked figures replace the facts' for ALPH. */
+    alphSupply?: AlphSupply;
+  },
 ): Promise<FiguresRefresh> {
   const { ch, pg, log } = deps;
   const { now } = options;
@@ -252,13 +258,18 @@ export async function refreshFigures(
       burned: s.burned,
       locked: s.locked,
     });
+    const alph = t.id === ALPH_TOKEN_ID ? options.alphSupply : undefined;
+    if (alph) {
+      supply.circulating_supply = alph.circulating.value;
+      supply.lock_supply = alph.locked.value ?? supply.lock_supply;
+    }
     const price = prices.get(t.id) ?? null;
     return {
       id: t.id,
       price_usd: price?.price ?? null,
       price_pair_id: price?.pair_id ?? null,
       ...supply,
-      circulating_supply_usd: usdValue(supply.circulating_supply, t.decimals, price?.price ?? null),
+      circulating_supply_usd: usdValue(supply.circulating_supply, decimalsOf(t.id), price?.price ?? null),
       tvl_usd: tvl.tokens.get(t.id) ?? null,
     };
   });
@@ -319,6 +330,7 @@ export async function refreshFigures(
     })),
   ];
   await ch.insert("market_figures_insert", "market_figures", history);
+  if (options.alphSupply) await saveAlphSupply(pg, options.alphSupply);
   const result = {
     tokens: rows.length,
     priced: prices.size,

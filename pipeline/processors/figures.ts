@@ -2,11 +2,14 @@
  * Figures: `alephium.events.v2` → the facts behind token market figures (burned and locked amounts,
  * DEX pool reserve changes; lib/figures/facts.ts), then, every FIGURES_REFRESH_MS, the figures
  * themselves (price_usd, supplies, circulatingSupplyUsd, TVL of tokens and dapps) recomputed from
- * those facts and the price tables (lib/figures/store.ts). Its first start rebuilds the facts of
+ * those facts and the price tables (lib/figures/store.ts), and ALPH's supply from the explorer backend and
+ * the index (lib/figures/alph-supply.ts). Its first start rebuilds the facts of
  * events stored before it existed.
  */
 
 import { applyInRuns } from "../../lib/batch.ts";
+import { createExplorerClient } from "../../lib/explorer-client.ts";
+import { type AlphSupplyReader, createAlphSupplyReader } from "../../lib/figures/alph-supply.ts";
 import { backfillFigures, figuresBackfilled } from "../../lib/figures/backfill.ts";
 import {
   BlockReserves,
@@ -51,6 +54,7 @@ export async function readTokenSupplies(pg: Pg, metadata: MetadataSource, now: n
 interface FiguresState {
   ctx: FactContext;
   metadata: MetadataSource;
+  alphSupply: AlphSupplyReader;
   refreshedAt: number;
   supplyReadAt: number;
 }
@@ -67,6 +71,21 @@ export const figuresProcessor = defineProcessor<EventsMessage, FiguresState>({
       ctx,
       // One attempt of at most 5 s: a token the node cannot answer is read again in a later round.
       metadata: nodeMetadataSource(deps, { retries: 0, timeoutMs: 5_000 }),
+      alphSupply: createAlphSupplyReader(
+        {
+          ch: deps.ch,
+          explorer: deps.config.EXPLORER_URL
+            ? createExplorerClient({
+                baseUrl: deps.config.EXPLORER_URL,
+                timeoutMs: deps.config.EXPLORER_TIMEOUT_MS,
+                log: deps.log,
+                connections: 1,
+              })
+            : null,
+          log: deps.log,
+        },
+        { refreshMs: deps.config.ALPH_SUPPLY_REFRESH_MS },
+      ),
       refreshedAt: Number.NEGATIVE_INFINITY,
       supplyReadAt: Number.NEGATIVE_INFINITY,
     };
@@ -109,6 +128,13 @@ export const figuresProcessor = defineProcessor<EventsMessage, FiguresState>({
     }
     if (now - state.refreshedAt < config.FIGURES_REFRESH_MS) return;
     state.refreshedAt = now;
-    await refreshFigures({ ch, pg }, { now, maxPriceAgeMs: config.FIGURES_MAX_PRICE_AGE_MS });
+    await refreshFigures(
+      { ch, pg },
+      {
+        now,
+        maxPriceAgeMs: config.FIGURES_MAX_PRICE_AGE_MS,
+        alphSupply: await state.alphSupply.read(now),
+      },
+    );
   },
 });

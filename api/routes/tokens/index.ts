@@ -1,7 +1,8 @@
 /** Token group: the registry list, filter options, details with bridged rows, admin update and soft delete. */
 import { Type } from "@sinclair/typebox";
 import type { CsvColumn } from "../../../lib/csv.ts";
-import { badRequest } from "../../../lib/errors.ts";
+import { badRequest, notFound } from "../../../lib/errors.ts";
+import { loadAlphSupply } from "../../../lib/figures/alph-supply.ts";
 import {
   MAINNET_NETWORK_ID,
   MAX_CATEGORIES,
@@ -20,6 +21,7 @@ import {
 import { INT32_MAX, NoBody, StringEnum } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 import {
+  AlphSupplySchema,
   BridgedRowSchema,
   NullableBody,
   TokenIdParam,
@@ -220,6 +222,28 @@ export async function tokenRoutes(app: App, deps: ApiDeps): Promise<void> {
         deps.registry!.listCategories(false),
       ]);
       return { chains, dapps, categories: categories.map((c) => ({ id: c.id, sort_order: c.sort_order })) };
+    },
+  );
+
+  app.get(
+    "/token/alph/supply",
+    {
+      config: { access: "public", db: "required" },
+      schema: {
+        tags: ["Token"],
+        summary: "ALPH's maximum, total, circulating, reserved and locked supply, each with its source",
+        description:
+          "Put together by the figures processor every FIGURES_REFRESH_MS from the explorer backend's /infos/supply " +
+          "(read at most every ALPH_SUPPLY_REFRESH_MS) and, when the index holds the chain from genesis, the index's " +
+          "own total. While the explorer fails, its last figures stay (explorer.status `unavailable`, with when they " +
+          "were read); before a first read they are null. 404 before the figures processor first ran.",
+        response: { 200: AlphSupplySchema, 404: Type.Ref("Problem") },
+      },
+    },
+    async () => {
+      const supply = await loadAlphSupply(deps.pg!);
+      if (!supply) throw notFound("ALPH's supply is not computed yet (the figures processor has not run).");
+      return supply;
     },
   );
 

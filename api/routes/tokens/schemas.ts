@@ -39,13 +39,13 @@ export const TokenSchema = Type.Object(
       "Issued amount in the smallest unit (decimal string): the node's getTotalSupply when the indexer discovered the token (for Alephium Bridge tokens their totalBridged, so the pool's unissued balance is not in it), or as an admin set it.",
     ),
     circulatingSupply: S(
-      "maxSupply - burnedSupply - lockSupply in the smallest unit (at least 0); null while maxSupply is unknown. Kept current by the figures processor (FIGURES_REFRESH_MS).",
+      "maxSupply - burnedSupply - lockSupply in the smallest unit (at least 0); null while maxSupply is unknown. For ALPH: ALPH's circulating supply as GET /token/alph/supply gives it (explorer backend, or computed from the index's total). Kept current by the figures processor (FIGURES_REFRESH_MS).",
     ),
     burnedSupply: S(
       "Burned amount in the smallest unit: Token Furnace burns plus transfers to a burn address (BURN_ADDRESSES), as far as the index reaches back.",
     ),
     lockSupply: S(
-      "Amount in outputs whose lock time is still ahead (coinbase and uncle rewards, locked 500 minutes; genesis allocations), in the smallest unit.",
+      "Amount in outputs whose lock time is still ahead (coinbase and uncle rewards, locked 500 minutes; genesis allocations), in the smallest unit. For ALPH: the explorer backend's locked ALPH (every time-locked output).",
     ),
     createdAt: Type.Number({ description: "Registry creation, Unix ms." }),
     updatedAt: Type.Number({ description: "Registry last update, Unix ms." }),
@@ -135,3 +135,44 @@ export const BridgedRowSchema = Type.Object(
   },
   { $id: "BridgedRow", title: "BridgedRow" },
 );
+
+const Figure = (description: string) =>
+  Type.Object(
+    {
+      value: Nullable(
+        Type.String({ description: "attoALPH (18 decimals) as a decimal string; null when unknown." }),
+      ),
+      source: Nullable(
+        StringEnum(["index", "explorer", "computed", "protocol"], {
+          description:
+            "`index`: computed from the indexed chain; `explorer`: the explorer backend's /infos/supply; `computed`: total − reserved − locked with an index total; `protocol`: a protocol constant; null with a null value.",
+        }),
+      ),
+    },
+    { description },
+  );
+
+export const AlphSupplySchema = Type.Object({
+  maximum: Figure("1,000,000,000 ALPH, the protocol's maximum (source `protocol`)."),
+  total: Figure(
+    "ALPH in the main chain's unspent outputs: the index's sum of ALPH balance moves when it holds the chain from genesis (`index`), else the explorer's (`explorer`).",
+  ),
+  circulating: Figure(
+    "total − reserved − locked: the explorer's (`explorer`), or `computed` from the index's total and the explorer's reserved and locked.",
+  ),
+  reserved: Figure("ALPH of the addresses the explorer backend counts as reserved (always `explorer`)."),
+  locked: Figure("ALPH in outputs whose lock time is still ahead (always `explorer`)."),
+  index_from_genesis: Type.Boolean({
+    description: "Whether the index holds the 16 genesis blocks, which makes its total exact.",
+  }),
+  explorer: Type.Object({
+    status: StringEnum(["ok", "unavailable", "not_configured"], {
+      description:
+        "`unavailable` while the last read failed: the explorer's figures are then those of `fetched_at` (null before a first read).",
+    }),
+    fetched_at: Nullable(Type.Integer({ description: "When the explorer's figures in use were read (ms)." })),
+    snapshot_ts: Nullable(Type.Integer({ description: "The explorer's own TokenSupply.timestamp (ms)." })),
+    error: Nullable(Type.String({ description: "The last failure while the explorer fails." })),
+  }),
+  updated_at: Type.Integer({ description: "When the figures processor last put the figures together (ms)." }),
+});

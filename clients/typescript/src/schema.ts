@@ -2563,6 +2563,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/token/alph/supply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * ALPH's maximum, total, circulating, reserved and locked supply, each with its source
+         * @description Put together by the figures processor every FIGURES_REFRESH_MS from the explorer backend's /infos/supply (read at most every ALPH_SUPPLY_REFRESH_MS) and, when the index holds the chain from genesis, the index's own total. While the explorer fails, its last figures stay (explorer.status `unavailable`, with when they were read); before a first read they are null. 404 before the figures processor first ran.
+         *
+         *     Access: Public: no key needed.
+         */
+        get: operations["getTokenAlphSupply"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/token/filter-options": {
         parameters: {
             query?: never;
@@ -3788,7 +3810,7 @@ export interface components {
             categories: string[];
             /** @description 8738 for the indexed Alephium chain. */
             chainId: number;
-            /** @description maxSupply - burnedSupply - lockSupply in the smallest unit (at least 0); null while maxSupply is unknown. Kept current by the figures processor (FIGURES_REFRESH_MS). */
+            /** @description maxSupply - burnedSupply - lockSupply in the smallest unit (at least 0); null while maxSupply is unknown. For ALPH: ALPH's circulating supply as GET /token/alph/supply gives it (explorer backend, or computed from the index's total). Kept current by the figures processor (FIGURES_REFRESH_MS). */
             circulatingSupply: string | null;
             /** @description circulatingSupply in whole tokens × priceUsd; null when either is unknown. */
             circulatingSupplyUsd: number | null;
@@ -3803,7 +3825,7 @@ export interface components {
             description: string | null;
             /** @description Token id (64 hex) = id of the contract that issued it; ALPH is 64 zeros. */
             id: string;
-            /** @description Amount in outputs whose lock time is still ahead (coinbase and uncle rewards, locked 500 minutes; genesis allocations), in the smallest unit. */
+            /** @description Amount in outputs whose lock time is still ahead (coinbase and uncle rewards, locked 500 minutes; genesis allocations), in the smallest unit. For ALPH: the explorer backend's locked ALPH (every time-locked output). */
             lockSupply: string | null;
             /** @description metadata.logoURI when an admin set it, else the list's logo. */
             logoURI: string | null;
@@ -14106,6 +14128,139 @@ export interface operations {
             };
             /** @description Error (problem details). */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getTokenAlphSupply: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description total − reserved − locked: the explorer's (`explorer`), or `computed` from the index's total and the explorer's reserved and locked. */
+                        circulating: {
+                            /**
+                             * @description `index`: computed from the indexed chain; `explorer`: the explorer backend's /infos/supply; `computed`: total − reserved − locked with an index total; `protocol`: a protocol constant; null with a null value.
+                             * @enum {string|null}
+                             */
+                            source: "index" | "explorer" | "computed" | "protocol" | null;
+                            /** @description attoALPH (18 decimals) as a decimal string; null when unknown. */
+                            value: string | null;
+                        };
+                        explorer: {
+                            /** @description The last failure while the explorer fails. */
+                            error: string | null;
+                            /** @description When the explorer's figures in use were read (ms). */
+                            fetched_at: number | null;
+                            /** @description The explorer's own TokenSupply.timestamp (ms). */
+                            snapshot_ts: number | null;
+                            /**
+                             * @description `unavailable` while the last read failed: the explorer's figures are then those of `fetched_at` (null before a first read).
+                             * @enum {string}
+                             */
+                            status: "ok" | "unavailable" | "not_configured";
+                        };
+                        /** @description Whether the index holds the 16 genesis blocks, which makes its total exact. */
+                        index_from_genesis: boolean;
+                        /** @description ALPH in outputs whose lock time is still ahead (always `explorer`). */
+                        locked: {
+                            /**
+                             * @description `index`: computed from the indexed chain; `explorer`: the explorer backend's /infos/supply; `computed`: total − reserved − locked with an index total; `protocol`: a protocol constant; null with a null value.
+                             * @enum {string|null}
+                             */
+                            source: "index" | "explorer" | "computed" | "protocol" | null;
+                            /** @description attoALPH (18 decimals) as a decimal string; null when unknown. */
+                            value: string | null;
+                        };
+                        /** @description 1,000,000,000 ALPH, the protocol's maximum (source `protocol`). */
+                        maximum: {
+                            /**
+                             * @description `index`: computed from the indexed chain; `explorer`: the explorer backend's /infos/supply; `computed`: total − reserved − locked with an index total; `protocol`: a protocol constant; null with a null value.
+                             * @enum {string|null}
+                             */
+                            source: "index" | "explorer" | "computed" | "protocol" | null;
+                            /** @description attoALPH (18 decimals) as a decimal string; null when unknown. */
+                            value: string | null;
+                        };
+                        /** @description ALPH of the addresses the explorer backend counts as reserved (always `explorer`). */
+                        reserved: {
+                            /**
+                             * @description `index`: computed from the indexed chain; `explorer`: the explorer backend's /infos/supply; `computed`: total − reserved − locked with an index total; `protocol`: a protocol constant; null with a null value.
+                             * @enum {string|null}
+                             */
+                            source: "index" | "explorer" | "computed" | "protocol" | null;
+                            /** @description attoALPH (18 decimals) as a decimal string; null when unknown. */
+                            value: string | null;
+                        };
+                        /** @description ALPH in the main chain's unspent outputs: the index's sum of ALPH balance moves when it holds the chain from genesis (`index`), else the explorer's (`explorer`). */
+                        total: {
+                            /**
+                             * @description `index`: computed from the indexed chain; `explorer`: the explorer backend's /infos/supply; `computed`: total − reserved − locked with an index total; `protocol`: a protocol constant; null with a null value.
+                             * @enum {string|null}
+                             */
+                            source: "index" | "explorer" | "computed" | "protocol" | null;
+                            /** @description attoALPH (18 decimals) as a decimal string; null when unknown. */
+                            value: string | null;
+                        };
+                        /** @description When the figures processor last put the figures together (ms). */
+                        updated_at: number;
+                    };
+                };
+            };
+            /** @description Error (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Default Response */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
