@@ -17,6 +17,13 @@ export interface Metrics {
   priceSourceLastOk: Gauge<"source">;
   priceSourceFailures: Counter<"source">;
   decodeErrors: Counter<"decoder" | "event_index">;
+  ingestPhase: Gauge<"phase">;
+  ingestBlocksToGo: Gauge;
+  ingestTimeToGoMs: Gauge;
+  ingestEtaSeconds: Gauge;
+  ingestBlocksPerSecond: Gauge;
+  processorBlockTs: Gauge<"processor">;
+  processorLagMs: Gauge<"processor">;
 }
 
 /** Every metric of the service carries this prefix. */
@@ -109,6 +116,44 @@ export function createMetrics(): Metrics {
       name: `${METRICS_PREFIX}normalize_decode_errors_total`,
       help: "Contract events a dapp decoder refused (layout mismatch), published as generic events with decode_error.",
       labelNames: ["decoder", "event_index"],
+      registers: [registry],
+    }),
+    ingestPhase: new Gauge({
+      name: `${METRICS_PREFIX}ingest_phase`,
+      help: "1 for ingest's current phase (backfill: whole windows of history behind the node's tip; live: following it), 0 for the other.",
+      labelNames: ["phase"],
+      registers: [registry],
+    }),
+    ingestBlocksToGo: new Gauge({
+      name: `${METRICS_PREFIX}ingest_blocks_to_go`,
+      help: "Blocks the node has (with their confirmations) that ingest has not published yet, over the 16 chains.",
+      registers: [registry],
+    }),
+    ingestTimeToGoMs: new Gauge({
+      name: `${METRICS_PREFIX}ingest_time_to_go_ms`,
+      help: "Chain time still to publish: the node's newest block time minus ingest's lowest chain cursor.",
+      registers: [registry],
+    }),
+    ingestEtaSeconds: new Gauge({
+      name: `${METRICS_PREFIX}ingest_eta_seconds`,
+      help: "Estimated time until ingest has published every block: blocks to go at the rate of the last 30 s (absent while unknown).",
+      registers: [registry],
+    }),
+    ingestBlocksPerSecond: new Gauge({
+      name: `${METRICS_PREFIX}ingest_blocks_per_second`,
+      help: "Blocks ingest published per second over the last 30 s.",
+      registers: [registry],
+    }),
+    processorBlockTs: new Gauge({
+      name: `${METRICS_PREFIX}processor_block_ts_ms`,
+      help: "Timestamp (ms) of the newest block whose messages a processor handled.",
+      labelNames: ["processor"],
+      registers: [registry],
+    }),
+    processorLagMs: new Gauge({
+      name: `${METRICS_PREFIX}processor_lag_ms`,
+      help: "Chain time between ingest's newest published block and a processor's newest handled block.",
+      labelNames: ["processor"],
       registers: [registry],
     }),
   };

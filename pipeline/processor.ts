@@ -14,6 +14,7 @@
  */
 import { AppError } from "../lib/errors.ts";
 import type { Logger } from "../lib/logger.ts";
+import { createProcessorProgressRecorder, type ProcessorProgressRecorder } from "../lib/pipeline-progress.ts";
 import { backoffMs, isRetryable, sleep } from "../lib/retry.ts";
 import type { Codec } from "../lib/stores/avro.ts";
 import type { Subscription } from "../lib/stores/bus.ts";
@@ -66,6 +67,13 @@ export type ProcessorFactory = ((deps: PipelineDeps) => Processor) & {
   readonly definition: { name: string };
 };
 
+/** Block time of a message of either topic (a block or events message, or a retraction). */
+function blockTsOf(m: unknown): number {
+  const x = m as { timestamp?: unknown; block_timestamp?: unknown };
+  const ts = typeof x.block_timestamp === "number" ? x.block_timestamp : x.timestamp;
+  return typeof ts === "number" ? ts : Number(ts ?? 0);
+}
+
 /** Retries of one batch before the failure goes back to the bus. */
 const RETRIES = 5;
 
@@ -77,6 +85,7 @@ export function defineProcessor<M, S = undefined>(definition: ProcessorDefinitio
     let stopping = new AbortController();
     let sub: Subscription | null = null;
     let lock: SessionLock | null = null;
+    let progress: ProcessorProgressRecorder | null = null;
 
     const handleWithRetry = async (messages: M[], ctx: ProcessorContext<S>) => {
       for (let attempt = 1; ; attempt++) {
@@ -107,6 +116,8 @@ export function defineProcessor<M, S = undefined>(definition: ProcessorDefinitio
     const subscribe = async () => {
       const state = (await definition.setup?.(deps)) as S;
       const ctx: ProcessorContext<S> = { deps, log, state };
+      const recorder = createProcessorProgressRecorder(deps, definition.name);
+      progress = recorder;
       sub = await deps.bus.subscribe({
         topic,
         group: definition.group,
@@ -114,6 +125,9 @@ export function defineProcessor<M, S = undefined>(definition: ProcessorDefinitio
         handle: async (records) => {
           const messages = records.map((r) => codec.decode(r.value));
           await handleWithRetry(messages, ctx);
+          let newest = 0;
+          for (const m of messages) newest = Math.max(newest, blockTsOf(m));
+          recorder.record(newest);
           deps.metrics.pipelineMessages.inc({ stage: definition.name, topic }, records.length);
           log.debug({ messages: records.length }, "Batch handled.");
         },
@@ -137,6 +151,8 @@ export function defineProcessor<M, S = undefined>(definition: ProcessorDefinitio
           await subscribe();
         } catch (error) {
           // A failed start leaves the lock to a standby.
+          await progress?.stop();
+          progress = null;
           await lock?.release();
           lock = null;
           throw error;
@@ -146,6 +162,8 @@ export function defineProcessor<M, S = undefined>(definition: ProcessorDefinitio
         stopping.abort();
         await sub?.stop();
         sub = null;
+        await progress?.stop();
+        progress = null;
         await lock?.release();
         lock = null;
       },

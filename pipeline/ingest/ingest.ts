@@ -11,6 +11,7 @@
 import type { node } from "@alephium/web3";
 import { ADDRESS_GROUPS, chainIndexOf } from "../../lib/chain/types.ts";
 import { AppError } from "../../lib/errors.ts";
+import { type IngestProgressRow, saveIngestProgress, setIngestGauges } from "../../lib/pipeline-progress.ts";
 import { backoffMs, isRetryable, sleep } from "../../lib/retry.ts";
 import type { PipelineDeps } from "../deps.ts";
 import { type BlockMessage, TOPICS } from "../messages.ts";
@@ -71,6 +72,8 @@ interface Cursor {
 
 /** Hard limit of a reorg walk-back (the protocol's maximum reorg is 200 blocks). */
 const MAX_REORG_DEPTH = 210;
+/** How often a round asks the node for its tip block's time. */
+const TIP_PROBE_MS = 10_000;
 /** Published hashes kept per chain for reorg detection. */
 const KEEP_HEIGHTS = 300;
 
@@ -89,6 +92,7 @@ export function createIngestor(deps: PipelineDeps, client: NodeClient, options: 
   let windowMs = Math.min(options.firstWindowMs ?? options.maxWindowMs, options.maxWindowMs);
   let startTs = options.startTs;
   let tipTs = 0;
+  let tipProbedAt = Number.NEGATIVE_INFINITY;
   let lastSeq = 0;
   let totals = { blocks: 0, nodeEvents: 0 };
   let phase: IngestProgress["phase"] = "backfill";
@@ -99,6 +103,59 @@ export function createIngestor(deps: PipelineDeps, client: NodeClient, options: 
   let stopped = false;
   let loop: Promise<void> | null = null;
   const abort = new AbortController();
+
+  /** Published-block counts over the last 30 s (the rate behind the ETA), and when progress was last saved. */
+  const samples: { at: number; blocks: number }[] = [];
+  let progressSavedAt = Number.NEGATIVE_INFINITY;
+  let progressSavedPhase: IngestProgress["phase"] | null = null;
+
+  /**
+   * Saves where ingest stands for /status and the metrics (ingest_progress): after every round that published,
+   * and otherwise at most once a second. Blocks to go are counted once every chain has a cursor (before that,
+   * the heights at the backfill start are unknown).
+   */
+  async function reportProgress(tips: number[], published: boolean) {
+    const now = Date.now();
+    samples.push({ at: now, blocks: totals.blocks });
+    while (samples.length > 2 && (samples[1]?.at ?? now) <= now - 30_000) samples.shift();
+    if (!published && phase === progressSavedPhase && now - progressSavedAt < 1_000) return;
+    const first = samples[0] ?? { at: now, blocks: totals.blocks };
+    const secs = (now - first.at) / 1000;
+    const known = chains.every((c) => cursors.has(c));
+    const blocksToGo = known
+      ? chains.reduce(
+          (sum, c) =>
+            sum + Math.max(0, (tips[c] ?? 0) - options.confirmations - (cursors.get(c)?.height ?? 0)),
+          0,
+        )
+      : null;
+    const cursorTs = chains.map((c) => cursors.get(c)?.ts ?? startTs - 1);
+    const row: IngestProgressRow = {
+      phase,
+      start_ts: startTs,
+      cursor_ts: Math.min(...cursorTs),
+      published_ts: Math.max(...cursorTs),
+      tip_ts: Math.max(tipTs, ...cursorTs),
+      blocks_to_go: blocksToGo,
+      blocks_per_s: secs > 0 ? Math.round(((totals.blocks - first.blocks) / secs) * 10) / 10 : null,
+      updated_at: now,
+    };
+    const rate = row.blocks_per_s;
+    setIngestGauges(deps.metrics, {
+      phase,
+      blocks_to_go: blocksToGo,
+      time_to_go_ms: blocksToGo === 0 ? 0 : row.tip_ts - row.cursor_ts,
+      eta_ms: blocksToGo === null ? null : blocksToGo === 0 ? 0 : rate ? (blocksToGo / rate) * 1000 : null,
+      blocks_per_s: rate,
+    });
+    try {
+      await saveIngestProgress(deps.pg, row);
+      progressSavedAt = now;
+      progressSavedPhase = phase;
+    } catch (err) {
+      log.warn({ err }, "Saving ingest progress failed; the next round saves it again.");
+    }
+  }
 
   const nextSeq = () => {
     lastSeq = Math.max(Date.now(), lastSeq + 1);
@@ -176,6 +233,7 @@ export function createIngestor(deps: PipelineDeps, client: NodeClient, options: 
 
   async function round(): Promise<RoundResult> {
     if (!loaded) await load();
+    if (samples.length === 0) samples.push({ at: Date.now(), blocks: totals.blocks });
     const tips = await Promise.all(chains.map((c) => client.chainTip(...groupsOf(c))));
     const safe = (c: number) => (tips[c] ?? 0) - options.confirmations;
     const cursorOf = (c: number): Cursor => cursors.get(c) ?? { height: -1, hash: "", ts: startTs - 1 };
@@ -184,10 +242,19 @@ export function createIngestor(deps: PipelineDeps, client: NodeClient, options: 
     const pending = chains.filter((c) => cursorOf(c).height < safe(c));
     if (pending.length === 0) {
       phase = "live";
+      await reportProgress(tips, false);
       return { published: 0, retracted: 0, caughtUp: true };
     }
 
     const from = Math.min(...pending.map((c) => cursorOf(c).ts)) + 1;
+    // The fetched blocks only show the node's tip once ingest reaches it: ask for a tip block's time (two calls, at
+    // most every 10 s), so a historical backfill stays in its phase (concurrent windows) after its first round.
+    if (Date.now() - tipProbedAt >= TIP_PROBE_MS) {
+      tipProbedAt = Date.now();
+      const probe = pending[0] ?? 0;
+      const hash = await client.mainHashAt(...groupsOf(probe), tips[probe] ?? 0);
+      if (hash) tipTs = Math.max(tipTs, (await client.header(hash)).timestamp);
+    }
     const backfilling = tipTs === 0 || from + windowMs * options.concurrency < tipTs;
     phase = backfilling ? "backfill" : "live";
     const count = backfilling ? options.concurrency : 1;
@@ -279,6 +346,7 @@ export function createIngestor(deps: PipelineDeps, client: NodeClient, options: 
     // Keep responses at 2,000–4,000 blocks: halve on big windows, double on small ones (from a small first window).
     if (largest > 4000) windowMs = Math.max(10_000, Math.floor(windowMs / 2));
     else if (largest < 2000) windowMs = Math.min(options.maxWindowMs, windowMs * 2);
+    await reportProgress(tips, touched.size > 0);
     options.onProgress?.({
       startTs,
       cursorTs: Math.min(...chains.map((c) => cursorOf(c).ts)),

@@ -13,7 +13,9 @@ import { quietLog } from "../helpers/stores.ts";
 describe("ingest slow start", () => {
   let p: TestPipeline;
   beforeAll(async () => {
-    p = await startTestPipeline({ blocks: 1600, env: { INGEST_FIRST_WINDOW_MS: "60000" } });
+    // Long enough (about half an hour of chain) for rounds to grow past twice the first while ingest still backfills
+    // (INGEST_CONCURRENCY windows at once) before it reaches the tip.
+    p = await startTestPipeline({ blocks: 3200, env: { INGEST_FIRST_WINDOW_MS: "60000" } });
   });
   afterAll(async () => p?.close());
 

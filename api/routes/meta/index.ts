@@ -1,6 +1,12 @@
 /** Documentation and operations: /openapi.json, /healthz, /readyz, /metrics. */
 import { Type } from "@sinclair/typebox";
 import { type Progress, readProgress } from "../../../lib/events/reader.ts";
+import {
+  type ProgressView,
+  progressView,
+  readPipelineProgress,
+  setProgressGauges,
+} from "../../../lib/pipeline-progress.ts";
 import { staleWhileRevalidate } from "../../../lib/stale.ts";
 import { StringEnum } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
@@ -61,6 +67,12 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
   const cached = { ttlMs: deps.config.EVENTS_WATERMARK_CACHE_MS };
   const progress = staleWhileRevalidate(() => readProgress(deps.ch!), cached);
   const sources = staleWhileRevalidate(() => priceSourcesStatus(deps), cached);
+  const pipeline = staleWhileRevalidate(async (): Promise<ProgressView | null> => {
+    if (!deps.pg) return null;
+    const view = progressView(await readPipelineProgress(deps.pg));
+    setProgressGauges(deps.metrics, view);
+    return view;
+  }, cached);
   app.get(
     "/openapi.json",
     {
@@ -139,6 +151,47 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
     last_error: Type.Union([Type.String(), Type.Null()], { description: "The last failure." }),
     last_error_at: Type.Union([Type.Integer(), Type.Null()], { description: "When it happened (ms)." }),
   });
+  const ProcessorProgress = Type.Object({
+    name: Type.String({ description: "Processor name (`process <name>`)." }),
+    block_ts: Type.Integer({ description: "Timestamp (ms) of the newest block whose messages it handled." }),
+    lag_ms: Type.Union([Type.Integer(), Type.Null()], {
+      description:
+        "Chain time between ingest's newest published block and `block_ts` (0: caught up); null before ingest first saved its progress.",
+    }),
+    updated_at: Type.Integer({ description: "When it last saved its progress (ms; at most once a second)." }),
+  });
+  const NullableInt = (description: string) => Type.Union([Type.Integer(), Type.Null()], { description });
+  const PipelineProgress = Type.Object(
+    {
+      phase: StringEnum(["backfill", "live", "unknown"], {
+        description:
+          "`backfill` while whole windows of history are behind the node's tip, `live` once ingest follows it; `unknown` before ingest first saved its progress.",
+      }),
+      blocks_to_go: NullableInt(
+        "Blocks the node has (with CONFIRMATIONS on top) that ingest has not published yet, over the 16 chains; null until every chain has a cursor.",
+      ),
+      time_to_go_ms: NullableInt(
+        "Chain time still to publish: the newest block time seen at the node minus the lowest chain cursor (0 with no block to go).",
+      ),
+      eta_ms: NullableInt(
+        "Estimated time until every block is published: blocks_to_go at the rate of the last 30 s; null while unknown.",
+      ),
+      blocks_per_s: Type.Union([Type.Number(), Type.Null()], {
+        description: "Blocks ingest published per second over the last 30 s.",
+      }),
+      start_ts: NullableInt("Backfill start (ms)."),
+      cursor_ts: NullableInt("Lowest per-chain cursor time (ms): every block before it is published."),
+      tip_ts: NullableInt("Newest block time seen at the node (ms)."),
+      updated_at: NullableInt("When ingest last saved its progress (ms)."),
+      processors: Type.Array(ProcessorProgress, {
+        description: "Each processor that handled a batch, by name.",
+      }),
+    },
+    {
+      description:
+        "Backfill progress: ingest's phase, what it still has to publish and each processor's lag, as ingest and the processors last saved them (ingest_progress, processor_progress), read in the same background refresh as the chains.",
+    },
+  );
   app.get(
     "/status",
     {
@@ -147,7 +200,7 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
         tags: ["Docs"],
         summary: "Indexer status: per-chain durable position and lag, and the poll watermark",
         description:
-          "`watermark` is the oldest of the 16 chains' newest durable block timestamps, and not later than the trade watcher's feed position while the watcher runs (`trade_feed`); /events/all serves events up to it. It is 0 until every chain has a position. The positions and the price sources' health are read at most `EVENTS_WATERMARK_CACHE_MS` (200 ms) before; past that, the previous read is answered while one new read runs (never more than 10 s past), so `/status` never waits behind ingest.",
+          "`progress` gives the backfill's phase, the blocks and chain time still to go, the ETA and each processor's lag. `watermark` is the oldest of the 16 chains' newest durable block timestamps, and not later than the trade watcher's feed position while the watcher runs (`trade_feed`); /events/all serves events up to it. It is 0 until every chain has a position. The positions and the price sources' health are read at most `EVENTS_WATERMARK_CACHE_MS` (200 ms) before; past that, the previous read is answered while one new read runs (never more than 10 s past), so `/status` never waits behind ingest.",
         response: {
           200: Type.Object({
             now: Type.Integer(),
@@ -157,6 +210,7 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
               description: "Blocks on top of a block before ingest publishes it.",
             }),
             chains: Type.Array(ChainStatus),
+            progress: PipelineProgress,
             trade_feed: Type.Union(
               [
                 Type.Object({
@@ -202,7 +256,11 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
       },
     },
     async () => {
-      const [p, priceSources] = await Promise.all([refreshChainGauges(deps, progress), sources()]);
+      const [p, priceSources, pipelineProgress] = await Promise.all([
+        refreshChainGauges(deps, progress),
+        sources(),
+        pipeline(),
+      ]);
       const now = p?.now ?? Date.now();
       return {
         now,
@@ -210,6 +268,7 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
         watermark_lag_ms: p?.watermark ? now - p.watermark : null,
         confirmations: deps.config.CONFIRMATIONS,
         chains: (p?.chains ?? []).map((c) => ({ ...c, lag_ms: now - c.block_ts })),
+        progress: pipelineProgress ?? progressView({ ingest: null, processors: [] }),
         trade_feed: p?.feed ? { ...p.feed, lag_ms: now - p.feed.position } : null,
         price_sources: priceSources,
         events_tail: tailStatus(deps),
@@ -234,6 +293,7 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
     async (_request, reply) => {
       if (deps.ch) await refreshChainGauges(deps, progress).catch(() => undefined);
+      await pipeline().catch(() => undefined);
       reply.type(deps.metrics.registry.contentType);
       return deps.metrics.registry.metrics();
     },

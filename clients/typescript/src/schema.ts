@@ -1845,7 +1845,7 @@ export interface paths {
         };
         /**
          * Indexer status: per-chain durable position and lag, and the poll watermark
-         * @description `watermark` is the oldest of the 16 chains' newest durable block timestamps, and not later than the trade watcher's feed position while the watcher runs (`trade_feed`); /events/all serves events up to it. It is 0 until every chain has a position. The positions and the price sources' health are read at most `EVENTS_WATERMARK_CACHE_MS` (200 ms) before; past that, the previous read is answered while one new read runs (never more than 10 s past), so `/status` never waits behind ingest.
+         * @description `progress` gives the backfill's phase, the blocks and chain time still to go, the ETA and each processor's lag. `watermark` is the oldest of the 16 chains' newest durable block timestamps, and not later than the trade watcher's feed position while the watcher runs (`trade_feed`); /events/all serves events up to it. It is 0 until every chain has a position. The positions and the price sources' health are read at most `EVENTS_WATERMARK_CACHE_MS` (200 ms) before; past that, the previous read is answered while one new read runs (never more than 10 s past), so `/status` never waits behind ingest.
          *
          *     Access: Public: no key needed.
          */
@@ -11114,6 +11114,41 @@ export interface operations {
                              */
                             status: "ok" | "degraded";
                         }[];
+                        /** @description Backfill progress: ingest's phase, what it still has to publish and each processor's lag, as ingest and the processors last saved them (ingest_progress, processor_progress), read in the same background refresh as the chains. */
+                        progress: {
+                            /** @description Blocks ingest published per second over the last 30 s. */
+                            blocks_per_s: number | null;
+                            /** @description Blocks the node has (with CONFIRMATIONS on top) that ingest has not published yet, over the 16 chains; null until every chain has a cursor. */
+                            blocks_to_go: number | null;
+                            /** @description Lowest per-chain cursor time (ms): every block before it is published. */
+                            cursor_ts: number | null;
+                            /** @description Estimated time until every block is published: blocks_to_go at the rate of the last 30 s; null while unknown. */
+                            eta_ms: number | null;
+                            /**
+                             * @description `backfill` while whole windows of history are behind the node's tip, `live` once ingest follows it; `unknown` before ingest first saved its progress.
+                             * @enum {string}
+                             */
+                            phase: "backfill" | "live" | "unknown";
+                            /** @description Each processor that handled a batch, by name. */
+                            processors: {
+                                /** @description Timestamp (ms) of the newest block whose messages it handled. */
+                                block_ts: number;
+                                /** @description Chain time between ingest's newest published block and `block_ts` (0: caught up); null before ingest first saved its progress. */
+                                lag_ms: number | null;
+                                /** @description Processor name (`process <name>`). */
+                                name: string;
+                                /** @description When it last saved its progress (ms; at most once a second). */
+                                updated_at: number;
+                            }[];
+                            /** @description Backfill start (ms). */
+                            start_ts: number | null;
+                            /** @description Chain time still to publish: the newest block time seen at the node minus the lowest chain cursor (0 with no block to go). */
+                            time_to_go_ms: number | null;
+                            /** @description Newest block time seen at the node (ms). */
+                            tip_ts: number | null;
+                            /** @description When ingest last saved its progress (ms). */
+                            updated_at: number | null;
+                        };
                         /** @description The trade watcher's events feed; null when no watcher ever ran. */
                         trade_feed: {
                             /** @description True while the trade watcher runs: the watermark is then at most `position`. A watcher stopped cleanly leaves it false. */
