@@ -129,7 +129,7 @@ describe("backfill progress in /status and the metrics", () => {
     const m = await metrics();
     expect(gauge(m, 'alephium_ingest_phase{phase="live"}')).toBe(1);
     expect(gauge(m, "alephium_ingest_blocks_to_go")).toBe(0);
-  });
+  }, 300_000);
 
   it("shows a processor behind ingest with its lag", async () => {
     const published = await newestPublished();
