@@ -11,7 +11,7 @@ import { poolOf } from "../prices/reader.ts";
 import { PAIR_DECIMALS_COLUMNS, PAIR_DECIMALS_FROM } from "../prices/registry.ts";
 import type { Ch } from "../stores/clickhouse.ts";
 import type { Pg } from "../stores/postgres.ts";
-import { type AlphSupply, saveAlphSupply } from "./alph-supply.ts";
+import { type AlphSupply, loadAlphSupply, saveAlphSupply } from "./alph-supply.ts";
 import {
   computeTvl,
   type PriceRoute,
@@ -212,7 +212,10 @@ export async function refreshFigures(
   options: {
     now: number;
     maxPriceAgeMs: number;
-    /** ALPH's supply (lib/figures/alph-supply.ts): its circulating and locked figures replace the facts' for ALPH. */
+    /**
+     * ALPH's supply (lib/figures/alph-supply.ts): its circulating and locked figures replace the facts' for ALPH.
+     * Without it (`figures backfill`), the last stored one is used.
+     */
     alphSupply?: AlphSupply;
   },
 ): Promise<FiguresRefresh> {
@@ -234,6 +237,7 @@ export async function refreshFigures(
     maxAgeMs: options.maxPriceAgeMs,
   });
   const supplies = await readSupplyChanges(ch, now);
+  const alphSupply = options.alphSupply ?? (await loadAlphSupply(pg)) ?? undefined;
   // Pools counted in TVL: on-chain DEX pairs with includeInTVL (one pool may be watched twice).
   const tvlPairs = pairs.filter((p) => p.include_in_tvl && p.source_kind === "onchain_dex");
   const dappOfPool = new Map(tvlPairs.map((p) => [p.pair_symbol, p.source_dapp ?? p.source_id]));
@@ -258,7 +262,7 @@ export async function refreshFigures(
       burned: s.burned,
       locked: s.locked,
     });
-    const alph = t.id === ALPH_TOKEN_ID ? options.alphSupply : undefined;
+    const alph = t.id === ALPH_TOKEN_ID ? alphSupply : undefined;
     if (alph) {
       supply.circulating_supply = alph.circulating.value;
       supply.lock_supply = alph.locked.value ?? supply.lock_supply;

@@ -110,6 +110,11 @@ describe("ALPH's supply from the explorer backend", () => {
     expect(tokens.findIndex((t) => t.id === ALPH_TOKEN_ID)).toBe(above);
   });
 
+  it("keeps the stored supply for ALPH when a refresh has none (figures backfill)", async () => {
+    await refreshFigures({ ch: p.ch.ch, pg: p.pg.pg }, { now: tip, maxPriceAgeMs: MAX_PRICE_AGE_MS });
+    expect((await alphDetails()).circulatingSupply).toBe(p.chain.alphSupply(tip).circulating.toString());
+  });
+
   it("keeps the last figures, marked unavailable, while the explorer fails, and answers null before a first read", async () => {
     const expected = p.chain.alphSupply(tip);
     const reader = createAlphSupplyReader(

@@ -366,7 +366,7 @@ describe("reindex jobs run on the queue", () => {
     expect(failed.error).toBe("broker unavailable (injected)");
     expect(failed.attempts).toBe(3); // the first try and JOBS_RETRY_LIMIT (2) retries
     expect(failed.finished_at).not.toBeNull();
-  });
+  }, 240_000); // its own waits: up to 60 s for worker A, 90 s for the retried chunk (pg-boss expiry)
 });
 
 describe("reprocess CLI", () => {
