@@ -247,9 +247,10 @@ export function createIngestor(deps: PipelineDeps, client: NodeClient, options: 
     }
 
     const from = Math.min(...pending.map((c) => cursorOf(c).ts)) + 1;
-    // The fetched blocks only show the node's tip once ingest reaches it: ask for a tip block's time (two calls, at
-    // most every 10 s), so a historical backfill stays in its phase (concurrent windows) after its first round.
-    if (Date.now() - tipProbedAt >= TIP_PROBE_MS) {
+    // The fetched blocks only show the node's tip once ingest reaches it: while backfilling, ask for a tip block's
+    // time (two calls, at most every 10 s), so a historical backfill stays in its phase (concurrent windows) after
+    // its first round. Once live, the fetched blocks reach the tip.
+    if (tipTs === 0 || (phase === "backfill" && Date.now() - tipProbedAt >= TIP_PROBE_MS)) {
       tipProbedAt = Date.now();
       const probe = pending[0] ?? 0;
       const hash = await client.mainHashAt(...groupsOf(probe), tips[probe] ?? 0);
