@@ -6,13 +6,15 @@
  * hand-made events and a pool pair with its candles as plain rows. Runs on PGlite, or on PostgreSQL with
  * TEST_POSTGRES_URL (the key and plan side), with chDB.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { addressFromContractId } from "@alephium/web3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ALPH_TOKEN_ID } from "../../lib/chain/types.ts";
 import { loadConfig } from "../../lib/config.ts";
+import { splitStatements } from "../../lib/migrate.ts";
+import { API_V1_VIEWS } from "../../lib/sql/guard.ts";
 import { sqlSettings } from "../../lib/sql/service.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { blockMessage, type EventSpec, liftWatermark, writeMessages } from "../helpers/dapp-events.ts";
@@ -443,6 +445,33 @@ describe(`POST /sql (${process.env.TEST_POSTGRES_URL ? "PostgreSQL" : "PGlite"} 
     // And a SELECT through /sql after all the refusals still sees every event.
     const r = await admin("SELECT count() AS n FROM api_v1_events");
     expect(Number(r.json().data[0].n)).toBe(before);
+  });
+
+  it("allows exactly the views the migrations create, and the server role grants exactly those", async () => {
+    const views = await stores.ch.ch.query<{ name: string; engine: string }>(
+      "t",
+      "SELECT name, engine FROM system.tables WHERE database = currentDatabase() AND name LIKE 'api\\_v1\\_%' ORDER BY name",
+    );
+    expect(views.map((v) => v.name)).toEqual([...API_V1_VIEWS].sort());
+    expect(new Set(views.map((v) => v.engine))).toEqual(new Set(["View"]));
+    // Every view answers through /sql.
+    for (const view of API_V1_VIEWS) {
+      const r = await admin(`SELECT * FROM ${view} LIMIT 1`);
+      expect(r.statusCode, `${view}: ${r.body}`).toBe(200);
+    }
+    const role = readFileSync(new URL("../../clickhouse/roles/api_v1_reader.sql", import.meta.url), "utf8");
+    const statements = splitStatements(role).map((st) => st.replace(/--.*$/gm, "").trim());
+    const granted = statements.flatMap(
+      (st) => /^GRANT SELECT ON alephium_prod\.(\w+) TO api_v1_reader$/.exec(st)?.[1] ?? [],
+    );
+    expect(granted.sort()).toEqual([...API_V1_VIEWS].sort());
+    expect(statements.filter((st) => st.startsWith("GRANT")).length).toBe(API_V1_VIEWS.length);
+    // Each statement is one the engine parses (the server itself is not part of this test run).
+    for (const q of statements) {
+      await expect(
+        stores.ch.ch.query("t", "SELECT formatQuery({q:String}) AS f", { q }),
+      ).resolves.toHaveLength(1);
+    }
   });
 
   it("refuses bad bodies with 400 naming the field", async () => {
