@@ -162,6 +162,12 @@ export const CONFIG_SPEC = {
     10_000_000_000,
     "Most bytes (uncompressed, in memory) one `POST /sql` answer may hold (ClickHouse max_result_bytes); beyond it the query answers 400 naming this key.",
   ),
+  SQL_MAX_MEMORY_BYTES: int(
+    1_000_000_000,
+    1_000_000,
+    100_000_000_000,
+    "Most memory one `POST /sql` query may use (ClickHouse max_memory_usage: big GROUP BYs, sorts and joins); beyond it the query answers 400 naming this key.",
+  ),
   NODE_URL: str(
     "https://node.mainnet.alephium.org",
     "Alephium full node REST URL.",

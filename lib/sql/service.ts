@@ -40,6 +40,7 @@ export interface SqlService {
 const LIMIT_CODES: Record<number, string> = {
   159: "SQL_MAX_EXECUTION_MS", // TIMEOUT_EXCEEDED
   158: "SQL_MAX_ROWS_TO_READ", // TOO_MANY_ROWS (rows to read)
+  241: "SQL_MAX_MEMORY_BYTES", // MEMORY_LIMIT_EXCEEDED
 };
 /** TOO_MANY_ROWS_OR_BYTES: the result limits (rows or bytes; the engine uses one code for both). */
 const RESULT_LIMIT_CODE = 396;
@@ -77,6 +78,7 @@ export function sqlSettings(config: Config): Record<string, string | number> {
     max_result_rows: config.SQL_MAX_RESULT_ROWS,
     max_result_bytes: config.SQL_MAX_RESULT_BYTES,
     result_overflow_mode: "throw",
+    max_memory_usage: config.SQL_MAX_MEMORY_BYTES,
     // Last: settings listed after it could not be changed any more.
     readonly: 1,
   };
@@ -91,7 +93,7 @@ export function createSqlService(deps: { ch: Ch; config: Config }): SqlService {
     const code = clickhouseCode(error);
     if (code !== null && LIMIT_CODES[code]) {
       const key = LIMIT_CODES[code];
-      return limitExceeded(key, config[key as "SQL_MAX_EXECUTION_MS"], error);
+      return limitExceeded(key, config[key as keyof Config] as number, error);
     }
     if (code === RESULT_LIMIT_CODE) {
       // The wording tells rows from bytes; both are refusals either way.

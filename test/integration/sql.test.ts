@@ -410,6 +410,11 @@ describe(`POST /sql (${process.env.TEST_POSTGRES_URL ? "PostgreSQL" : "PGlite"} 
         "SELECT repeat(id, 20) AS big FROM api_v1_events",
         "SQL_MAX_RESULT_BYTES",
       ],
+      [
+        { SQL_MAX_MEMORY_BYTES: "1000000" },
+        "SELECT length(groupArray(repeat(id, 10000))) AS n FROM api_v1_events",
+        "SQL_MAX_MEMORY_BYTES",
+      ],
     ];
     for (const [env, query, key] of cases) {
       const run = await limited(env);

@@ -61,7 +61,7 @@ const DESCRIPTION = [
   "`sql_system_table` (system.*, information_schema), `sql_other_database`, `sql_table_not_allowed` (a table",
   "that is not a view above), `sql_function_refused` (file, dictGet*, joinGet ...), `sql_syntax`. It then runs",
   "with `readonly = 1` and limits (SQL_MAX_EXECUTION_MS, SQL_MAX_ROWS_TO_READ, SQL_MAX_RESULT_ROWS,",
-  "SQL_MAX_RESULT_BYTES): a query beyond one answers 400 `sql_limit_exceeded` with `details.limit` naming it.",
+  "SQL_MAX_RESULT_BYTES, SQL_MAX_MEMORY_BYTES): a query beyond one answers 400 `sql_limit_exceeded` with `details.limit` naming it.",
   "Other engine errors (unknown column, bad types) are 400 `sql_error` with the engine's message.",
   "Allowed to admin keys and to keys whose plan SQL_PLANS lists (`enterprise` by default); other keys get 403",
   "`sql_not_in_plan`. Output: JSON (ClickHouse's JSON format), CSV (`text/csv`, a header row then the rows,",
