@@ -143,7 +143,9 @@ export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> 
           const result = await client.exec({
             query: `${sql}${settingsClause(options.settings)} FORMAT ${options.format}`,
             query_params: options.params,
-            clickhouse_settings: { log_comment: label },
+            // The server answers once the query ended, so an error past the first rows (a limit) is the
+            // HTTP status, not a message appended to a 200 body.
+            clickhouse_settings: { log_comment: label, wait_end_of_query: 1 },
           });
           const chunks: Buffer[] = [];
           for await (const chunk of result.stream) chunks.push(Buffer.from(chunk as Uint8Array));
