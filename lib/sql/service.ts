@@ -14,6 +14,7 @@
  */
 import type { Config } from "../config.ts";
 import { AppError } from "../errors.ts";
+import type { Metrics } from "../metrics.ts";
 import type { Ch } from "../stores/clickhouse.ts";
 import { checkAst, checkQueryTree } from "./guard.ts";
 
@@ -84,8 +85,8 @@ export function sqlSettings(config: Config): Record<string, string | number> {
   };
 }
 
-export function createSqlService(deps: { ch: Ch; config: Config }): SqlService {
-  const { ch, config } = deps;
+export function createSqlService(deps: { ch: Ch; config: Config; metrics: Metrics }): SqlService {
+  const { ch, config, metrics } = deps;
   const limits = sqlSettings(config);
 
   /** Maps an engine error of a checked query to a 400 naming the limit, the refusal or the engine's reason. */
@@ -144,61 +145,74 @@ export function createSqlService(deps: { ch: Ch; config: Config }): SqlService {
 
   return {
     async run(query, format) {
-      if (query.includes("\0")) {
-        throw new AppError("sql_syntax", "query: holds a NUL character", {
-          status: 400,
-          details: { field: "query" },
-        });
-      }
-      const text = await canonical(query);
-      // The canonical text of a SELECT starts with SELECT, WITH or a parenthesis; anything else is refused
-      // before it reaches EXPLAIN (the AST check below refuses it too, by its statement kind).
-      const first = /^\s*\(*\s*([A-Za-z]+)/.exec(text)?.[1]?.toUpperCase() ?? "";
-      if (first !== "SELECT" && first !== "WITH") {
-        throw new AppError(
-          "sql_not_select",
-          `query: is a ${first || "non-SELECT"} statement; only SELECT is allowed`,
-          {
-            status: 400,
-            details: { field: "query", construct: "not_select", found: first },
-          },
-        );
-      }
-      let ast: { explain: string }[];
       try {
-        ast = await ch.query<{ explain: string }>("sql_explain_ast", `EXPLAIN AST ${text}`);
+        const result = await check(query, format);
+        metrics.sqlQueries.inc({ outcome: "ok" });
+        return result;
       } catch (error) {
-        throw queryError(error);
-      }
-      checkAst(
-        ast.map((r) => r.explain),
-        ch.database,
-      );
-      let tree: Buffer;
-      try {
-        tree = await ch.queryRaw("sql_explain_tree", `EXPLAIN QUERY TREE ${text}`, {
-          format: "TabSeparatedRaw",
-          settings: limits,
+        metrics.sqlQueries.inc({
+          outcome: error instanceof AppError && error.status < 500 ? error.code : "error",
         });
-      } catch (error) {
-        throw queryError(error);
-      }
-      checkQueryTree(tree.toString("utf8").split("\n"), ch.database);
-      const out = SQL_FORMATS[format];
-      try {
-        const body = await ch.queryRaw("sql_query", `SELECT * FROM (${text})`, {
-          format: out.clickhouse,
-          settings: {
-            ...(format === "json"
-              ? { output_format_json_quote_decimals: 1, output_format_json_quote_64bit_integers: 1 }
-              : {}),
-            ...limits,
-          },
-        });
-        return { body, mediaType: out.mediaType };
-      } catch (error) {
-        throw queryError(error);
+        throw error;
       }
     },
   };
+
+  async function check(query: string, format: SqlFormat): Promise<SqlResult> {
+    if (query.includes("\0")) {
+      throw new AppError("sql_syntax", "query: holds a NUL character", {
+        status: 400,
+        details: { field: "query" },
+      });
+    }
+    const text = await canonical(query);
+    // The canonical text of a SELECT starts with SELECT, WITH or a parenthesis; anything else is refused
+    // before it reaches EXPLAIN (the AST check below refuses it too, by its statement kind).
+    const first = /^\s*\(*\s*([A-Za-z]+)/.exec(text)?.[1]?.toUpperCase() ?? "";
+    if (first !== "SELECT" && first !== "WITH") {
+      throw new AppError(
+        "sql_not_select",
+        `query: is a ${first || "non-SELECT"} statement; only SELECT is allowed`,
+        {
+          status: 400,
+          details: { field: "query", construct: "not_select", found: first },
+        },
+      );
+    }
+    let ast: { explain: string }[];
+    try {
+      ast = await ch.query<{ explain: string }>("sql_explain_ast", `EXPLAIN AST ${text}`);
+    } catch (error) {
+      throw queryError(error);
+    }
+    checkAst(
+      ast.map((r) => r.explain),
+      ch.database,
+    );
+    let tree: Buffer;
+    try {
+      tree = await ch.queryRaw("sql_explain_tree", `EXPLAIN QUERY TREE ${text}`, {
+        format: "TabSeparatedRaw",
+        settings: limits,
+      });
+    } catch (error) {
+      throw queryError(error);
+    }
+    checkQueryTree(tree.toString("utf8").split("\n"), ch.database);
+    const out = SQL_FORMATS[format];
+    try {
+      const body = await ch.queryRaw("sql_query", `SELECT * FROM (${text})`, {
+        format: out.clickhouse,
+        settings: {
+          ...(format === "json"
+            ? { output_format_json_quote_decimals: 1, output_format_json_quote_64bit_integers: 1 }
+            : {}),
+          ...limits,
+        },
+      });
+      return { body, mediaType: out.mediaType };
+    } catch (error) {
+      throw queryError(error);
+    }
+  }
 }

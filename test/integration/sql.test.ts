@@ -479,6 +479,19 @@ describe(`POST /sql (${process.env.TEST_POSTGRES_URL ? "PostgreSQL" : "PGlite"} 
     }
   });
 
+  it("counts queries by outcome in the metrics", async () => {
+    const counts = async () =>
+      Object.fromEntries(
+        (await t.deps.metrics.sqlQueries.get()).values.map((v) => [String(v.labels.outcome), v.value]),
+      );
+    const before = await counts();
+    await admin("SELECT 1 AS one");
+    await admin("SELECT * FROM numbers(3)");
+    const after = await counts();
+    expect(after.ok).toBe((before.ok ?? 0) + 1);
+    expect(after.sql_table_function).toBe((before.sql_table_function ?? 0) + 1);
+  });
+
   it("refuses bad bodies with 400 naming the field", async () => {
     const noQuery = await sql(t, t.adminKey, {});
     expect(noQuery.statusCode).toBe(400);

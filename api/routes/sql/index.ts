@@ -85,7 +85,9 @@ function chooseFormat(format: SqlFormat | undefined, accept: string | undefined)
 
 export async function sqlRoutes(app: App, deps: ApiDeps): Promise<void> {
   const plans = new Set(deps.config.SQL_PLANS.split(",").filter(Boolean));
-  const service = deps.ch ? createSqlService({ ch: deps.ch, config: deps.config }) : null;
+  const service = deps.ch
+    ? createSqlService({ ch: deps.ch, config: deps.config, metrics: deps.metrics })
+    : null;
 
   app.post(
     "/sql",
