@@ -87,7 +87,6 @@ export function sqlSettings(config: Config): Record<string, string | number> {
 
 export function createSqlService(deps: { ch: Ch; config: Config; metrics: Metrics }): SqlService {
   const { ch, config, metrics } = deps;
-  const limits = sqlSettings(config);
 
   /** Maps an engine error of a checked query to a 400 naming the limit, the refusal or the engine's reason. */
   function queryError(error: unknown): AppError {
@@ -165,6 +164,8 @@ export function createSqlService(deps: { ch: Ch; config: Config; metrics: Metric
         details: { field: "query" },
       });
     }
+    // Read per query: the limits are the config's at the time of the call.
+    const limits = sqlSettings(config);
     const text = await canonical(query);
     // The canonical text of a SELECT starts with SELECT, WITH or a parenthesis; anything else is refused
     // before it reaches EXPLAIN (the AST check below refuses it too, by its statement kind).

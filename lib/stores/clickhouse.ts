@@ -191,12 +191,6 @@ export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> 
   entry.users += 1;
   const { session } = entry;
   const shared = entry;
-  try {
-    await session.queryAsync(`CREATE DATABASE IF NOT EXISTS ${database}`);
-    await session.queryAsync("SET date_time_input_format = 'best_effort'");
-  } catch (error) {
-    throw classify("open", error);
-  }
   /** Runs `work` alone on the session; after a failure, a throwaway query takes any leftover output. */
   const exclusive = <T>(work: () => Promise<T>): Promise<T> => {
     const result = shared.queue.then(async () => {
@@ -210,6 +204,12 @@ export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> 
     shared.queue = result.catch(() => undefined);
     return result;
   };
+  try {
+    await exclusive(() => session.queryAsync(`CREATE DATABASE IF NOT EXISTS ${database}`));
+    await exclusive(() => session.queryAsync("SET date_time_input_format = 'best_effort'"));
+  } catch (error) {
+    throw classify("open", error);
+  }
   // The session is shared by every instance on this directory: each call names its database itself.
   const use = `USE ${database}; `;
   let closed = false;
@@ -263,6 +263,10 @@ export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> 
       closed = true;
       shared.users -= 1;
       if (shared.users === 0) {
+        // Calls still queued finish first (closing under them would fail them).
+        await shared.queue;
+        // Someone may have opened this directory again meanwhile: the session is theirs then.
+        if (shared.users > 0) return;
         session.close();
         chdbSessions.delete(options.dataDir);
       }

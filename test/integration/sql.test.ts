@@ -388,37 +388,36 @@ describe(`POST /sql (${process.env.TEST_POSTGRES_URL ? "PostgreSQL" : "PGlite"} 
   });
 
   it("answers 400 naming each limit a query exceeds", async () => {
-    const limited = async (env: Record<string, string>) => {
-      const app = await createTestApp({ stores, env });
-      extraApps.push(app);
-      return (query: string) => sql(app, app.adminKey, { query });
-    };
-    const cases: [Record<string, string>, string, string][] = [
-      [{ SQL_MAX_EXECUTION_MS: "200" }, "SELECT sleep(2)", "SQL_MAX_EXECUTION_MS"],
+    // One app whose limits each case sets in its config (the service reads them per query).
+    const limited = await createTestApp({ stores });
+    extraApps.push(limited);
+    const defaults = { ...limited.deps.config };
+    const cases: [Partial<typeof defaults>, string, string][] = [
+      [{ SQL_MAX_EXECUTION_MS: 200 }, "SELECT sleep(2)", "SQL_MAX_EXECUTION_MS"],
       [
-        { SQL_MAX_ROWS_TO_READ: "5" },
+        { SQL_MAX_ROWS_TO_READ: 5 },
         "SELECT count() FROM api_v1_events WHERE amount > 0",
         "SQL_MAX_ROWS_TO_READ",
       ],
       [
-        { SQL_MAX_RESULT_ROWS: "3" },
+        { SQL_MAX_RESULT_ROWS: 3 },
         "SELECT id FROM api_v1_events ORDER BY id LIMIT 10",
         "SQL_MAX_RESULT_ROWS",
       ],
       [
-        { SQL_MAX_RESULT_BYTES: "1000" },
+        { SQL_MAX_RESULT_BYTES: 1000 },
         "SELECT repeat(id, 20) AS big FROM api_v1_events",
         "SQL_MAX_RESULT_BYTES",
       ],
       [
-        { SQL_MAX_MEMORY_BYTES: "1000000" },
+        { SQL_MAX_MEMORY_BYTES: 1_000_000 },
         "SELECT length(groupArray(repeat(id, 10000))) AS n FROM api_v1_events",
         "SQL_MAX_MEMORY_BYTES",
       ],
     ];
-    for (const [env, query, key] of cases) {
-      const run = await limited(env);
-      const r = await run(query);
+    for (const [limits, query, key] of cases) {
+      Object.assign(limited.deps.config, defaults, limits);
+      const r = await sql(limited, limited.adminKey, { query });
       expect(r.statusCode, `${key}: ${r.body}`).toBe(400);
       const body = r.json() as { code: string; detail: string; details: { limit: string } };
       expect(body.code, `${key}: ${r.body}`).toBe("sql_limit_exceeded");
@@ -427,9 +426,11 @@ describe(`POST /sql (${process.env.TEST_POSTGRES_URL ? "PostgreSQL" : "PGlite"} 
       // The shared chDB session is clean after the failure: the next query gets only its own result
       // (chDB hands a failed query's partial output, like the JSON header, to the next one unless drained).
       expect(await stores.ch.ch.query("t", "SELECT 42 AS x")).toEqual([{ x: 42 }]);
+      // Under the default limits the same query passes: the lowered limit was the reason.
+      Object.assign(limited.deps.config, defaults);
+      const passes = await sql(limited, limited.adminKey, { query });
+      expect(passes.statusCode, `${key}: ${passes.body}`).toBe(200);
     }
-    // Under the limits the same kind of query passes.
-    expect((await admin("SELECT id FROM api_v1_events ORDER BY id LIMIT 10")).statusCode).toBe(200);
   });
 
   it("runs with readonly on the shared session for that query only: writes are refused, ingest still writes", async () => {
