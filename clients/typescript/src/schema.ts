@@ -1838,6 +1838,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sql": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Read-only SQL over the api_v1_* views (JSON, CSV or Parquet)
+         * @description Runs one read-only SELECT over the documented, versioned views (api_v1_events, api_v1_blocks, api_v1_chain_progress, api_v1_trades, api_v1_candles, api_v1_spot, api_v1_series_instances, api_v1_series_points, api_v1_market_figures): the stable contract for data engineers, described column by column in docs/data-model.md. The query is checked on ClickHouse's own parse (`EXPLAIN AST`, then the analyzer's `EXPLAIN QUERY TREE`) and refused with 400 and a code naming the construct: `sql_not_select` (INSERT, ALTER, DROP, CREATE, SET ...), `sql_multiple_statements` (a second statement, also one hidden behind a comment), `sql_settings` (a SETTINGS clause), `sql_format_clause` (FORMAT, INTO OUTFILE), `sql_table_function` (url, file, s3, remote, numbers ...), `sql_system_table` (system.*, information_schema), `sql_other_database`, `sql_table_not_allowed` (a table that is not a view above), `sql_function_refused` (file, dictGet*, joinGet ...), `sql_syntax`. It then runs with `readonly = 1` and limits (SQL_MAX_EXECUTION_MS, SQL_MAX_ROWS_TO_READ, SQL_MAX_RESULT_ROWS, SQL_MAX_RESULT_BYTES, SQL_MAX_MEMORY_BYTES): a query beyond one answers 400 `sql_limit_exceeded` with `details.limit` naming it. Other engine errors (unknown column, bad types) are 400 `sql_error` with the engine's message. Allowed to admin keys and to keys whose plan SQL_PLANS lists (`enterprise` by default); other keys get 403 `sql_not_in_plan`. Output: JSON (ClickHouse's JSON format), CSV (`text/csv`, a header row then the rows, ClickHouse's CSVWithNames: no spreadsheet-formula escaping) or Parquet (`application/vnd.apache.parquet`), by `format` or `Accept`. The views show everything written, also the newest events the JSON routes hold back until every chain reaches them (the poll watermark).
+         *
+         *     Access: User: a valid API key in both `X-API-Key` and `Authorization: Bearer`.
+         */
+        post: operations["postSql"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/status": {
         parameters: {
             query?: never;
@@ -11002,6 +11024,117 @@ export interface operations {
             };
             /** @description Default Response */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postSql: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description `json` (default), `csv` or `parquet`; when given it wins over `Accept`. Without it, `Accept` decides: the most weighted of `application/json`, `text/csv` and `application/vnd.apache.parquet` (a tie or no `Accept` gives JSON).
+                     * @enum {string}
+                     */
+                    format?: "json" | "csv" | "parquet";
+                    /**
+                     * @description One SELECT over the api_v1_* views (WITH, JOIN, UNION, subqueries and ClickHouse functions allowed). No trailing `;` needed; no FORMAT or SETTINGS clause.
+                     * @example SELECT category, count() AS events FROM api_v1_events GROUP BY category ORDER BY events DESC
+                     */
+                    query: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The rows, as JSON, CSV or Parquet. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description One object per row, keyed by column. 64-bit and wider integers and decimals are strings (exact); other numbers are JSON numbers. */
+                        data: {
+                            [key: string]: unknown;
+                        }[];
+                        /** @description The result's columns with their ClickHouse types, in order. */
+                        meta: {
+                            name: string;
+                            type: string;
+                        }[];
+                        /** @description Number of rows in `data`. */
+                        rows: number;
+                        /** @description What the query cost: seconds, rows and bytes read. */
+                        statistics?: {
+                            bytes_read: number;
+                            elapsed: number;
+                            rows_read: number;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    "application/vnd.apache.parquet": string;
+                    "text/csv": string;
+                };
+            };
+            /** @description Error (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
