@@ -26,6 +26,7 @@ import { nftRoutes } from "./routes/nft/index.ts";
 import { paymentRoutes } from "./routes/payments/index.ts";
 import { priceRoutes } from "./routes/prices/index.ts";
 import { seriesRoutes } from "./routes/series/index.ts";
+import { sqlRoutes } from "./routes/sql/index.ts";
 import { banRoutes } from "./routes/system/bans.ts";
 import { systemRoutes } from "./routes/system/index.ts";
 import { jobRoutes } from "./routes/system/jobs.ts";
@@ -67,6 +68,7 @@ export const ROUTE_GROUPS: RouteGroup[] = [
   jobRoutes,
   webhookRoutes,
   wireguardRoutes,
+  sqlRoutes,
 ];
 
 export interface BuildOptions {

@@ -24,6 +24,7 @@ export interface Metrics {
   ingestBlocksPerSecond: Gauge;
   processorBlockTs: Gauge<"processor">;
   processorLagMs: Gauge<"processor">;
+  sqlQueries: Counter<"outcome">;
 }
 
 /** Every metric of the service carries this prefix. */
@@ -154,6 +155,12 @@ export function createMetrics(): Metrics {
       name: `${METRICS_PREFIX}processor_lag_ms`,
       help: "Chain time between ingest's newest published block and a processor's newest handled block.",
       labelNames: ["processor"],
+      registers: [registry],
+    }),
+    sqlQueries: new Counter({
+      name: `${METRICS_PREFIX}sql_queries_total`,
+      help: "POST /sql queries by outcome: ok, or the error code (sql_table_function, sql_limit_exceeded ...).",
+      labelNames: ["outcome"],
       registers: [registry],
     }),
   };
