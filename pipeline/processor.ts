@@ -17,7 +17,7 @@ import type { Logger } from "../lib/logger.ts";
 import { backoffMs, isRetryable, sleep } from "../lib/retry.ts";
 import type { Codec } from "../lib/stores/avro.ts";
 import type { Subscription } from "../lib/stores/bus.ts";
-import { type SessionLock, waitForLock } from "../lib/stores/pg-lock.ts";
+import { fencedClickHouse, isFenced, type SessionLock, waitForLock } from "../lib/stores/pg-lock.ts";
 import type { PipelineDeps } from "./deps.ts";
 import { type Codecs, TOPICS, type TopicName } from "./messages.ts";
 
@@ -48,7 +48,10 @@ export interface ProcessorDefinition<M, S> {
   /**
    * One process at a time for this group (a processor that reads what its previous batch wrote and recomputes
    * from it): `start` first takes a PostgreSQL advisory lock named after the group, and a second process
-   * stands by until the first stops. No effect on PGlite (the embedded stores belong to one process).
+   * stands by until the first stops. The lock is fenced: `setup` and `handle` get a `ch` whose writes check
+   * the lock's fencing token first (and `deps.fence` for other writes), so a process whose lock was taken
+   * over fails its write, drops its subscription without committing and stands by again. No effect on PGlite
+   * (the embedded stores belong to one process).
    */
   singleton?: boolean;
 }
@@ -63,7 +66,7 @@ export interface Processor {
 }
 
 export type ProcessorFactory = ((deps: PipelineDeps) => Processor) & {
-  readonly definition: { name: string };
+  readonly definition: { name: string; topic: TopicName; group: string };
 };
 
 /** Retries of one batch before the failure goes back to the bus. */
@@ -93,6 +96,12 @@ export function defineProcessor<M, S = undefined>(definition: ProcessorDefinitio
             processor: definition.name,
             retryable: String(isRetryable(error)),
           });
+          if (isFenced(error)) {
+            log.error({ err: error }, "Lock taken over by another process; standing by again.");
+            // Not awaited: the subscription's stop waits for this handler, which must fail first.
+            void standBy();
+            throw error;
+          }
           if (attempt > RETRIES || !isRetryable(error) || stopping.signal.aborted) throw error;
           const delay = backoffMs(attempt, 200, 10_000);
           log.warn(
@@ -105,8 +114,13 @@ export function defineProcessor<M, S = undefined>(definition: ProcessorDefinitio
     };
 
     const subscribe = async () => {
-      const state = (await definition.setup?.(deps)) as S;
-      const ctx: ProcessorContext<S> = { deps, log, state };
+      const held = lock;
+      // A lock holder writes through its fence: a write after a takeover fails instead of overwriting.
+      const own: PipelineDeps = held
+        ? { ...deps, ch: fencedClickHouse(deps.ch, held), fence: () => held.check() }
+        : deps;
+      const state = (await definition.setup?.(own)) as S;
+      const ctx: ProcessorContext<S> = { deps: own, log, state };
       sub = await deps.bus.subscribe({
         topic,
         group: definition.group,
@@ -120,30 +134,55 @@ export function defineProcessor<M, S = undefined>(definition: ProcessorDefinitio
       });
     };
 
+    /** Takes the lock (a singleton; standing by while another process holds it), then subscribes. */
+    const run = async () => {
+      if (definition.singleton) {
+        lock = await waitForLock(deps.pg, processorLockName(definition.group), {
+          log,
+          signal: stopping.signal,
+        });
+        // Stopped while standing by.
+        if (!lock) return;
+      }
+      try {
+        await subscribe();
+      } catch (error) {
+        // A failed start leaves the lock to a standby.
+        await lock?.release();
+        lock = null;
+        throw error;
+      }
+    };
+
+    /** After a fenced write: drop the subscription (nothing committed) and the lock, then stand by again. */
+    let standingBy: Promise<void> | null = null;
+    const standBy = () => {
+      standingBy ??= (async () => {
+        const s = sub;
+        sub = null;
+        await s
+          ?.stop()
+          .catch((error) => log.warn({ err: error }, "Stopping the fenced subscription failed."));
+        await lock?.release();
+        lock = null;
+        if (stopping.signal.aborted) return;
+        await run().catch((error) => log.error({ err: error }, "Restart after losing the lock failed."));
+      })().finally(() => {
+        standingBy = null;
+      });
+      return standingBy;
+    };
+
     return {
       name: definition.name,
       async start() {
         if (sub) throw new AppError("processor_running", `Processor ${definition.name} is already running`);
         stopping = new AbortController();
-        if (definition.singleton) {
-          lock = await waitForLock(deps.pg, processorLockName(definition.group), {
-            log,
-            signal: stopping.signal,
-          });
-          // Stopped while standing by.
-          if (!lock) return;
-        }
-        try {
-          await subscribe();
-        } catch (error) {
-          // A failed start leaves the lock to a standby.
-          await lock?.release();
-          lock = null;
-          throw error;
-        }
+        await run();
       },
       async stop() {
         stopping.abort();
+        await standingBy;
         await sub?.stop();
         sub = null;
         await lock?.release();
@@ -151,5 +190,7 @@ export function defineProcessor<M, S = undefined>(definition: ProcessorDefinitio
       },
     };
   };
-  return Object.assign(factory, { definition: { name: definition.name } });
+  return Object.assign(factory, {
+    definition: { name: definition.name, topic: definition.topic, group: definition.group },
+  });
 }
