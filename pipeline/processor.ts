@@ -5,13 +5,17 @@
  *
  *   topic → decode → handle(messages, ctx) → (writes resolved) → offset committed by the bus
  *
- * `handle` gets a batch in message order and applies it by the batch rule (`applyInRuns`, lib/batch.ts: each run
- * of blocks as one write, each retraction after the run before it), resolving only after its writes are durable: the bus
+ * A processor declares what it writes per run (`runs`: one run of consecutive blocks as one write, one
+ * retraction, then what the batch's runs touched), and the contract applies each batch by the batch rule
+ * (`applyInRuns`, lib/batch.ts: runs and retractions in message order, each retraction after the run before it);
+ * a processor whose messages are not applied in runs (normalize, registry) declares `handle` instead. Either
+ * resolves only after its writes are durable: the bus
  * commits the batch's offset after that, so a crash replays the batch, and every processor must
  * therefore be idempotent (same messages, same state). A retryable failure (`AppError.retryable`)
  * is retried in place with backoff; any other failure goes back to the bus (Kafka redelivers the
  * batch, the in-process bus fails the publisher, which starts its round again).
  */
+import { applyInRuns, type Block, type Retraction } from "../lib/batch.ts";
 import { AppError } from "../lib/errors.ts";
 import type { Logger } from "../lib/logger.ts";
 import { backoffMs, isRetryable, sleep } from "../lib/retry.ts";
@@ -28,7 +32,46 @@ export interface ProcessorContext<S> {
   state: S;
 }
 
-export interface ProcessorDefinition<M, S> {
+/**
+ * What a processor writes per run of a batch, applied by the batch rule. `B` is the batch's scratch (what the runs
+ * touched, counts), made by `begin` and handed to every run, retraction and `end`.
+ */
+export interface RunsDefinition<M extends BatchMessage, S, B> {
+  /** Before the first run (default: no scratch). */
+  begin?: (messages: M[], ctx: ProcessorContext<S>) => B | Promise<B>;
+  /** Writes one run of consecutive block messages (never empty) as one write. */
+  blocks: (run: Block<M>[], ctx: ProcessorContext<S>, batch: B) => Promise<void>;
+  /** Applies one retraction, after the run before it is written. */
+  retraction: (message: Retraction<M>, ctx: ProcessorContext<S>, batch: B) => Promise<void>;
+  /** After the last run: what follows from what the runs touched (recomputes, metrics). */
+  end?: (batch: B, ctx: ProcessorContext<S>) => Promise<void>;
+}
+
+type BatchMessage = { kind: "block" } | { kind: "retraction" };
+
+/** A processor's batch handler: its own `handle`, or its `runs` applied by the batch rule. */
+function batchHandler<M, S, B>(
+  definition: ProcessorDefinition<M, S, B>,
+): (messages: M[], ctx: ProcessorContext<S>) => Promise<void> {
+  if (definition.handle) return definition.handle;
+  const runs = definition.runs as RunsDefinition<M & BatchMessage, S, B> | undefined;
+  if (!runs)
+    throw new AppError(
+      "processor_definition",
+      `Processor ${definition.name} declares neither handle nor runs`,
+    );
+  return async (messages, ctx) => {
+    const list = messages as (M & BatchMessage)[];
+    const batch = (await runs.begin?.(list, ctx)) as B;
+    await applyInRuns(list, {
+      blocks: (run) => runs.blocks(run, ctx, batch),
+      retraction: (m) => runs.retraction(m, ctx, batch),
+    });
+    await runs.end?.(batch, ctx);
+  };
+}
+
+export interface ProcessorDefinition<M, S, B = undefined> {
   /** Name on the command line (`process <name>`), in logs and metrics. */
   name: string;
   /** Key of the topic in `TOPICS`. */
@@ -38,8 +81,10 @@ export interface ProcessorDefinition<M, S> {
   codec: (codecs: Codecs) => Codec<M>;
   /** Builds the processor's state once per start (repositories, registries loaded from the stores). */
   setup?: (deps: PipelineDeps) => S | Promise<S>;
-  /** Handles one batch, in message order; resolves after its writes are durable. */
-  handle: (messages: M[], ctx: ProcessorContext<S>) => Promise<void>;
+  /** What the processor writes per run of a batch (block and retraction messages); or `handle`. */
+  runs?: [M] extends [BatchMessage] ? RunsDefinition<M & BatchMessage, S, B> : never;
+  /** Handles one batch whole, in message order (a processor that does not write per run); or `runs`. */
+  handle?: (messages: M[], ctx: ProcessorContext<S>) => Promise<void>;
   /**
    * Batches of different partitions handled at once over Kafka (default 1). A processor that sets it
    * keeps `handle` safe to run concurrently (the series processor merges concurrent recomputes).
@@ -72,7 +117,10 @@ export type ProcessorFactory = ((deps: PipelineDeps) => Processor) & {
 /** Retries of one batch before the failure goes back to the bus. */
 const RETRIES = 5;
 
-export function defineProcessor<M, S = undefined>(definition: ProcessorDefinition<M, S>): ProcessorFactory {
+export function defineProcessor<M, S = undefined, B = undefined>(
+  definition: ProcessorDefinition<M, S, B>,
+): ProcessorFactory {
+  const handle = batchHandler(definition);
   const factory = (deps: PipelineDeps): Processor => {
     const log = deps.log.child({ component: definition.name });
     const topic = TOPICS[definition.topic];
@@ -85,7 +133,7 @@ export function defineProcessor<M, S = undefined>(definition: ProcessorDefinitio
       for (let attempt = 1; ; attempt++) {
         const started = performance.now();
         try {
-          await definition.handle(messages, ctx);
+          await handle(messages, ctx);
           deps.metrics.processorBatchSeconds.observe(
             { processor: definition.name },
             (performance.now() - started) / 1000,

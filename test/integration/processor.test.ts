@@ -10,7 +10,7 @@ import { tryLock } from "../../lib/stores/pg-lock.ts";
 import type { PipelineDeps } from "../../pipeline/deps.ts";
 import { type BlockMessage, createCodecs, TOPICS } from "../../pipeline/messages.ts";
 import { defineProcessor, processorLockName } from "../../pipeline/processor.ts";
-import { writeRawBlocks } from "../../pipeline/processors/raw-sink.ts";
+import { rawSinkProcessor } from "../../pipeline/processors/raw-sink.ts";
 import { openTestCh, openTestPg, quietLog, type TestCh, type TestPg } from "../helpers/stores.ts";
 
 const block = (height: number, seq: number): BlockMessage => ({
@@ -99,6 +99,62 @@ describe("defineProcessor", () => {
   });
 });
 
+describe("a processor declared by its runs", () => {
+  it("gets begin, then each run of blocks and each retraction in message order, then end, with one batch scratch", async () => {
+    const deps = await memoryDeps();
+    const calls: string[] = [];
+    const processor = defineProcessor<BlockMessage, undefined, { n: number }>({
+      name: "runs",
+      topic: "blocks",
+      group: "test-runs",
+      codec: (c) => c.blocks,
+      runs: {
+        begin: (messages) => {
+          calls.push(`begin ${messages.length}`);
+          return { n: 0 };
+        },
+        async blocks(run, _ctx, batch) {
+          batch.n++;
+          calls.push(`blocks ${run.map((m) => m.height).join(",")}`);
+        },
+        async retraction(m, _ctx, batch) {
+          batch.n++;
+          calls.push(`retraction ${m.height}`);
+        },
+        async end(batch) {
+          calls.push(`end ${batch.n}`);
+        },
+      },
+    })(deps);
+    await processor.start();
+    const b = block(2, 2);
+    const batch: BlockMessage[] = [
+      block(1, 1),
+      b,
+      { kind: "retraction", ...position(b), seq: 3 },
+      block(3, 4),
+      { kind: "retraction", ...position(block(3, 4)), seq: 5 },
+      { kind: "retraction", ...position(block(1, 1)), seq: 6 },
+      block(4, 7),
+    ];
+    await deps.bus.publish(
+      TOPICS.blocks,
+      batch.map((m) => ({ key: "3", value: deps.codecs.blocks.encode(m) })),
+    );
+    await processor.stop();
+    expect(calls).toEqual([
+      "begin 7",
+      "blocks 1,2",
+      "retraction 2",
+      "blocks 3",
+      "retraction 3",
+      "retraction 1",
+      "blocks 4",
+      "end 6",
+    ]);
+  });
+});
+
 describe("raw sink", () => {
   let ch: TestCh;
   beforeAll(async () => {
@@ -107,8 +163,17 @@ describe("raw sink", () => {
   afterAll(async () => ch?.close());
 
   it("applies a block and its retraction in message order when both arrive in one batch", async () => {
+    const deps = { ...(await memoryDeps()), ch: ch.ch };
+    const sink = rawSinkProcessor(deps);
+    await sink.start();
     const b = block(7, 100);
-    await writeRawBlocks(ch.ch, [b, { kind: "retraction", ...position(b), seq: 101 }, block(8, 102)]);
+    const batch: BlockMessage[] = [b, { kind: "retraction", ...position(b), seq: 101 }, block(8, 102)];
+    // One publish: the processor gets the three messages as one batch.
+    await deps.bus.publish(
+      TOPICS.blocks,
+      batch.map((m) => ({ key: "3", value: deps.codecs.blocks.encode(m) })),
+    );
+    await sink.stop();
     const rows = await ch.ch.query<{ height: number; main_chain: boolean | number }>(
       "t",
       "SELECT height, main_chain FROM raw_blocks FINAL ORDER BY height",
