@@ -8,8 +8,9 @@
  * process then takes it while the first still runs. So every lock carries a fencing token: taking the lock
  * increments `processor_fences.token` for its name (in the lock's own session, while holding it) and the holder
  * keeps the new value; `check()` reads the stored token (through the pool, not the lock's connection) and fails
- * with `fenced` when another holder has taken a newer one. A holder checks before each write, so a process that
- * lost its lock cannot write after the new holder took it over.
+ * with `fenced` when another holder has taken a newer one (or at once when this holder saw its lock's session
+ * end). A holder checks before each write, so a process that lost its lock cannot write after the new holder took
+ * it over.
  */
 import pgLib from "pg";
 import { AppError } from "../errors.ts";
@@ -44,7 +45,14 @@ export async function tryLock(pg: Pg, name: string): Promise<SessionLock | null>
   if (!pg.pool) return NOTHING;
   // A connection of its own, beside the pool (a lock held for a process's life would take a pool slot).
   const client = new pgLib.Client(pg.pool.options);
-  client.on("error", () => undefined);
+  // The lock's session ended (cut, or ended by the server): the lock is gone, whoever takes it next.
+  let lost = false;
+  client.on("error", () => {
+    lost = true;
+  });
+  client.on("end", () => {
+    lost = true;
+  });
   await client.connect();
   let token: number;
   try {
@@ -72,6 +80,8 @@ export async function tryLock(pg: Pg, name: string): Promise<SessionLock | null>
   return {
     token,
     async check() {
+      // Known lost: no write until the lock is taken again (with a new token).
+      if (lost) throw fencedError(name, token, null);
       const rows = await pg.query<{ token: string }>(
         "fence_check",
         "SELECT token FROM processor_fences WHERE name = $1",

@@ -403,6 +403,25 @@ describe("fenced singleton processors", () => {
     60_000,
   );
 
+  it.skipIf(!serverPg)(
+    "the token alone fences: a holder that has not seen its session end fails its write once a newer token exists",
+    async () => {
+      const d = await memoryDeps();
+      Object.assign(d, { pg: t.pg, ch: c.ch });
+      const p = writer(d, "unaware");
+      await p.start();
+      await send(d, 10);
+      // Another holder's token, as after a takeover this process has not noticed (its lock session still open).
+      await t.pg.query("bump_fence", "UPDATE processor_fences SET token = token + 1 WHERE name = $1", [
+        processorLockName("test-fenced"),
+      ]);
+      await expect(send(d, 11)).rejects.toMatchObject({ code: "fenced" });
+      expect((await rows()).filter((r) => r.startsWith("unaware"))).toEqual(["unaware:10"]);
+      await p.stop();
+    },
+    60_000,
+  );
+
   it.skipIf(serverPg)("on PGlite there is no lock to lose: writes go through unfenced", async () => {
     const d = await memoryDeps();
     Object.assign(d, { pg: t.pg, ch: c.ch });
