@@ -17,13 +17,14 @@ import { join } from "node:path";
 import { type ExchangePairSpec, startExchangeDouble } from "../devnet/exchange.ts";
 import { loadConfig } from "../lib/config.ts";
 import { createLogger } from "../lib/logger.ts";
-import { createTradeFeed, MARKET_CHAIN_INDEX } from "../lib/market/feed.ts";
 import { createMetrics } from "../lib/metrics.ts";
 import { rollUpCandles, writeCandles1m } from "../lib/prices/cex.ts";
 import { CANDLES_PER_PAGE, createExchange, fetchCandles1m } from "../lib/prices/exchange.ts";
-import { createExchangePoller, marketTradeOf } from "../lib/prices/exchange-poller.ts";
 import { createPriceRegistry } from "../lib/prices/registry.ts";
 import { openStores } from "../lib/stores/index.ts";
+import { marketTradeOf } from "../pipeline/trade-watcher/exchange-poller.ts";
+import { MARKET_CHAIN_INDEX } from "../pipeline/trade-watcher/feed.ts";
+import { createTradeWatcher } from "../pipeline/trade-watcher/watcher.ts";
 import { startBenchApp } from "./lib.ts";
 
 const DAYS = Number(process.env.BENCH_DAYS ?? 30);
@@ -96,10 +97,20 @@ const print = (line: string) => {
   }
   const writeS = (performance.now() - t) / 1000;
   // The poller's backfill from the pair's listing.
-  const poller = createExchangePoller(
+  // The watcher without a feed: candles and spot only.
+  const poller = createTradeWatcher(
     { pg, ch, log, metrics },
-    { sources: ["gate"], apiUrls: { gate: double.url }, pollMs: 60_000, timeoutMs: 30_000, backfillDays: 0 },
-  );
+    {
+      feed: null,
+      exchanges: {
+        sources: ["gate"],
+        apiUrls: { gate: double.url },
+        pollMs: 60_000,
+        timeoutMs: 30_000,
+        backfillDays: 0,
+      },
+    },
+  ).exchanges!;
   await poller.pollOnce();
   await registry.addPair("gate", { pair_symbol: "ALPH_USDT" });
   t = performance.now();
@@ -141,8 +152,23 @@ const print = (line: string) => {
     );
   await chainsAt(Date.now());
   const chains = setInterval(() => void chainsAt(Date.now()).catch(() => undefined), 100);
-  const feed = createTradeFeed({ pg, ch, log, metrics }, { heartbeatMs: 100 });
-  await feed.start();
+  // The trade watcher as `start` wires it (pipeline/trade-watcher): the exchange poller hands fills to the feed.
+  const watcher = createTradeWatcher(
+    { pg, ch, log, metrics },
+    {
+      feed: { heartbeatMs: 100 },
+      exchanges: {
+        sources: ["gate"],
+        apiUrls: { gate: double.url },
+        pollMs: Number(process.env.BENCH_CANDLE_POLL_MS ?? 15_000),
+        tradesPollMs: 100,
+        timeoutMs: 30_000,
+        backfillDays: 1,
+      },
+    },
+  );
+  await watcher.start({ poll: false });
+  const feed = watcher.feed!;
   const ayin = await registry.addPair("gate", { pair_symbol: "AYIN_USDT" });
   await registry.updatePair("gate", ayin.id, { enable_trades: true });
   const alph = await pg.query<{ id: number }>(
@@ -171,17 +197,8 @@ const print = (line: string) => {
       if (events.length < 200) return;
     }
   };
-  const poller = createExchangePoller(
-    { pg, ch, log, metrics, sink: feed },
-    {
-      sources: ["gate"],
-      apiUrls: { gate: double.url },
-      pollMs: Number(process.env.BENCH_CANDLE_POLL_MS ?? 15_000),
-      tradesPollMs: 100,
-      timeoutMs: 30_000,
-      backfillDays: 1,
-    },
-  );
+  const poller = watcher.exchanges!;
+
   // First poll: the markets, a day of candles, and the newest fills (the pair's start).
   await poller.pollOnce();
   await poll();

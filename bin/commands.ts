@@ -18,13 +18,8 @@ import { followJob } from "../lib/jobs/follow.ts";
 import { createJobsService } from "../lib/jobs/service.ts";
 import { type JobWorker, startJobWorker } from "../lib/jobs/worker.ts";
 import { createLogger, type Logger } from "../lib/logger.ts";
-import { createTradeFeed, retireTradeFeed } from "../lib/market/feed.ts";
 import { createMetrics, type Metrics } from "../lib/metrics.ts";
 import { backfillPair } from "../lib/prices/backfill.ts";
-import { parseRpcUrls } from "../lib/prices/evm.ts";
-import { createEvmPoller } from "../lib/prices/evm-poller.ts";
-import { parseApiUrls, parseExchangeSources } from "../lib/prices/exchange.ts";
-import { createExchangePoller } from "../lib/prices/exchange-poller.ts";
 import { loadPricePairIds } from "../lib/prices/watched.ts";
 import { seedRegistry } from "../lib/registry/seed.ts";
 import { createExchangeWalletsRepo, validateWalletAddress } from "../lib/repos/exchange-wallets.ts";
@@ -41,6 +36,8 @@ import { createProgressReporter } from "../pipeline/ingest/progress.ts";
 import { CONSUMER_GROUPS } from "../pipeline/messages.ts";
 import { processorLockName } from "../pipeline/processor.ts";
 import { createPipelineDeps, PROCESSORS, type ProcessorName, startPipeline } from "../pipeline/runtime.ts";
+import { retireTradeFeed } from "../pipeline/trade-watcher/feed.ts";
+import { marketSettings, startTradeWatcher, type TradeWatcher } from "../pipeline/trade-watcher/watcher.ts";
 
 export interface ProcessContext {
   config: Config;
@@ -53,7 +50,7 @@ export function context(env: NodeJS.ProcessEnv = process.env): ProcessContext {
   let config: Config;
   try {
     config = loadConfig(env);
-    exchangeSettings(config);
+    marketSettings(config);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(
@@ -77,77 +74,13 @@ function eventsWritten(metrics: Metrics): () => number {
   };
 }
 
-/** EXCHANGE_SOURCES, EXCHANGE_API_URLS and EVM_RPC_URLS parsed; a bad value is a ConfigError naming the key. */
-function exchangeSettings(config: Config): {
-  sources: string[];
-  apiUrls: Record<string, string>;
-  rpcUrls: Map<number, string>;
-} {
-  try {
-    return {
-      sources: parseExchangeSources(config.EXCHANGE_SOURCES),
-      apiUrls: parseApiUrls(config.EXCHANGE_API_URLS),
-      rpcUrls: parseRpcUrls(config.EVM_RPC_URLS),
-    };
-  } catch (error) {
-    throw new ConfigError(`Invalid configuration ${(error as Error).message}.`);
-  }
-}
-
-/** The market pollers of one process and the trade watcher they feed. */
-interface Markets {
-  stop(): Promise<void>;
-}
-
 /**
- * Starts the exchange poller of EXCHANGE_SOURCES, the EVM pool poller of EVM_RPC_URLS and the trade
- * watcher they feed (one watcher per deployment: it is the only writer of market event ids). Where no market source is configured, a
- * feed a crashed watcher left active is retired, so it does not hold the events watermark.
+ * The trade watcher of this process (pipeline/trade-watcher): the exchange and EVM pool pollers and the feed they
+ * hand trades to; null without databases or without a market source.
  */
-async function startMarkets(ctx: ProcessContext, stores: Stores): Promise<Markets | null> {
-  const { sources, apiUrls, rpcUrls } = exchangeSettings(ctx.config);
+async function startMarkets(ctx: ProcessContext, stores: Stores): Promise<TradeWatcher | null> {
   if (!stores.pg || !stores.ch) return null;
-  const feedDeps = { pg: stores.pg, ch: stores.ch, log: ctx.log, metrics: ctx.metrics };
-  if (sources.length === 0 && rpcUrls.size === 0) {
-    if (await retireTradeFeed(feedDeps)) ctx.log.info("Trade watcher feed paused (no market source).");
-    return null;
-  }
-  const feed = createTradeFeed(feedDeps, { heartbeatMs: ctx.config.TRADE_FEED_HEARTBEAT_MS });
-  await feed.start();
-  const evm =
-    rpcUrls.size === 0
-      ? null
-      : createEvmPoller(
-          { pg: stores.pg, ch: stores.ch, log: ctx.log, metrics: ctx.metrics, sink: feed },
-          {
-            rpcUrls,
-            confirmations: ctx.config.EVM_CONFIRMATIONS,
-            pollMs: ctx.config.EVM_POLL_MS,
-            timeoutMs: ctx.config.EVM_TIMEOUT_MS,
-            blockRange: ctx.config.EVM_BLOCK_RANGE,
-            backfillBlocks: ctx.config.EVM_BACKFILL_BLOCKS,
-          },
-        );
-  evm?.start();
-  const poller = createExchangePoller(
-    { pg: stores.pg, ch: stores.ch, log: ctx.log, metrics: ctx.metrics, sink: feed },
-    {
-      sources,
-      apiUrls,
-      pollMs: ctx.config.EXCHANGE_POLL_MS,
-      tradesPollMs: ctx.config.EXCHANGE_TRADES_POLL_MS,
-      timeoutMs: ctx.config.EXCHANGE_TIMEOUT_MS,
-      backfillDays: ctx.config.EXCHANGE_BACKFILL_DAYS,
-    },
-  );
-  if (sources.length > 0) poller.start();
-  return {
-    async stop() {
-      await poller.stop();
-      await evm?.stop();
-      await feed.stop();
-    },
-  };
+  return startTradeWatcher({ pg: stores.pg, ch: stores.ch, log: ctx.log, metrics: ctx.metrics }, ctx.config);
 }
 
 const positiveInt = (name: string) => (value: string) => {

@@ -5,8 +5,8 @@
  * leaves the state of one clean pass: the replay guarantees of every processor rest on this order.
  */
 type Message = { kind: "block" } | { kind: "retraction" };
-type Block<M> = Extract<M, { kind: "block" }>;
-type Retraction<M> = Extract<M, { kind: "retraction" }>;
+export type Block<M> = Extract<M, { kind: "block" }>;
+export type Retraction<M> = Extract<M, { kind: "retraction" }>;
 
 export interface RunWriter<M extends Message> {
   /** Writes one run of consecutive block messages (never empty), in message order. */

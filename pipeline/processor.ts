@@ -5,20 +5,24 @@
  *
  *   topic → decode → handle(messages, ctx) → (writes resolved) → offset committed by the bus
  *
- * `handle` gets a batch in message order and applies it by the batch rule (`applyInRuns`, lib/batch.ts: each run
- * of blocks as one write, each retraction after the run before it), resolving only after its writes are durable: the bus
+ * A processor declares what it writes per run (`runs`: one run of consecutive blocks as one write, one
+ * retraction, then what the batch's runs touched), and the contract applies each batch by the batch rule
+ * (`applyInRuns`, lib/batch.ts: runs and retractions in message order, each retraction after the run before it);
+ * a processor whose messages are not applied in runs (normalize, registry) declares `handle` instead. Either
+ * resolves only after its writes are durable: the bus
  * commits the batch's offset after that, so a crash replays the batch, and every processor must
  * therefore be idempotent (same messages, same state). A retryable failure (`AppError.retryable`)
  * is retried in place with backoff; any other failure goes back to the bus (Kafka redelivers the
  * batch, the in-process bus fails the publisher, which starts its round again).
  */
+import { applyInRuns, type Block, type Retraction } from "../lib/batch.ts";
 import { AppError } from "../lib/errors.ts";
 import type { Logger } from "../lib/logger.ts";
 import { createProcessorProgressRecorder, type ProcessorProgressRecorder } from "../lib/pipeline-progress.ts";
 import { backoffMs, isRetryable, sleep } from "../lib/retry.ts";
 import type { Codec } from "../lib/stores/avro.ts";
 import type { Subscription } from "../lib/stores/bus.ts";
-import { type SessionLock, waitForLock } from "../lib/stores/pg-lock.ts";
+import { fencedClickHouse, isFenced, type SessionLock, waitForLock } from "../lib/stores/pg-lock.ts";
 import type { PipelineDeps } from "./deps.ts";
 import { type Codecs, TOPICS, type TopicName } from "./messages.ts";
 
@@ -29,7 +33,46 @@ export interface ProcessorContext<S> {
   state: S;
 }
 
-export interface ProcessorDefinition<M, S> {
+/**
+ * What a processor writes per run of a batch, applied by the batch rule. `B` is the batch's scratch (what the runs
+ * touched, counts), made by `begin` and handed to every run, retraction and `end`.
+ */
+export interface RunsDefinition<M extends BatchMessage, S, B> {
+  /** Before the first run (default: no scratch). */
+  begin?: (messages: M[], ctx: ProcessorContext<S>) => B | Promise<B>;
+  /** Writes one run of consecutive block messages (never empty) as one write. */
+  blocks: (run: Block<M>[], ctx: ProcessorContext<S>, batch: B) => Promise<void>;
+  /** Applies one retraction, after the run before it is written. */
+  retraction: (message: Retraction<M>, ctx: ProcessorContext<S>, batch: B) => Promise<void>;
+  /** After the last run: what follows from what the runs touched (recomputes, metrics). */
+  end?: (batch: B, ctx: ProcessorContext<S>) => Promise<void>;
+}
+
+type BatchMessage = { kind: "block" } | { kind: "retraction" };
+
+/** A processor's batch handler: its own `handle`, or its `runs` applied by the batch rule. */
+function batchHandler<M, S, B>(
+  definition: ProcessorDefinition<M, S, B>,
+): (messages: M[], ctx: ProcessorContext<S>) => Promise<void> {
+  if (definition.handle) return definition.handle;
+  const runs = definition.runs as RunsDefinition<M & BatchMessage, S, B> | undefined;
+  if (!runs)
+    throw new AppError(
+      "processor_definition",
+      `Processor ${definition.name} declares neither handle nor runs`,
+    );
+  return async (messages, ctx) => {
+    const list = messages as (M & BatchMessage)[];
+    const batch = (await runs.begin?.(list, ctx)) as B;
+    await applyInRuns(list, {
+      blocks: (run) => runs.blocks(run, ctx, batch),
+      retraction: (m) => runs.retraction(m, ctx, batch),
+    });
+    await runs.end?.(batch, ctx);
+  };
+}
+
+export interface ProcessorDefinition<M, S, B = undefined> {
   /** Name on the command line (`process <name>`), in logs and metrics. */
   name: string;
   /** Key of the topic in `TOPICS`. */
@@ -39,8 +82,10 @@ export interface ProcessorDefinition<M, S> {
   codec: (codecs: Codecs) => Codec<M>;
   /** Builds the processor's state once per start (repositories, registries loaded from the stores). */
   setup?: (deps: PipelineDeps) => S | Promise<S>;
-  /** Handles one batch, in message order; resolves after its writes are durable. */
-  handle: (messages: M[], ctx: ProcessorContext<S>) => Promise<void>;
+  /** What the processor writes per run of a batch (block and retraction messages); or `handle`. */
+  runs?: [M] extends [BatchMessage] ? RunsDefinition<M & BatchMessage, S, B> : never;
+  /** Handles one batch whole, in message order (a processor that does not write per run); or `runs`. */
+  handle?: (messages: M[], ctx: ProcessorContext<S>) => Promise<void>;
   /**
    * Batches of different partitions handled at once over Kafka (default 1). A processor that sets it
    * keeps `handle` safe to run concurrently (the series processor merges concurrent recomputes).
@@ -49,7 +94,10 @@ export interface ProcessorDefinition<M, S> {
   /**
    * One process at a time for this group (a processor that reads what its previous batch wrote and recomputes
    * from it): `start` first takes a PostgreSQL advisory lock named after the group, and a second process
-   * stands by until the first stops. No effect on PGlite (the embedded stores belong to one process).
+   * stands by until the first stops. The lock is fenced: `setup` and `handle` get a `ch` whose writes check
+   * the lock's fencing token first (and `deps.fence` for other writes), so a process whose lock was taken
+   * over fails its write, drops its subscription without committing and stands by again. No effect on PGlite
+   * (the embedded stores belong to one process).
    */
   singleton?: boolean;
 }
@@ -64,7 +112,7 @@ export interface Processor {
 }
 
 export type ProcessorFactory = ((deps: PipelineDeps) => Processor) & {
-  readonly definition: { name: string };
+  readonly definition: { name: string; topic: TopicName; group: string };
 };
 
 /** Block time of a message of either topic (a block or events message, or a retraction). */
@@ -77,7 +125,10 @@ function blockTsOf(m: unknown): number {
 /** Retries of one batch before the failure goes back to the bus. */
 const RETRIES = 5;
 
-export function defineProcessor<M, S = undefined>(definition: ProcessorDefinition<M, S>): ProcessorFactory {
+export function defineProcessor<M, S = undefined, B = undefined>(
+  definition: ProcessorDefinition<M, S, B>,
+): ProcessorFactory {
+  const handle = batchHandler(definition);
   const factory = (deps: PipelineDeps): Processor => {
     const log = deps.log.child({ component: definition.name });
     const topic = TOPICS[definition.topic];
@@ -91,7 +142,7 @@ export function defineProcessor<M, S = undefined>(definition: ProcessorDefinitio
       for (let attempt = 1; ; attempt++) {
         const started = performance.now();
         try {
-          await definition.handle(messages, ctx);
+          await handle(messages, ctx);
           deps.metrics.processorBatchSeconds.observe(
             { processor: definition.name },
             (performance.now() - started) / 1000,
@@ -102,6 +153,12 @@ export function defineProcessor<M, S = undefined>(definition: ProcessorDefinitio
             processor: definition.name,
             retryable: String(isRetryable(error)),
           });
+          if (isFenced(error)) {
+            log.error({ err: error }, "Lock taken over by another process; standing by again.");
+            // Not awaited: the subscription's stop waits for this handler, which must fail first.
+            void standBy();
+            throw error;
+          }
           if (attempt > RETRIES || !isRetryable(error) || stopping.signal.aborted) throw error;
           const delay = backoffMs(attempt, 200, 10_000);
           log.warn(
@@ -114,8 +171,13 @@ export function defineProcessor<M, S = undefined>(definition: ProcessorDefinitio
     };
 
     const subscribe = async () => {
-      const state = (await definition.setup?.(deps)) as S;
-      const ctx: ProcessorContext<S> = { deps, log, state };
+      const held = lock;
+      // A lock holder writes through its fence: a write after a takeover fails instead of overwriting.
+      const own: PipelineDeps = held
+        ? { ...deps, ch: fencedClickHouse(deps.ch, held), fence: () => held.check() }
+        : deps;
+      const state = (await definition.setup?.(own)) as S;
+      const ctx: ProcessorContext<S> = { deps: own, log, state };
       const recorder = createProcessorProgressRecorder(deps, definition.name);
       progress = recorder;
       sub = await deps.bus.subscribe({
@@ -134,32 +196,59 @@ export function defineProcessor<M, S = undefined>(definition: ProcessorDefinitio
       });
     };
 
+    /** Takes the lock (a singleton; standing by while another process holds it), then subscribes. */
+    const run = async () => {
+      if (definition.singleton) {
+        lock = await waitForLock(deps.pg, processorLockName(definition.group), {
+          log,
+          signal: stopping.signal,
+        });
+        // Stopped while standing by.
+        if (!lock) return;
+      }
+      try {
+        await subscribe();
+      } catch (error) {
+        // A failed start leaves the lock to a standby.
+        await progress?.stop();
+        progress = null;
+        await lock?.release();
+        lock = null;
+        throw error;
+      }
+    };
+
+    /** After a fenced write: drop the subscription (nothing committed) and the lock, then stand by again. */
+    let standingBy: Promise<void> | null = null;
+    const standBy = () => {
+      standingBy ??= (async () => {
+        const s = sub;
+        sub = null;
+        await s
+          ?.stop()
+          .catch((error) => log.warn({ err: error }, "Stopping the fenced subscription failed."));
+        await progress?.stop();
+        progress = null;
+        await lock?.release();
+        lock = null;
+        if (stopping.signal.aborted) return;
+        await run().catch((error) => log.error({ err: error }, "Restart after losing the lock failed."));
+      })().finally(() => {
+        standingBy = null;
+      });
+      return standingBy;
+    };
+
     return {
       name: definition.name,
       async start() {
         if (sub) throw new AppError("processor_running", `Processor ${definition.name} is already running`);
         stopping = new AbortController();
-        if (definition.singleton) {
-          lock = await waitForLock(deps.pg, processorLockName(definition.group), {
-            log,
-            signal: stopping.signal,
-          });
-          // Stopped while standing by.
-          if (!lock) return;
-        }
-        try {
-          await subscribe();
-        } catch (error) {
-          // A failed start leaves the lock to a standby.
-          await progress?.stop();
-          progress = null;
-          await lock?.release();
-          lock = null;
-          throw error;
-        }
+        await run();
       },
       async stop() {
         stopping.abort();
+        await standingBy;
         await sub?.stop();
         sub = null;
         await progress?.stop();
@@ -169,5 +258,7 @@ export function defineProcessor<M, S = undefined>(definition: ProcessorDefinitio
       },
     };
   };
-  return Object.assign(factory, { definition: { name: definition.name } });
+  return Object.assign(factory, {
+    definition: { name: definition.name, topic: definition.topic, group: definition.group },
+  });
 }

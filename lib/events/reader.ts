@@ -122,7 +122,7 @@ export interface Progress {
  * it can still arrive (chains only grow forward in time), so serving events up to the watermark makes
  * them visible to pollers in id order. Market events (exchange fills, EVM pool swaps) have ids by the
  * time the trade watcher recorded them; while the watcher is active its position bounds the
- * watermark too (lib/market/feed.ts). Its position follows the wall clock, not the exchanges, so a
+ * watermark too (pipeline/trade-watcher/feed.ts). Its position follows the wall clock, not the exchanges, so a
  * stalled exchange holds nothing back.
  */
 export async function readProgress(ch: Ch): Promise<Progress> {

@@ -5,6 +5,7 @@ import { ConfigError } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 import type { Ch } from "../stores/clickhouse.ts";
 import { createObjectStore, type ObjectStore } from "../stores/object-store.ts";
+import { fencedObjectStore } from "../stores/pg-lock.ts";
 import { SERIES_SCALE_MS, type SeriesScale } from "./definition.ts";
 import type { SeriesDeps } from "./writer.ts";
 
@@ -70,10 +71,17 @@ export function spanOf(s: SeriesSettings, scale: SeriesScale, t: number): number
 }
 
 /** What the series writers need (the series and holders processors, `series backfill`), from the config. */
-export function createSeriesDeps(ctx: { ch: Ch; config: Config; log: Logger }): SeriesDeps {
+export function createSeriesDeps(ctx: {
+  ch: Ch;
+  config: Config;
+  log: Logger;
+  /** A lock holder's fence (pipeline/processor.ts): archive writes check it first. */
+  fence?: () => Promise<void>;
+}): SeriesDeps {
+  const objects = seriesObjectStore(ctx.config);
   return {
     ch: ctx.ch,
-    objects: seriesObjectStore(ctx.config),
+    objects: ctx.fence ? fencedObjectStore(objects, ctx.fence) : objects,
     settings: seriesSettings(ctx.config),
     log: ctx.log,
   };

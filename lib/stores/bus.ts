@@ -42,8 +42,11 @@ export interface Bus {
   readonly kind: "kafka" | "memory";
   publish(topic: string, messages: OutgoingMessage[]): Promise<void>;
   subscribe(options: SubscribeOptions): Promise<Subscription>;
-  /** Messages published but not yet handled and committed by the groups subscribed in this process. */
-  lag(): Promise<number>;
+  /**
+   * Messages published but not yet handled and committed by the groups subscribed in this process, or (Kafka) by
+   * the named groups, wherever their members run (`topic` and `group` as given to `subscribe`).
+   */
+  lag(groups?: readonly { topic: string; group: string }[]): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -233,12 +236,15 @@ function createKafkaBus(options: BusOptions): Bus {
         },
       };
     },
-    async lag() {
+    async lag(groups) {
       const admin = kafka.admin();
       await admin.connect();
       try {
         let total = 0;
-        for (const { topic, groupId } of subscriptions.values()) {
+        const of = groups
+          ? groups.map((g) => ({ topic: name(g.topic), groupId: `${options.topicPrefix}${g.group}` }))
+          : [...subscriptions.values()];
+        for (const { topic, groupId } of of) {
           const ends = await admin.fetchTopicOffsets(topic);
           const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
           for (const end of ends) {

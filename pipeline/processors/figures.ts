@@ -7,7 +7,7 @@
  * events stored before it existed.
  */
 
-import { applyInRuns } from "../../lib/batch.ts";
+import type { Config } from "../../lib/config.ts";
 import { createExplorerClient } from "../../lib/explorer-client.ts";
 import { type AlphSupplyReader, createAlphSupplyReader } from "../../lib/figures/alph-supply.ts";
 import { backfillFigures, figuresBackfilled } from "../../lib/figures/backfill.ts";
@@ -26,6 +26,7 @@ import {
   retractFacts,
   tokensNeedingSupply,
 } from "../../lib/figures/store.ts";
+import type { Ch } from "../../lib/stores/clickhouse.ts";
 import type { Pg } from "../../lib/stores/postgres.ts";
 import { CONSUMER_GROUPS, type EventsMessage } from "../messages.ts";
 import { defineProcessor } from "../processor.ts";
@@ -90,51 +91,51 @@ export const figuresProcessor = defineProcessor<EventsMessage, FiguresState>({
       supplyReadAt: Number.NEGATIVE_INFINITY,
     };
   },
-  async handle(messages, { deps, state }) {
-    const { ch, pg, config } = deps;
-    await applyInRuns(messages, {
-      async blocks(run) {
-        const supply: SupplyChangeRow[] = [];
-        const reserves: ReserveChangeRow[] = [];
-        for (const m of run) {
-          const offloaded = new Map(m.offloaded.map((o) => [o.ref, o.payload_json]));
-          const block = new BlockReserves();
-          for (const w of m.events) {
-            const e = {
-              ...w,
-              block_hash: m.block_hash,
-              timestamp: m.block_timestamp,
-              payload: (w.payload_ref ? offloaded.get(w.payload_ref) : undefined) ?? w.payload_json,
-            };
-            const s = supplyChangeOf(e, state.ctx, true, m.seq);
-            if (s) supply.push(s);
-            block.add(e);
-          }
-          reserves.push(...block.rows({ block_hash: m.block_hash, ts: m.block_timestamp }, true, m.seq));
+  runs: {
+    // A run's supply and pool reserve facts as one write.
+    async blocks(run, { deps, state }) {
+      const supply: SupplyChangeRow[] = [];
+      const reserves: ReserveChangeRow[] = [];
+      for (const m of run) {
+        const offloaded = new Map(m.offloaded.map((o) => [o.ref, o.payload_json]));
+        const block = new BlockReserves();
+        for (const w of m.events) {
+          const e = {
+            ...w,
+            block_hash: m.block_hash,
+            timestamp: m.block_timestamp,
+            payload: (w.payload_ref ? offloaded.get(w.payload_ref) : undefined) ?? w.payload_json,
+          };
+          const s = supplyChangeOf(e, state.ctx, true, m.seq);
+          if (s) supply.push(s);
+          block.add(e);
         }
-        await insertFacts(ch, supply, reserves);
-        deps.metrics.pipelineRows.inc({ stage: "figures", table: "supply_changes" }, supply.length);
-        deps.metrics.pipelineRows.inc({ stage: "figures", table: "pool_reserve_changes" }, reserves.length);
-      },
-      retraction: (m) => retractFacts(ch, { block_hash: m.block_hash, seq: m.seq }),
-    });
-    const now = Date.now();
-    if (
-      config.FIGURES_SUPPLY_REFRESH_MS > 0 &&
-      now - state.supplyReadAt >= config.FIGURES_SUPPLY_REFRESH_MS
-    ) {
-      state.supplyReadAt = now;
-      await readTokenSupplies(pg, state.metadata, now);
-    }
-    if (now - state.refreshedAt < config.FIGURES_REFRESH_MS) return;
-    state.refreshedAt = now;
-    await refreshFigures(
-      { ch, pg },
-      {
-        now,
-        maxPriceAgeMs: config.FIGURES_MAX_PRICE_AGE_MS,
-        alphSupply: await state.alphSupply.read(now),
-      },
-    );
+        reserves.push(...block.rows({ block_hash: m.block_hash, ts: m.block_timestamp }, true, m.seq));
+      }
+      await insertFacts(deps.ch, supply, reserves);
+      deps.metrics.pipelineRows.inc({ stage: "figures", table: "supply_changes" }, supply.length);
+      deps.metrics.pipelineRows.inc({ stage: "figures", table: "pool_reserve_changes" }, reserves.length);
+    },
+    retraction: (m, { deps }) => retractFacts(deps.ch, { block_hash: m.block_hash, seq: m.seq }),
+    // Then, every refresh interval, the token supplies and the figures.
+    end: (_batch, { deps, state }) => refreshAfterBatch(deps, state),
   },
 });
+
+/** Every refresh interval: the token supplies read from the node, then the figures recomputed from the facts. */
+async function refreshAfterBatch(
+  { ch, pg, config }: { ch: Ch; pg: Pg; config: Config },
+  state: FiguresState,
+): Promise<void> {
+  const now = Date.now();
+  if (config.FIGURES_SUPPLY_REFRESH_MS > 0 && now - state.supplyReadAt >= config.FIGURES_SUPPLY_REFRESH_MS) {
+    state.supplyReadAt = now;
+    await readTokenSupplies(pg, state.metadata, now);
+  }
+  if (now - state.refreshedAt < config.FIGURES_REFRESH_MS) return;
+  state.refreshedAt = now;
+  await refreshFigures(
+    { ch, pg },
+    { now, maxPriceAgeMs: config.FIGURES_MAX_PRICE_AGE_MS, alphSupply: await state.alphSupply.read(now) },
+  );
+}

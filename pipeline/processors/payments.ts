@@ -6,10 +6,14 @@
  * admins. A retracted block reverses its payments. Transfers above the watermark wait for a later batch.
  * Payers and bot admins are told through the bot when a token is configured.
  */
-import { applyInRuns } from "../../lib/batch.ts";
 import { ALPH_TOKEN_ID } from "../../lib/chain/types.ts";
 import { readProgress } from "../../lib/events/reader.ts";
-import { createPaymentsRepo, type PaymentsRepo, type TransferInput } from "../../lib/payments/repo.ts";
+import {
+  createPaymentsRepo,
+  type PaymentOutcome,
+  type PaymentsRepo,
+  type TransferInput,
+} from "../../lib/payments/repo.ts";
 import { announcePayments, createTelegramNotifier, type TelegramNotifier } from "../../lib/telegram/bot.ts";
 import { createTelegramStore, type TelegramStore } from "../../lib/telegram/store.ts";
 import { CONSUMER_GROUPS, type EventsMessage } from "../messages.ts";
@@ -46,7 +50,11 @@ export function paymentTransfers(messages: EventsMessage[], address: string): Tr
   return out;
 }
 
-export const paymentsProcessor = defineProcessor<EventsMessage, PaymentsState>({
+export const paymentsProcessor = defineProcessor<
+  EventsMessage,
+  PaymentsState,
+  { outcomes: PaymentOutcome[]; recorded: number }
+>({
   name: "payments",
   topic: "events",
   group: CONSUMER_GROUPS.payments,
@@ -56,34 +64,39 @@ export const paymentsProcessor = defineProcessor<EventsMessage, PaymentsState>({
     store: createTelegramStore(deps.pg),
     notifier: createTelegramNotifier(deps.config, deps.log),
   }),
-  async handle(messages, { deps, log, state }) {
-    const address = deps.config.PAYMENT_ADDRESS;
-    if (!address) return;
-    const outcomes = [];
-    let recorded = 0;
-    await applyInRuns(messages, {
-      async blocks(run) {
-        const transfers = paymentTransfers(run, address);
-        await state.repo.recordTransfers(transfers);
-        recorded += transfers.length;
-      },
-      async retraction(m) {
-        outcomes.push(...(await state.repo.retractBlock(m.block_hash, m.seq)));
-      },
-    });
-    deps.metrics.pipelineRows.inc({ stage: "payments", table: "payments" }, recorded);
-    // The watermark (a ClickHouse read) only when a transfer waits for it.
-    outcomes.push(...(await state.repo.settlePending(async () => (await readProgress(deps.ch)).watermark)));
-    for (const o of outcomes) {
-      log.info(
-        {
-          payment_id: o.payment.payment_id,
-          status: o.payment.status,
-          invoice_id: o.invoice?.invoice_id ?? null,
-        },
-        "Payment settled.",
-      );
-    }
-    if (state.notifier) await announcePayments(state.notifier, state.store, outcomes);
+  runs: {
+    begin: () => ({ outcomes: [] as PaymentOutcome[], recorded: 0 }),
+    // A run's transfers to PAYMENT_ADDRESS, recorded as one write.
+    async blocks(run, { deps, state }, batch) {
+      const address = deps.config.PAYMENT_ADDRESS;
+      if (!address) return;
+      const transfers = paymentTransfers(run, address);
+      await state.repo.recordTransfers(transfers);
+      batch.recorded += transfers.length;
+    },
+    // A retraction takes back its block's transfers (and what they settled).
+    async retraction(m, { deps, state }, batch) {
+      if (!deps.config.PAYMENT_ADDRESS) return;
+      batch.outcomes.push(...(await state.repo.retractBlock(m.block_hash, m.seq)));
+    },
+    // Then the payments whose block the watermark passed are settled and announced.
+    async end(batch, { deps, log, state }) {
+      if (!deps.config.PAYMENT_ADDRESS) return;
+      const { outcomes } = batch;
+      deps.metrics.pipelineRows.inc({ stage: "payments", table: "payments" }, batch.recorded);
+      // The watermark (a ClickHouse read) only when a transfer waits for it.
+      outcomes.push(...(await state.repo.settlePending(async () => (await readProgress(deps.ch)).watermark)));
+      for (const o of outcomes) {
+        log.info(
+          {
+            payment_id: o.payment.payment_id,
+            status: o.payment.status,
+            invoice_id: o.invoice?.invoice_id ?? null,
+          },
+          "Payment settled.",
+        );
+      }
+      if (state.notifier) await announcePayments(state.notifier, state.store, outcomes);
+    },
   },
 });

@@ -1,6 +1,4 @@
 /** Raw sink: keeps every published block in ClickHouse `raw_blocks` so history can be reprocessed offline. */
-import { applyInRuns } from "../../lib/batch.ts";
-import type { Ch } from "../../lib/stores/clickhouse.ts";
 import { type BlockMessage, CONSUMER_GROUPS, type RawBlockMessage } from "../messages.ts";
 import { defineProcessor } from "../processor.ts";
 
@@ -18,34 +16,25 @@ function rawBlockRow(m: RawBlockMessage) {
   };
 }
 
-/** Writes a batch by the batch rule (lib/batch.ts): runs of blocks as one insert, retractions after them. */
-export async function writeRawBlocks(ch: Ch, messages: BlockMessage[]): Promise<number> {
-  let written = 0;
-  await applyInRuns(messages, {
-    async blocks(run) {
-      await ch.insert("raw_blocks_insert", "raw_blocks", run.map(rawBlockRow));
-      written += run.length;
+export const rawSinkProcessor = defineProcessor<BlockMessage>({
+  name: "raw-sink",
+  topic: "blocks",
+  group: CONSUMER_GROUPS.rawSink,
+  codec: (codecs) => codecs.blocks,
+  runs: {
+    // A run of blocks as one insert.
+    async blocks(run, { deps }) {
+      await deps.ch.insert("raw_blocks_insert", "raw_blocks", run.map(rawBlockRow));
+      deps.metrics.pipelineRows.inc({ stage: "raw-sink", table: "raw_blocks" }, run.length);
     },
-    async retraction(m) {
-      // A retraction flips the stored block (same JSON) with a newer version; nothing is lost.
-      await ch.command(
+    // A retraction flips the stored block (same JSON) with a newer version; nothing is lost.
+    async retraction(m, { deps }) {
+      await deps.ch.command(
         "raw_blocks_retract",
         `INSERT INTO raw_blocks SELECT * REPLACE (false AS main_chain, {seq:UInt64} AS version)
          FROM raw_blocks FINAL WHERE chain_index = {c:UInt8} AND height = {h:UInt32} AND hash = {hash:String}`,
         { seq: m.seq, c: m.chain_index, h: m.height, hash: m.hash },
       );
     },
-  });
-  return written;
-}
-
-export const rawSinkProcessor = defineProcessor<BlockMessage>({
-  name: "raw-sink",
-  topic: "blocks",
-  group: CONSUMER_GROUPS.rawSink,
-  codec: (codecs) => codecs.blocks,
-  async handle(messages, { deps }) {
-    const written = await writeRawBlocks(deps.ch, messages);
-    deps.metrics.pipelineRows.inc({ stage: "raw-sink", table: "raw_blocks" }, written);
   },
 });

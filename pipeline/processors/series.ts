@@ -3,7 +3,6 @@
  * points, segments, archive pages and instances the batch touched, recomputed from the facts
  * (lib/series/writer.ts). A retraction marks its block's facts and recomputes what they reached.
  */
-import { applyInRuns } from "../../lib/batch.ts";
 import { CHAIN_COUNT } from "../../lib/series/definition.ts";
 import { createSeriesDeps } from "../../lib/series/settings.ts";
 import {
@@ -21,7 +20,8 @@ import { defineProcessor } from "../processor.ts";
 
 export const seriesProcessor = defineProcessor<
   EventsMessage,
-  SeriesDeps & { recompute: (touched: SeriesTouched) => Promise<void> }
+  SeriesDeps & { recompute: (touched: SeriesTouched) => Promise<void> },
+  { touched: SeriesTouched; written: number }
 >({
   name: "series",
   topic: "events",
@@ -39,19 +39,22 @@ export const seriesProcessor = defineProcessor<
       recompute: createRecomputeQueue((touched) => recomputeSeries(seriesDeps, touched)),
     };
   },
-  async handle(messages, { deps, state }) {
-    const touched: SeriesTouched = new Map();
-    let written = 0;
-    await applyInRuns(messages, {
-      async blocks(run) {
-        const facts: FactRow[] = [];
-        for (const m of run) for (const f of factsOfMessage(m)) facts.push(f);
-        await insertFacts(deps.ch, facts, touched);
-        written += facts.length;
-      },
-      retraction: (m) => retractFacts(deps.ch, { block_hash: m.block_hash, seq: m.seq }, touched),
-    });
-    deps.metrics.pipelineRows.inc({ stage: "series", table: "series_block_facts" }, written);
-    await state.recompute(touched);
+  runs: {
+    begin: () => ({ touched: new Map() as SeriesTouched, written: 0 }),
+    // A run's facts of every definition, as one insert.
+    async blocks(run, { deps }, batch) {
+      const facts: FactRow[] = [];
+      for (const m of run) for (const f of factsOfMessage(m)) facts.push(f);
+      await insertFacts(deps.ch, facts, batch.touched);
+      batch.written += facts.length;
+    },
+    // A retraction marks its block's facts retracted.
+    retraction: (m, { deps }, batch) =>
+      retractFacts(deps.ch, { block_hash: m.block_hash, seq: m.seq }, batch.touched),
+    // Then the points, segments, pages and instances the batch touched, recomputed from the facts.
+    async end(batch, { deps, state }) {
+      deps.metrics.pipelineRows.inc({ stage: "series", table: "series_block_facts" }, batch.written);
+      await state.recompute(batch.touched);
+    },
   },
 });

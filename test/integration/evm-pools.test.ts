@@ -21,10 +21,10 @@ import {
 } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ALPH_TOKEN_ID } from "../../lib/chain/types.ts";
-import { createTradeFeed, MARKET_CHAIN_INDEX, type TradeFeed } from "../../lib/market/feed.ts";
 import { createMetrics } from "../../lib/metrics.ts";
 import { parseRpcUrls } from "../../lib/prices/evm.ts";
-import { createEvmPoller, type EvmPoller } from "../../lib/prices/evm-poller.ts";
+import { createEvmPoller, type EvmPoller } from "../../pipeline/trade-watcher/evm-poller.ts";
+import { createTradeFeed, MARKET_CHAIN_INDEX, type TradeFeed } from "../../pipeline/trade-watcher/feed.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { type RefSwap, referenceCandles } from "../helpers/prices.ts";
 import { openTestCh, openTestPg, quietLog, type TestCh, type TestPg } from "../helpers/stores.ts";

@@ -6,9 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ExchangeDouble, startExchangeDouble } from "../../devnet/exchange.ts";
-import type { MarketTrade, TradeSink } from "../../lib/market/trade.ts";
 import { createMetrics } from "../../lib/metrics.ts";
-import { createExchangePoller, type ExchangePoller } from "../../lib/prices/exchange-poller.ts";
+import { createExchangePoller, type ExchangePoller } from "../../pipeline/trade-watcher/exchange-poller.ts";
+import type { MarketTrade, TradeSink } from "../../pipeline/trade-watcher/trade.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { openTestCh, openTestPg, quietLog, type TestCh, type TestPg } from "../helpers/stores.ts";
 

@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ExchangeDouble, type ExchangePairSpec, startExchangeDouble } from "../../devnet/exchange.ts";
 import { createMetrics, type Metrics } from "../../lib/metrics.ts";
-import { createExchangePoller, type ExchangePoller } from "../../lib/prices/exchange-poller.ts";
+import { createExchangePoller, type ExchangePoller } from "../../pipeline/trade-watcher/exchange-poller.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { pricesStateHash, refBucket } from "../helpers/prices.ts";
 import { openTestCh, openTestPg, quietLog, type TestCh, type TestPg } from "../helpers/stores.ts";

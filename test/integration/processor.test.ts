@@ -10,7 +10,7 @@ import { tryLock } from "../../lib/stores/pg-lock.ts";
 import type { PipelineDeps } from "../../pipeline/deps.ts";
 import { type BlockMessage, createCodecs, TOPICS } from "../../pipeline/messages.ts";
 import { defineProcessor, processorLockName } from "../../pipeline/processor.ts";
-import { writeRawBlocks } from "../../pipeline/processors/raw-sink.ts";
+import { rawSinkProcessor } from "../../pipeline/processors/raw-sink.ts";
 import { openTestCh, openTestPg, quietLog, type TestCh, type TestPg } from "../helpers/stores.ts";
 
 const block = (height: number, seq: number): BlockMessage => ({
@@ -99,6 +99,62 @@ describe("defineProcessor", () => {
   });
 });
 
+describe("a processor declared by its runs", () => {
+  it("gets begin, then each run of blocks and each retraction in message order, then end, with one batch scratch", async () => {
+    const deps = await memoryDeps();
+    const calls: string[] = [];
+    const processor = defineProcessor<BlockMessage, undefined, { n: number }>({
+      name: "runs",
+      topic: "blocks",
+      group: "test-runs",
+      codec: (c) => c.blocks,
+      runs: {
+        begin: (messages) => {
+          calls.push(`begin ${messages.length}`);
+          return { n: 0 };
+        },
+        async blocks(run, _ctx, batch) {
+          batch.n++;
+          calls.push(`blocks ${run.map((m) => m.height).join(",")}`);
+        },
+        async retraction(m, _ctx, batch) {
+          batch.n++;
+          calls.push(`retraction ${m.height}`);
+        },
+        async end(batch) {
+          calls.push(`end ${batch.n}`);
+        },
+      },
+    })(deps);
+    await processor.start();
+    const b = block(2, 2);
+    const batch: BlockMessage[] = [
+      block(1, 1),
+      b,
+      { kind: "retraction", ...position(b), seq: 3 },
+      block(3, 4),
+      { kind: "retraction", ...position(block(3, 4)), seq: 5 },
+      { kind: "retraction", ...position(block(1, 1)), seq: 6 },
+      block(4, 7),
+    ];
+    await deps.bus.publish(
+      TOPICS.blocks,
+      batch.map((m) => ({ key: "3", value: deps.codecs.blocks.encode(m) })),
+    );
+    await processor.stop();
+    expect(calls).toEqual([
+      "begin 7",
+      "blocks 1,2",
+      "retraction 2",
+      "blocks 3",
+      "retraction 3",
+      "retraction 1",
+      "blocks 4",
+      "end 6",
+    ]);
+  });
+});
+
 describe("raw sink", () => {
   let ch: TestCh;
   beforeAll(async () => {
@@ -107,8 +163,17 @@ describe("raw sink", () => {
   afterAll(async () => ch?.close());
 
   it("applies a block and its retraction in message order when both arrive in one batch", async () => {
+    const deps = { ...(await memoryDeps()), ch: ch.ch };
+    const sink = rawSinkProcessor(deps);
+    await sink.start();
     const b = block(7, 100);
-    await writeRawBlocks(ch.ch, [b, { kind: "retraction", ...position(b), seq: 101 }, block(8, 102)]);
+    const batch: BlockMessage[] = [b, { kind: "retraction", ...position(b), seq: 101 }, block(8, 102)];
+    // One publish: the processor gets the three messages as one batch.
+    await deps.bus.publish(
+      TOPICS.blocks,
+      batch.map((m) => ({ key: "3", value: deps.codecs.blocks.encode(m) })),
+    );
+    await sink.stop();
     const rows = await ch.ch.query<{ height: number; main_chain: boolean | number }>(
       "t",
       "SELECT height, main_chain FROM raw_blocks FINAL ORDER BY height",
@@ -172,7 +237,8 @@ if (!serverPg)
 describe("singleton processors", () => {
   let t: TestPg;
   beforeAll(async () => {
-    t = await openTestPg({ migrate: false });
+    // Migrated: taking a lock increments its fencing token in processor_fences.
+    t = await openTestPg();
   });
   afterAll(async () => t?.close());
 
@@ -240,3 +306,137 @@ describe("singleton processors", () => {
     },
   );
 });
+
+// Fencing: a lock can be lost without its holder knowing (its connection cut); another process then takes it.
+// The first process's next write must fail (its fencing token is no longer the newest) rather than overwrite.
+describe("fenced singleton processors", () => {
+  let t: TestPg;
+  let c: TestCh;
+  beforeAll(async () => {
+    t = await openTestPg();
+    c = await openTestCh({ migrate: false });
+    await c.ch.command(
+      "fence_probe",
+      "CREATE TABLE fence_probe (who String, height UInt32) ENGINE = MergeTree ORDER BY (who, height)",
+    );
+  });
+  afterAll(async () => {
+    await c?.close();
+    await t?.close();
+  });
+
+  const writer = (deps: PipelineDeps, who: string) =>
+    defineProcessor<BlockMessage>({
+      name: "fenced",
+      topic: "blocks",
+      group: "test-fenced",
+      codec: (codecs) => codecs.blocks,
+      singleton: true,
+      async handle(messages, ctx) {
+        await ctx.deps.ch.insert(
+          "fence_probe_insert",
+          "fence_probe",
+          messages.map((m) => ({ who, height: m.height })),
+        );
+      },
+    })(deps);
+  const rows = async () =>
+    (
+      await c.ch.query<{ who: string; height: number }>(
+        "fence_probe_rows",
+        "SELECT who, height FROM fence_probe ORDER BY height, who",
+      )
+    ).map((r) => `${r.who}:${r.height}`);
+  const send = (d: PipelineDeps, height: number) =>
+    d.bus.publish(TOPICS.blocks, [{ key: "3", value: d.codecs.blocks.encode(block(height, height)) }]);
+
+  it.skipIf(!serverPg)(
+    "a process whose lock was taken over fails its write instead of overwriting, then stands by again",
+    async () => {
+      const [d1, d2] = [await memoryDeps(), await memoryDeps()];
+      for (const d of [d1, d2]) Object.assign(d, { pg: t.pg, ch: c.ch });
+      const first = writer(d1, "first");
+      await first.start();
+      await send(d1, 1);
+      expect(await rows()).toEqual(["first:1"]);
+
+      // The first process loses its lock without knowing: the server ends its lock session.
+      const [killed] = await t.pg.query<{ ok: boolean }>(
+        "kill_lock_session",
+        `SELECT pg_terminate_backend(pid) AS ok FROM pg_locks
+         WHERE locktype = 'advisory' AND classid = 8738 AND objid = hashtext($1)::oid AND granted
+           AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+        [processorLockName("test-fenced")],
+      );
+      expect(killed?.ok).toBe(true);
+      // A second process takes the lock (and a newer fencing token) while the first still runs.
+      const second = writer(d2, "second");
+      await second.start();
+      expect(await tryLock(t.pg, processorLockName("test-fenced"))).toBeNull();
+
+      // The first one's write is refused (the batch fails, nothing committed); the holder's goes through.
+      await expect(send(d1, 2)).rejects.toMatchObject({ code: "fenced" });
+      await send(d2, 3);
+      expect(await rows()).toEqual(["first:1", "second:3"]);
+
+      // The fenced process stands by again, and takes over (with a newer token) when the holder stops.
+      await second.stop();
+      await waitUntil(
+        async () =>
+          (
+            await t.pg.query(
+              "fence_row",
+              "SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND classid = 8738 AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+            )
+          ).length > 0,
+      );
+      await send(d1, 4);
+      expect(await rows()).toEqual(["first:1", "second:3", "first:4"]);
+      const [fence] = await t.pg.query<{ token: string }>(
+        "fence_token",
+        "SELECT token FROM processor_fences WHERE name = $1",
+        [processorLockName("test-fenced")],
+      );
+      expect(Number(fence?.token)).toBe(3);
+      await first.stop();
+    },
+    60_000,
+  );
+
+  it.skipIf(!serverPg)(
+    "the token alone fences: a holder that has not seen its session end fails its write once a newer token exists",
+    async () => {
+      const d = await memoryDeps();
+      Object.assign(d, { pg: t.pg, ch: c.ch });
+      const p = writer(d, "unaware");
+      await p.start();
+      await send(d, 10);
+      // Another holder's token, as after a takeover this process has not noticed (its lock session still open).
+      await t.pg.query("bump_fence", "UPDATE processor_fences SET token = token + 1 WHERE name = $1", [
+        processorLockName("test-fenced"),
+      ]);
+      await expect(send(d, 11)).rejects.toMatchObject({ code: "fenced" });
+      expect((await rows()).filter((r) => r.startsWith("unaware"))).toEqual(["unaware:10"]);
+      await p.stop();
+    },
+    60_000,
+  );
+
+  it.skipIf(serverPg)("on PGlite there is no lock to lose: writes go through unfenced", async () => {
+    const d = await memoryDeps();
+    Object.assign(d, { pg: t.pg, ch: c.ch });
+    const p = writer(d, "only");
+    await p.start();
+    await send(d, 9);
+    expect(await rows()).toContain("only:9");
+    await p.stop();
+  });
+});
+
+async function waitUntil(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error("timed out waiting for the condition");
+    await sleep(25);
+  }
+}

@@ -7,8 +7,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ALPH_TOKEN_ID, idFloor } from "../../lib/chain/types.ts";
 import { readProgress } from "../../lib/events/reader.ts";
-import { createTradeFeed, MARKET_CHAIN_INDEX, marketEvent, retireTradeFeed } from "../../lib/market/feed.ts";
-import type { MarketTrade } from "../../lib/market/trade.ts";
+import {
+  createTradeFeed,
+  MARKET_CHAIN_INDEX,
+  marketEvent,
+  retireTradeFeed,
+} from "../../pipeline/trade-watcher/feed.ts";
+import type { MarketTrade } from "../../pipeline/trade-watcher/trade.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { openTestCh, openTestPg, quietLog, type TestCh, type TestPg } from "../helpers/stores.ts";
 

@@ -11,9 +11,9 @@ import { type ExchangeDouble, type GateTrade, startExchangeDouble } from "../../
 import { createProduction, runLive } from "../../devnet/live.ts";
 import { idCeiling } from "../../lib/chain/types.ts";
 import { readProgress } from "../../lib/events/reader.ts";
-import { createTradeFeed, MARKET_CHAIN_INDEX, type TradeFeed } from "../../lib/market/feed.ts";
 import { createMetrics } from "../../lib/metrics.ts";
-import { createExchangePoller, type ExchangePoller } from "../../lib/prices/exchange-poller.ts";
+import { MARKET_CHAIN_INDEX } from "../../pipeline/trade-watcher/feed.ts";
+import { createTradeWatcher, type TradeWatcher } from "../../pipeline/trade-watcher/watcher.ts";
 import { startTestPipeline, type TestPipeline, waitFor } from "../helpers/pipeline.ts";
 import { quietLog } from "../helpers/stores.ts";
 
@@ -32,11 +32,9 @@ interface Seen {
 describe("trade watcher events and pollers", () => {
   let p: TestPipeline | undefined;
   let gate: ExchangeDouble | undefined;
-  let poller: ExchangePoller | undefined;
-  let feed: TradeFeed | undefined;
+  let watcher: TradeWatcher | undefined;
   afterAll(async () => {
-    await poller?.stop();
-    await feed?.stop();
+    await watcher?.stop();
     await gate?.close();
     await p?.close();
   });
@@ -71,12 +69,23 @@ describe("trade watcher events and pollers", () => {
     });
     const exchange = gate;
     const metrics = createMetrics();
-    feed = createTradeFeed({ pg, ch, log: quietLog, metrics }, { heartbeatMs: 100 });
-    await feed.start();
-    poller = createExchangePoller(
-      { pg, ch, log: quietLog, metrics, sink: feed },
-      { sources: ["gate"], apiUrls: { gate: exchange.url }, pollMs: 200, timeoutMs: 400, backfillDays: 1 },
+    // The watcher as `start` and `exchanges` wire it (pipeline/trade-watcher): the exchange poller hands fills to the feed.
+    watcher = createTradeWatcher(
+      { pg, ch, log: quietLog, metrics },
+      {
+        feed: { heartbeatMs: 100 },
+        exchanges: {
+          sources: ["gate"],
+          apiUrls: { gate: exchange.url },
+          pollMs: 200,
+          timeoutMs: 400,
+          backfillDays: 1,
+        },
+      },
     );
+    // The feed now; the loops after the pair is watched (the first poll is driven here).
+    await watcher.start({ poll: false });
+    const poller = watcher.exchanges!;
     expect(await poller.pollOnce()).toEqual({ gate: "ok" });
     const admin = pipeline.api.auth(pipeline.api.adminKey);
     const added = await pipeline.api.app.inject({

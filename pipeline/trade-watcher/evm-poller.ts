@@ -15,14 +15,10 @@
  * A failing RPC degrades its source (`/status`, `alephium_price_source_up`) and backs off; other
  * chains, sources and the pipeline go on.
  */
-import type { Logger } from "../logger.ts";
-import type { MarketTrade, TradeSink } from "../market/trade.ts";
-import type { Metrics } from "../metrics.ts";
-import { sleep } from "../retry.ts";
-import type { Ch } from "../stores/clickhouse.ts";
-import type { Pg } from "../stores/postgres.ts";
-import { markSourceDegraded, markSourceOk } from "./cex.ts";
-import { ratio, withPoint } from "./decimal.ts";
+import type { Logger } from "../../lib/logger.ts";
+import type { Metrics } from "../../lib/metrics.ts";
+import { markSourceDegraded, markSourceOk } from "../../lib/prices/cex.ts";
+import { ratio, withPoint } from "../../lib/prices/decimal.ts";
 import {
   blockAt,
   createEvmClient,
@@ -33,10 +29,20 @@ import {
   reservesOf,
   type SwapLog,
   swapLogs,
-} from "./evm.ts";
-import { marketOf } from "./reader.ts";
-import type { TradeRow } from "./trades.ts";
-import { insertTrades, recomputeCandles, retractTrades, type Touched, touch } from "./writer.ts";
+} from "../../lib/prices/evm.ts";
+import { marketOf } from "../../lib/prices/reader.ts";
+import type { TradeRow } from "../../lib/prices/trades.ts";
+import {
+  insertTrades,
+  recomputeCandles,
+  retractTrades,
+  type Touched,
+  touch,
+} from "../../lib/prices/writer.ts";
+import { sleep } from "../../lib/retry.ts";
+import type { Ch } from "../../lib/stores/clickhouse.ts";
+import type { Pg } from "../../lib/stores/postgres.ts";
+import type { MarketTrade, TradeSink } from "./trade.ts";
 
 /** Source kinds whose pairs are EVM pools. */
 export const EVM_KINDS = ["uniswap", "pancakeswap"] as const;

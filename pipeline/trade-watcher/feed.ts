@@ -20,12 +20,12 @@
  *   the feed); a start writes the feed active, then reads the chains' watermark and assigns ids only
  *   above both, so no id can land below what a reader served meanwhile.
  */
-import { ALPH_TOKEN_ID, eventId, type NormalizedEvent } from "../chain/types.ts";
-import { eventDoc } from "../events/writer.ts";
-import type { Logger } from "../logger.ts";
-import type { Metrics } from "../metrics.ts";
-import type { Ch } from "../stores/clickhouse.ts";
-import type { Pg } from "../stores/postgres.ts";
+import { ALPH_TOKEN_ID, eventId, type NormalizedEvent } from "../../lib/chain/types.ts";
+import { eventDoc } from "../../lib/events/writer.ts";
+import type { Logger } from "../../lib/logger.ts";
+import type { Metrics } from "../../lib/metrics.ts";
+import type { Ch } from "../../lib/stores/clickhouse.ts";
+import type { Pg } from "../../lib/stores/postgres.ts";
 import type { MarketTrade, TradeSink } from "./trade.ts";
 
 /** `chain_index` of market events (the 16 Alephium chains are 0..15). */

@@ -6,12 +6,8 @@
  * garbage, timeout) backs off (at least its Retry-After) and is marked degraded in price_sources and
  * the `price_source_up` metric, while the others go on.
  */
-import type { Logger } from "../logger.ts";
-import type { MarketTrade, TradeSink } from "../market/trade.ts";
-import type { Metrics } from "../metrics.ts";
-import { sleep } from "../retry.ts";
-import type { Ch } from "../stores/clickhouse.ts";
-import type { Pg } from "../stores/postgres.ts";
+import type { Logger } from "../../lib/logger.ts";
+import type { Metrics } from "../../lib/metrics.ts";
 import {
   ensureCexSource,
   knownAssetSymbols,
@@ -25,8 +21,8 @@ import {
   watchedCexPairs,
   writeCandles1m,
   writeCexSpot,
-} from "./cex.ts";
-import { mulDecimal } from "./decimal.ts";
+} from "../../lib/prices/cex.ts";
+import { mulDecimal } from "../../lib/prices/decimal.ts";
 import {
   CANDLES_PER_PAGE,
   type CexClient,
@@ -39,8 +35,12 @@ import {
   type RawTrade,
   spotMarkets,
   TRADES_PER_PAGE,
-} from "./exchange.ts";
-import { marketOf } from "./reader.ts";
+} from "../../lib/prices/exchange.ts";
+import { marketOf } from "../../lib/prices/reader.ts";
+import { sleep } from "../../lib/retry.ts";
+import type { Ch } from "../../lib/stores/clickhouse.ts";
+import type { Pg } from "../../lib/stores/postgres.ts";
+import type { MarketTrade, TradeSink } from "./trade.ts";
 
 const MINUTE = 60_000;
 const DAY = 1440 * MINUTE;

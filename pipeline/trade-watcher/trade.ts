@@ -1,6 +1,6 @@
 /**
  * A trade made off the Alephium chain (an exchange fill or an EVM pool swap) as the market pollers
- * hand it to the trade watcher (`lib/market/feed.ts`), which turns the trades of pairs with
+ * hand it to the trade watcher (`feed.ts`), which turns the trades of pairs with
  * `enable_trades` into normalized events (category `cex` or `dex`, sub_kind `buy`/`sell`).
  */
 export interface MarketTrade {

@@ -1,0 +1,242 @@
+/**
+ * Scale-out: every processor runs as 3 replicas of its consumer group over Kafka (the kcat mock cluster), one
+ * replica of each dies mid-stream and one is added, and the end state equals one clean single-replica pass by
+ * hash (events, raw blocks, prices and figures' facts, series and holders).
+ *
+ * Replicas run in this process, each with a Kafka client of its own (its own group member), because the
+ * embedded ClickHouse (chDB) opens its data directory in one process only and CI has no ClickHouse server. A
+ * replica "dies" as a killed process would: its store writes fail from that moment (the batch in flight is never
+ * committed, so the group hands its partitions to the others, which replay it) and it leaves the group. The
+ * series and holders processors keep one writer through a fenced lock: their lock holder's session is also
+ * ended by the server mid-stream, so the holder's next write is refused (fencing) and a standby takes over.
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import { createBus } from "../../lib/stores/bus.ts";
+import type { Ch } from "../../lib/stores/clickhouse.ts";
+import type { PipelineDeps } from "../../pipeline/deps.ts";
+import { TOPICS } from "../../pipeline/messages.ts";
+import { type Processor, processorLockName } from "../../pipeline/processor.ts";
+import { PROCESSORS, type ProcessorName } from "../../pipeline/runtime.ts";
+import {
+  eventsStateHash,
+  KAFKA_BROKERS,
+  startTestPipeline,
+  type TestPipeline,
+  waitFor,
+} from "../helpers/pipeline.ts";
+import { pricesStateHash } from "../helpers/prices.ts";
+import { seriesStateHash } from "../helpers/series.ts";
+import { openTestCh, openTestPg, quietLog, type TestCh } from "../helpers/stores.ts";
+
+const serverPg = Boolean(process.env.TEST_POSTGRES_URL);
+const ready = Boolean(KAFKA_BROKERS) && serverPg;
+if (!ready)
+  console.warn(
+    "[skip notice] processor replicas: need Kafka (KAFKA_BROKERS, the kcat mock cluster) and PostgreSQL " +
+      "(TEST_POSTGRES_URL) for the series and holders locks: CI's third pass",
+  );
+
+const NAMES = Object.keys(PROCESSORS) as ProcessorName[];
+const GROUPS = NAMES.map((n) => ({
+  topic: TOPICS[PROCESSORS[n].definition.topic],
+  group: PROCESSORS[n].definition.group,
+}));
+
+async function rawStateHash(ch: Ch) {
+  const [r] = await ch.query<{ rows: string; hash: string }>(
+    "raw_state_hash",
+    "SELECT count() AS rows, toString(sum(cityHash64(toString(tuple(*))))) AS hash FROM (SELECT * EXCEPT (version) FROM raw_blocks FINAL)",
+  );
+  return { rows: Number(r?.rows ?? 0), hash: r?.hash ?? "" };
+}
+
+async function stateOf(ch: TestCh) {
+  return {
+    events: await eventsStateHash(ch),
+    raw: await rawStateHash(ch.ch),
+    prices: await pricesStateHash(ch),
+    series: await seriesStateHash(ch),
+  };
+}
+
+/** A store handle whose writes and reads fail once `kill()` is called, as a killed process's would. */
+function killable(ch: Ch): { ch: Ch; kill(): void } {
+  let dead = false;
+  const alive = () => {
+    if (dead) throw new Error("replica killed");
+  };
+  return {
+    kill: () => {
+      dead = true;
+    },
+    ch: {
+      get kind() {
+        return ch.kind;
+      },
+      get database() {
+        return ch.database;
+      },
+      async query(label, sql, params) {
+        alive();
+        return ch.query(label, sql, params);
+      },
+      async queryRaw(label, sql, options) {
+        alive();
+        return ch.queryRaw(label, sql, options);
+      },
+      async command(label, sql, params) {
+        alive();
+        await ch.command(label, sql, params);
+      },
+      async insert(label, table, rows) {
+        alive();
+        await ch.insert(label, table, rows);
+      },
+      close: () => ch.close(),
+    },
+  };
+}
+
+interface Replica {
+  name: ProcessorName;
+  processor: Processor;
+  /** The start: a singleton's resolves once it holds the lock (it stands by until then). */
+  started: Promise<void>;
+  deps: PipelineDeps;
+  kill(): Promise<void>;
+}
+
+let replicaCount = 0;
+function startReplica(p: TestPipeline, name: ProcessorName): Replica {
+  const n = ++replicaCount;
+  const store = killable(p.deps.ch);
+  const deps: PipelineDeps = {
+    ...p.deps,
+    ch: store.ch,
+    bus: createBus({
+      brokers: p.config.KAFKA_BROKERS,
+      clientId: `replica-${n}`,
+      topicPrefix: p.config.KAFKA_TOPIC_PREFIX,
+      log: quietLog,
+    }),
+  };
+  const processor = PROCESSORS[name](deps);
+  const started = processor.start();
+  started.catch(() => undefined);
+  return {
+    name,
+    processor,
+    started,
+    deps,
+    async kill() {
+      store.kill();
+      await processor.stop().catch(() => undefined);
+      await deps.bus.close().catch(() => undefined);
+    },
+  };
+}
+
+/** Ends, from the server, the session that holds a processor's lock (a lock lost with its connection). */
+async function endLockSession(p: TestPipeline, name: ProcessorName): Promise<boolean> {
+  const rows = await p.pg.pg.query<{ ok: boolean }>(
+    "end_lock_session",
+    `SELECT pg_terminate_backend(pid) AS ok FROM pg_locks
+     WHERE locktype = 'advisory' AND classid = 8738 AND objid = hashtext($1)::oid AND granted
+       AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+    [processorLockName(PROCESSORS[name].definition.group)],
+  );
+  return rows.some((r) => r.ok);
+}
+
+/** Publishes everything the node has, without waiting for the consumer groups. */
+async function ingestAll(p: TestPipeline): Promise<void> {
+  for (let i = 0; i < 500; i++) if ((await p.ingestor.runOnce()).caughtUp) return;
+  throw new Error("ingest did not catch up");
+}
+
+/** Waits until every consumer group (wherever its members run) has committed everything published. */
+async function drain(p: TestPipeline): Promise<void> {
+  let zeros = 0;
+  await waitFor(
+    "every consumer group to drain",
+    async () => {
+      zeros = (await p.deps.bus.lag(GROUPS)) === 0 ? zeros + 1 : 0;
+      return zeros >= 2;
+    },
+    180_000,
+  );
+}
+
+describe.skipIf(!ready)("every processor as 3 replicas of its consumer group", () => {
+  let p: TestPipeline | undefined;
+  const replicas: Replica[] = [];
+  afterAll(async () => {
+    for (const r of replicas) await r.processor.stop().catch(() => undefined);
+    for (const r of replicas) await r.deps.bus.close().catch(() => undefined);
+    await p?.close();
+  });
+
+  it("one replica of each killed mid-stream and one added: the state of one clean single-replica pass", async () => {
+    // The pipeline's own processors are the first replica of each group; two more join beside them.
+    p = await startTestPipeline({ blocks: 90, confirmations: 2, kafka: true });
+    const pipeline = p;
+    for (const name of NAMES) for (let i = 0; i < 2; i++) replicas.push(startReplica(pipeline, name));
+
+    // A third of the stream, then (while the groups still work through it) one replica of each dies.
+    await ingestAll(pipeline);
+    for (const name of NAMES) {
+      const victim = replicas.find((r) => r.name === name);
+      await victim?.kill();
+    }
+    // The series and holders lock holders lose their lock sessions: their next write is fenced, a standby takes over.
+    for (const name of ["series", "holders"] as const)
+      expect(await endLockSession(pipeline, name)).toBe(true);
+
+    pipeline.chain.advance(90);
+    await ingestAll(pipeline);
+    // One replica of each joins mid-stream.
+    for (const name of NAMES) replicas.push(startReplica(pipeline, name));
+    pipeline.chain.advance(90);
+    await ingestAll(pipeline);
+    await drain(pipeline);
+
+    // Some fenced write happened or the lock changed hands: the fencing tokens moved past the first holder's.
+    const fences = await pipeline.pg.pg.query<{ token: string }>(
+      "fences",
+      "SELECT token FROM processor_fences WHERE name = ANY($1)",
+      [["series", "holders"].map((n) => processorLockName(PROCESSORS[n as ProcessorName].definition.group))],
+    );
+    expect(fences).toHaveLength(2);
+    for (const f of fences) expect(Number(f.token)).toBeGreaterThan(1);
+
+    const replicated = await stateOf(pipeline.ch);
+    expect(replicated.events.rows).toBeGreaterThan(200);
+    expect(replicated.series.points!.rows).toBeGreaterThan(100);
+    expect(replicated.series.holders!.rows).toBeGreaterThan(100);
+    expect(replicated.prices.trades!.rows).toBeGreaterThan(0);
+    expect(replicated.prices.supply_changes!.rows).toBeGreaterThan(50);
+
+    // One clean single-replica pass over the same chain into fresh stores (a new database in the same chDB).
+    const pg = await openTestPg();
+    const ch = await openTestCh({ dataDir: pipeline.ch.dataDir });
+    const clean = await startTestPipeline({
+      chain: pipeline.chain,
+      server: pipeline.server,
+      stores: { pg, ch },
+      confirmations: 2,
+      kafka: true,
+    });
+    try {
+      await clean.catchUp();
+      const single = await stateOf(ch);
+      expect(replicated.events).toEqual(single.events);
+      expect(replicated.raw).toEqual(single.raw);
+      expect(replicated.prices).toEqual(single.prices);
+      expect(replicated.series).toEqual(single.series);
+    } finally {
+      await clean.close();
+      await pg.close();
+      await ch.close();
+    }
+  }, 300_000);
+});
