@@ -1,6 +1,6 @@
 /**
- * Charts (lightweight-charts by TradingView, Apache-2.0: its attribution logo links to
- * https://www.tradingview.com/ on every chart, and the footer carries the NOTICE). A pair's OHLCV candles
+ * Charts (lightweight-charts by TradingView, Apache-2.0: the footer of every portal page carries its
+ * attribution notice and the link to https://www.tradingview.com/ that its license asks for). A pair's OHLCV candles
  * with volume, and a series instance's points, at a chosen scale; zoom with the wheel or the buttons,
  * and older data is paged in through the routes' own window parameters (`page` for candles, `until_ts`
  * for series) when the view reaches the oldest point loaded, or with "Older".
@@ -30,7 +30,9 @@ interface Candle {
 function baseChart(el: HTMLElement): IChartApi {
   return createChart(el, {
     autoSize: true,
-    layout: { attributionLogo: true, background: { color: "#ffffff" }, textColor: "#1b1f24" },
+    // The TradingView attribution (NOTICE and link) is the footer of every portal page: the chart's own logo
+    // injects a <style> element, which the pages' Content-Security-Policy (style-src 'self') refuses.
+    layout: { attributionLogo: false, background: { color: "#ffffff" }, textColor: "#1b1f24" },
     timeScale: { timeVisible: true, secondsVisible: false },
     grid: { vertLines: { color: "#f0f2f5" }, horzLines: { color: "#f0f2f5" } },
   });
@@ -73,7 +75,7 @@ export function pairChart(root: HTMLElement, pairId: number, label: string): () 
     { "data-testid": "scale" },
     ...PRICE_SCALES.map((s) => h("option", { value: s }, s)),
   );
-  scale.value = "1h";
+  scale.value = "5m";
   const info = h("span", { class: "muted", "data-testid": "chart-info" });
   const box = h("div", { class: "chart", "data-testid": "candles-chart" });
   const errors = h("div");
@@ -96,6 +98,11 @@ export function pairChart(root: HTMLElement, pairId: number, label: string): () 
   let priceSeries: ReturnType<IChartApi["addSeries"]> | null = null;
   let volumeSeries: ReturnType<IChartApi["addSeries"]> | null = null;
   const draw = () => {
+    // Token prices run from 1e-12 to 1e6: enough decimals for the smallest price loaded.
+    const lows = candles.map((c) => c.l).filter((v) => v > 0);
+    const smallest = lows.length ? Math.min(...lows) : 1;
+    const precision = Math.min(14, Math.max(2, Math.ceil(-Math.log10(smallest)) + 4));
+    priceSeries?.applyOptions({ priceFormat: { type: "price", precision, minMove: 10 ** -precision } });
     priceSeries?.setData(
       candles.map((c) => ({ time: sec(c.t), open: c.o, high: c.h, low: c.l, close: c.c })),
     );

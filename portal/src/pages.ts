@@ -57,37 +57,63 @@ export const statusPage: Page = async (main) => {
 export const keysPage: Page = async (main) => {
   const shown = h("div", { "data-testid": "new-key" });
   const usage = h("div");
-  const list = listCard("Keys", async (reload) => {
-    const answer = await call<{ keys: Row[] }>("GET", "system/keys");
-    return table(
-      answer.keys,
-      ["key_prefix", "user_id", "plan_id", "level", "allowed_origins", "valid_until", "revoked_at", "key_id"],
-      [
-        {
-          label: "Usage",
-          run: async (row) => {
-            usage.replaceChildren(
-              card(
-                `Usage of ${row.key_prefix}`,
-                pretty(await call("GET", `system/keys/${row.key_id}/usage?window=24h`)),
-              ),
-            );
-          },
-        },
-        {
-          label: "Revoke",
-          danger: true,
-          show: (row) => !row.revoked_at,
-          run: async (row) => {
-            if (!confirm(`Revoke ${row.key_prefix} of ${row.user_id}?`)) return;
-            await call("POST", `system/key/${row.key_id}/delete`);
-            await reload();
-          },
-        },
-      ],
-      "keys-table",
-    );
+  // GET /system/keys lists one owner's keys (the caller's by default): the owner is chosen here.
+  const owner = h("input", {
+    name: "owner",
+    placeholder: "owner (user id); empty: the portal's own",
+    "data-testid": "owner",
   });
+  const list = listCard(
+    "Keys",
+    async (reload) => {
+      const q = owner.value.trim() ? `?user_id=${enc(owner.value.trim())}` : "";
+      const answer = await call<{ keys: Row[] }>("GET", `system/keys${q}`);
+      return table(
+        answer.keys,
+        [
+          "key_prefix",
+          "user_id",
+          "plan_id",
+          "level",
+          "allowed_origins",
+          "valid_until",
+          "revoked_at",
+          "key_id",
+        ],
+        [
+          {
+            label: "Usage",
+            run: async (row) => {
+              usage.replaceChildren(
+                card(
+                  `Usage of ${row.key_prefix}`,
+                  pretty(await call("GET", `system/keys/${row.key_id}/usage?window=24h`)),
+                ),
+              );
+            },
+          },
+          {
+            label: "Revoke",
+            danger: true,
+            show: (row) => !row.revoked_at,
+            run: async (row) => {
+              if (!confirm(`Revoke ${row.key_prefix} of ${row.user_id}?`)) return;
+              await call("POST", `system/key/${row.key_id}/delete`);
+              await reload();
+            },
+          },
+        ],
+        "keys-table",
+      );
+    },
+    h(
+      "div",
+      { class: "toolbar" },
+      "Owner",
+      owner,
+      h("button", { type: "button", onclick: () => void list.reload() }, "List"),
+    ),
+  );
   const planIds = await plans().catch(() => ["free"]);
   const create = card(
     "Create a key",
@@ -101,6 +127,7 @@ export const keysPage: Page = async (main) => {
       "Create",
       async (v) => {
         const created = await call<{ key: string; key_prefix: string }>("POST", "system/keys", v);
+        owner.value = String(v.user_id);
         shown.replaceChildren(
           notice(
             "secret",
@@ -527,6 +554,7 @@ export const seriesPage: Page = async (main) => {
     { "data-testid": "series" },
     ...ids.map((s) => h("option", { value: s }, s)),
   );
+  if (ids.includes("chain-transactions")) seriesSelect.value = "chain-transactions";
   const instances = h("div");
   const chartBox = h("div");
   let cleanup: (() => void) | undefined;
