@@ -147,7 +147,9 @@ export async function portalRoutes(app: App, deps: ApiDeps): Promise<void> {
         },
       );
     }
-    return pageHeaders(reply).type("text/html; charset=utf-8").sendFile("index.html");
+    return pageHeaders(reply)
+      .type("text/html; charset=utf-8")
+      .sendFile("index.html", { cacheControl: false });
   });
 
   app.get<{ Params: { file: string } }>(
