@@ -500,6 +500,15 @@ export const tokensPage: Page = async (main) => {
                 card(`Token ${t.symbol}`, pretty(await call("GET", `token/${t.id}/details`))),
               ),
           },
+          {
+            label: "Delete",
+            danger: true,
+            run: async (t) => {
+              if (!confirm(`Delete token ${t.symbol}?`)) return;
+              await call("POST", `token/${t.id}/del`);
+              detail.replaceChildren(notice("ok", `Token ${t.symbol} deleted.`));
+            },
+          },
         ],
       ),
     );
@@ -511,6 +520,7 @@ export const tokensPage: Page = async (main) => {
         [
           { name: "search", label: "Symbol, name or id" },
           { name: "registered", type: "select", options: ["", "true", "false"] },
+          { name: "moderation", type: "select", options: ["", "show", "hide"] },
           { name: "category", label: "Category" },
         ],
         "Search",
@@ -582,9 +592,27 @@ export const seriesPage: Page = async (main) => {
       ),
     );
   seriesSelect.addEventListener("change", () => void loadInstances());
+  const patched = h("div");
   main.append(
     card("Series instances", h("div", { class: "toolbar" }, "Series", seriesSelect), instances),
     chartBox,
+    card(
+      "Instance settings (admin)",
+      form(
+        [
+          { name: "instance_id", label: "Instance id", required: true },
+          { name: "rawArchivePageDays", label: "Raw archive page days", type: "number", required: true },
+        ],
+        "Save",
+        async (v) => {
+          const answer = await call("PATCH", `series/instances/${enc(String(v.instance_id))}`, {
+            rawArchivePageDays: v.rawArchivePageDays,
+          });
+          patched.replaceChildren(done("Saved.", answer));
+        },
+      ),
+      patched,
+    ),
   );
   await loadInstances();
   return () => cleanup?.();

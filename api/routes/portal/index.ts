@@ -94,7 +94,7 @@ export async function portalRoutes(app: App, deps: ApiDeps): Promise<void> {
   await app.register(csrf, {
     sessionPlugin: "@fastify/cookie",
     cookieKey: "portal_csrf",
-    cookieOpts: { signed: true, httpOnly: true, sameSite: "strict", path: "/" },
+    cookieOpts: { signed: true, httpOnly: true, sameSite: "strict", path: "/", secure: "auto" },
     csrfOpts: { hmacKey: secret, userInfo: true },
     // A token is good for the session it was made for only.
     getUserInfo: (request: FastifyRequest) => request.portalSession?.hash ?? "",
