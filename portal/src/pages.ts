@@ -35,7 +35,7 @@ async function plans(): Promise<string[]> {
 
 export const statusPage: Page = async (main) => {
   const body = h("div");
-  main.append(card("Status: chains, watermark, processor lag, price sources", body));
+  main.append(card("Status: chains, watermark, trade feed, price sources", body));
   const render = (value: Row): Node =>
     h(
       "div",
@@ -45,7 +45,7 @@ export const statusPage: Page = async (main) => {
           ? h("div", {}, h("h3", {}, k), table(v as Row[], null))
           : v && typeof v === "object"
             ? h("div", {}, h("h3", {}, k), render(v as Row))
-            : h("p", {}, h("strong", {}, `${k}: `), cellText(v)),
+            : h("p", {}, h("strong", {}, `${k}: `), cellText(v, k)),
       ),
     );
   const load = () => refreshInto(body, async () => render(await call<Row>("GET", "status")));

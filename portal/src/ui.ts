@@ -25,9 +25,15 @@ export function notice(kind: "ok" | "error" | "secret", ...children: Child[]): H
   return h("div", { class: `notice ${kind}`, role: kind === "error" ? "alert" : "status" }, ...children);
 }
 
-/** A cell's text: objects as compact JSON, nulls as an em dash. */
-export function cellText(value: unknown): string {
+/** Fields that hold a time in Unix ms (`block_ts`, `lastSeenAt`, `watermark` …): shown as ISO times. */
+const MS_TIME = /(_ts|At|^now|^watermark|^from|^to)$/;
+
+/** A cell's text: objects as compact JSON, nulls as an em dash, Unix ms times as ISO times. */
+export function cellText(value: unknown, name = ""): string {
   if (value === null || value === undefined) return "—";
+  if (typeof value === "number" && value > 1e11 && value < 1e14 && MS_TIME.test(name)) {
+    return new Date(value).toISOString();
+  }
   if (typeof value === "object") return JSON.stringify(value);
   return String(value);
 }
@@ -58,7 +64,7 @@ export function table<R extends Record<string, unknown>>(
         h(
           "tr",
           {},
-          ...cols.map((c) => h("td", {}, cellText(row[c]))),
+          ...cols.map((c) => h("td", {}, cellText(row[c], c))),
           actions.length
             ? h(
                 "td",

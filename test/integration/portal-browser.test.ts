@@ -244,6 +244,26 @@ describe.skipIf(!hasChromium)("admin portal in chromium", () => {
     await page.screenshot({ path: join(SHOTS, "series.png"), fullPage: true });
   }, 120_000);
 
+  it("opens every page without an error, and /status shows the chains and the watermark", async () => {
+    const pages = await page
+      .locator("nav a")
+      .evaluateAll((links) => links.map((a) => (a as HTMLAnchorElement).dataset.page ?? ""));
+    expect(pages).toEqual(expect.arrayContaining(["status", "keys", "plans", "bans", "jobs", "prices"]));
+    expect(pages.length).toBe(13);
+    const failed: string[] = [];
+    for (const id of pages) {
+      await goto(id);
+      const errors = await page.locator("main .notice.error").allTextContents();
+      if (errors.length > 0) failed.push(`${id}: ${errors.join(" | ")}`);
+    }
+    expect(failed).toEqual([]);
+    await goto("status");
+    const status = (await page.locator("main").textContent()) ?? "";
+    expect(status).toContain("watermark");
+    expect(status).toContain("chain_index");
+    await page.screenshot({ path: join(SHOTS, "status.png"), fullPage: true });
+  }, 180_000);
+
   it("shows the audit log of what was done", async () => {
     await goto("audit");
     const text = (await page.locator('[data-testid="audit-table"]').textContent()) ?? "";
