@@ -27,6 +27,7 @@ import { paymentRoutes } from "./routes/payments/index.ts";
 import { portalRoutes } from "./routes/portal/index.ts";
 import { priceRoutes } from "./routes/prices/index.ts";
 import { seriesRoutes } from "./routes/series/index.ts";
+import { sqlRoutes } from "./routes/sql/index.ts";
 import { banRoutes } from "./routes/system/bans.ts";
 import { systemRoutes } from "./routes/system/index.ts";
 import { jobRoutes } from "./routes/system/jobs.ts";
@@ -69,6 +70,7 @@ export const ROUTE_GROUPS: RouteGroup[] = [
   webhookRoutes,
   wireguardRoutes,
   portalRoutes,
+  sqlRoutes,
 ];
 
 export interface BuildOptions {

@@ -73,6 +73,11 @@ function weightOf(ranges: ReturnType<typeof acceptWeights>, type: string, sub: s
   return any.length ? Math.max(...any.map((r) => r.q)) : 0;
 }
 
+/** The weight an `Accept` header gives `type/sub` (1 without the header: anything goes). */
+export function acceptWeight(accept: string | undefined, type: string, sub: string): number {
+  return accept ? weightOf(acceptWeights(accept), type, sub) : 1;
+}
+
 /**
  * JSON or CSV for this request: `format` when given, else CSV only when `Accept` weighs `text/csv`
  * above `application/json`. An `Accept` allowing neither answers JSON (documented in CSV_NOTE).

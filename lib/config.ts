@@ -132,6 +132,42 @@ export const CONFIG_SPEC = {
     3_660,
     "Days of per-minute key usage kept; older minutes are deleted by the flushes (at most once an hour). 0 keeps them all.",
   ),
+  SQL_PLANS: str(
+    "enterprise",
+    "Comma-separated plan ids whose keys may call `POST /sql` (read-only SQL over the api_v1_* views); admin keys always may. Empty: admins only.",
+    /^([a-z0-9_-]+(,[a-z0-9_-]+)*)?$/,
+    "comma-separated plan ids such as enterprise,pro",
+  ),
+  SQL_MAX_EXECUTION_MS: int(
+    10_000,
+    100,
+    600_000,
+    "Longest run of one `POST /sql` query (ClickHouse max_execution_time); a longer one is stopped and answers 400 naming this key.",
+  ),
+  SQL_MAX_ROWS_TO_READ: int(
+    100_000_000,
+    1,
+    1_000_000_000_000,
+    "Most rows one `POST /sql` query may read from the tables behind the views (ClickHouse max_rows_to_read); beyond it the query answers 400 naming this key.",
+  ),
+  SQL_MAX_RESULT_ROWS: int(
+    100_000,
+    1,
+    100_000_000,
+    "Most rows one `POST /sql` answer may hold (ClickHouse max_result_rows); beyond it the query answers 400 naming this key (page with LIMIT / OFFSET or a WHERE on the key columns).",
+  ),
+  SQL_MAX_RESULT_BYTES: int(
+    100_000_000,
+    1_000,
+    10_000_000_000,
+    "Most bytes (uncompressed, in memory) one `POST /sql` answer may hold (ClickHouse max_result_bytes); beyond it the query answers 400 naming this key.",
+  ),
+  SQL_MAX_MEMORY_BYTES: int(
+    1_000_000_000,
+    1_000_000,
+    100_000_000_000,
+    "Most memory one `POST /sql` query may use (ClickHouse max_memory_usage: big GROUP BYs, sorts and joins); beyond it the query answers 400 naming this key.",
+  ),
   NODE_URL: str(
     "https://node.mainnet.alephium.org",
     "Alephium full node REST URL.",

@@ -17,6 +17,7 @@ export interface Metrics {
   priceSourceLastOk: Gauge<"source">;
   priceSourceFailures: Counter<"source">;
   decodeErrors: Counter<"decoder" | "event_index">;
+  sqlQueries: Counter<"outcome">;
 }
 
 /** Every metric of the service carries this prefix. */
@@ -109,6 +110,12 @@ export function createMetrics(): Metrics {
       name: `${METRICS_PREFIX}normalize_decode_errors_total`,
       help: "Contract events a dapp decoder refused (layout mismatch), published as generic events with decode_error.",
       labelNames: ["decoder", "event_index"],
+      registers: [registry],
+    }),
+    sqlQueries: new Counter({
+      name: `${METRICS_PREFIX}sql_queries_total`,
+      help: "POST /sql queries by outcome: ok, or the error code (sql_table_function, sql_limit_exceeded ...).",
+      labelNames: ["outcome"],
       registers: [registry],
     }),
   };

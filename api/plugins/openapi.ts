@@ -109,7 +109,8 @@ export const TAG_DESCRIPTIONS: Record<(typeof SPEC_TAGS)[number], string> = {
   "dapps:elexium": "Elexium dapp data (cursor pagination through `nextKey`).",
   "dapps:alphbanx": "AlphBanx dapp data (cursor pagination through `nextKey`; needs a user key).",
   "dapps:dia-oracle": "DIA oracle dapp data (cursor pagination through `nextKey`).",
-  Events: "Normalized events across all transactions, in list and poll modes.",
+  Events:
+    "Normalized events across all transactions, in list and poll modes; read-only SQL over the versioned api_v1_* views (POST /sql).",
   Series: "Timeseries instances, their scales, charts and (admin) storage inspection.",
   Token: "The token registry: list with filters, details with bridged rows, admin update and delete.",
   Price: "Price sources, watched pairs, spot prices and OHLCV candles.",

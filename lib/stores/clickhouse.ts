@@ -16,12 +16,42 @@ export interface Ch {
   readonly database: string;
   /** SELECT returning rows parsed from JSONEachRow (64-bit and wider integers arrive as strings). */
   query<T = Record<string, unknown>>(label: string, sql: string, params?: ChParams): Promise<T[]>;
+  /**
+   * One query answered in a ClickHouse output `format` (JSON, CSVWithNames, Parquet ...), as bytes.
+   * `settings` become the query's own SETTINGS clause, so they hold for this query only: the chDB
+   * session is shared with ingest, where a session `SET` would leak into every later query.
+   */
+  queryRaw(label: string, sql: string, options: RawQueryOptions): Promise<Buffer>;
   /** DDL or any statement without a result. */
   command(label: string, sql: string, params?: ChParams): Promise<void>;
   /** Inserts rows (objects keyed by column) into a table of this database. */
   insert(label: string, table: string, rows: readonly object[]): Promise<void>;
   close(): Promise<void>;
 }
+
+export interface RawQueryOptions {
+  format: string;
+  settings?: Record<string, string | number>;
+  params?: ChParams;
+}
+
+/** ` SETTINGS a = 1, b = 'throw'` from a settings object; names and text values are checked, never quoted through. */
+export function settingsClause(settings: Record<string, string | number> | undefined): string {
+  const entries = Object.entries(settings ?? {});
+  if (entries.length === 0) return "";
+  const parts = entries.map(([name, value]) => {
+    if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new AppError("invalid_setting", `Bad setting name ${name}`);
+    if (typeof value === "number") {
+      if (!Number.isFinite(value)) throw new AppError("invalid_setting", `Bad value of setting ${name}`);
+      return `${name} = ${value}`;
+    }
+    if (!/^[A-Za-z0-9_]*$/.test(value)) throw new AppError("invalid_setting", `Bad value of setting ${name}`);
+    return `${name} = '${value}'`;
+  });
+  return ` SETTINGS ${parts.join(", ")}`;
+}
+
+const FORMAT_NAME = /^[A-Za-z]+$/;
 
 export interface ClickHouseOptions {
   /** http(s):// URL of a server; when empty chDB stores data in `dataDir`. */
@@ -61,8 +91,19 @@ function parseRows<T>(text: string): T[] {
   return rows;
 }
 
-/** chDB allows one data directory per process: sessions are shared by path (each instance has its database). */
-const chdbSessions = new Map<string, { session: Session; users: number }>();
+/**
+ * chDB allows one data directory per process: sessions are shared by path (each instance has its database).
+ * `queue` runs the session's calls one at a time (chDB 3.4 runs them one at a time anyway: four concurrent
+ * one-second sleeps take four seconds), so that a failed call can be followed by a drain before anyone else
+ * runs: a query that fails after its output format wrote a first part (the JSON or CSV header, the Parquet
+ * magic) leaves that part in the session, and chDB hands it to the next query as the start of its result.
+ */
+interface ChdbSession {
+  session: Session;
+  users: number;
+  queue: Promise<unknown>;
+}
+const chdbSessions = new Map<string, ChdbSession>();
 
 export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> {
   const { database } = options;
@@ -92,6 +133,23 @@ export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> 
             clickhouse_settings: { log_comment: label },
           });
           return (await rs.json()) as never;
+        } catch (error) {
+          throw classify(label, error);
+        }
+      },
+      async queryRaw(label, sql, options) {
+        if (!FORMAT_NAME.test(options.format)) throw new AppError("invalid_format", "Bad output format");
+        try {
+          const result = await client.exec({
+            query: `${sql}${settingsClause(options.settings)} FORMAT ${options.format}`,
+            query_params: options.params,
+            // The server answers once the query ended, so an error past the first rows (a limit) is the
+            // HTTP status, not a message appended to a 200 body.
+            clickhouse_settings: { log_comment: label, wait_end_of_query: 1 },
+          });
+          const chunks: Buffer[] = [];
+          for await (const chunk of result.stream) chunks.push(Buffer.from(chunk as Uint8Array));
+          return Buffer.concat(chunks);
         } catch (error) {
           throw classify(label, error);
         }
@@ -127,15 +185,28 @@ export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> 
   mkdirSync(options.dataDir, { recursive: true });
   let entry = chdbSessions.get(options.dataDir);
   if (!entry) {
-    entry = { session: new Session(options.dataDir), users: 0 };
+    entry = { session: new Session(options.dataDir), users: 0, queue: Promise.resolve() };
     chdbSessions.set(options.dataDir, entry);
   }
   entry.users += 1;
   const { session } = entry;
   const shared = entry;
+  /** Runs `work` alone on the session; after a failure, a throwaway query takes any leftover output. */
+  const exclusive = <T>(work: () => Promise<T>): Promise<T> => {
+    const result = shared.queue.then(async () => {
+      try {
+        return await work();
+      } catch (error) {
+        await session.queryAsync("SELECT 1", { format: "TabSeparatedRaw" }).catch(() => undefined);
+        throw error;
+      }
+    });
+    shared.queue = result.catch(() => undefined);
+    return result;
+  };
   try {
-    await session.queryAsync(`CREATE DATABASE IF NOT EXISTS ${database}`);
-    await session.queryAsync("SET date_time_input_format = 'best_effort'");
+    await exclusive(() => session.queryAsync(`CREATE DATABASE IF NOT EXISTS ${database}`));
+    await exclusive(() => session.queryAsync("SET date_time_input_format = 'best_effort'"));
   } catch (error) {
     throw classify("open", error);
   }
@@ -148,17 +219,30 @@ export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> 
     async query(label, sql, params) {
       try {
         const result = params
-          ? await session.queryBindAsync(use + sql, params, { format: "JSONEachRow" })
-          : await session.queryAsync(use + sql, { format: "JSONEachRow" });
+          ? await exclusive(() => session.queryBindAsync(use + sql, params, { format: "JSONEachRow" }))
+          : await exclusive(() => session.queryAsync(use + sql, { format: "JSONEachRow" }));
         return parseRows(result.text());
+      } catch (error) {
+        throw classify(label, error);
+      }
+    },
+    async queryRaw(label, sql, options) {
+      if (!FORMAT_NAME.test(options.format)) throw new AppError("invalid_format", "Bad output format");
+      const text = use + sql + settingsClause(options.settings);
+      const { format, params } = options;
+      try {
+        const result = params
+          ? await exclusive(() => session.queryBindAsync(text, params, { format }))
+          : await exclusive(() => session.queryAsync(text, { format }));
+        return Buffer.from(result.bytes());
       } catch (error) {
         throw classify(label, error);
       }
     },
     async command(label, sql, params) {
       try {
-        if (params) await session.queryBindAsync(use + sql, params);
-        else await session.queryAsync(use + sql);
+        if (params) await exclusive(() => session.queryBindAsync(use + sql, params));
+        else await exclusive(() => session.queryAsync(use + sql));
       } catch (error) {
         throw classify(label, error);
       }
@@ -167,7 +251,9 @@ export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> 
       if (rows.length === 0) return;
       const payload = Buffer.from(rows.map((r) => JSON.stringify(r)).join("\n"));
       try {
-        await session.insert({ table: `${database}.${table}`, values: payload, format: "JSONEachRow" });
+        await exclusive(() =>
+          session.insert({ table: `${database}.${table}`, values: payload, format: "JSONEachRow" }),
+        );
       } catch (error) {
         throw classify(label, error);
       }
@@ -177,6 +263,10 @@ export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> 
       closed = true;
       shared.users -= 1;
       if (shared.users === 0) {
+        // Calls still queued finish first (closing under them would fail them).
+        await shared.queue;
+        // Someone may have opened this directory again meanwhile: the session is theirs then.
+        if (shared.users > 0) return;
         session.close();
         chdbSessions.delete(options.dataDir);
       }

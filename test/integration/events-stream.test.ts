@@ -5,6 +5,7 @@
  * limit; a client too slow to read is cut with the id to resume after. Over a real pipeline on the simulated
  * network (in-process bus, or Kafka on CI's second pass) and a listening API.
  */
+import { EventSource } from "eventsource";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLive } from "../../devnet/live.ts";
 import { serveStream } from "../../lib/events/stream.ts";
@@ -89,13 +90,13 @@ describe("events stream", () => {
     await p?.close();
   });
 
-  const startApi = async (env: Record<string, string> = {}) => {
+  const startApi = async (env: Record<string, string> = {}, port = 0) => {
     const t = await createTestApp({
       stores: { pg: p.pg, ch: p.ch },
       env: { EVENTS_WATERMARK_CACHE_MS: "100", STREAM_POLL_MS: "50", STREAM_HEARTBEAT_MS: "1000", ...env },
     });
     apps.push(t);
-    const address = await t.app.listen({ port: 0, host: "127.0.0.1" });
+    const address = await t.app.listen({ port, host: "127.0.0.1" });
     return { t, base: address };
   };
 
@@ -204,6 +205,52 @@ describe("events stream", () => {
     }
     expect(clients[0]!.stream.got.retry).toBe(3000);
   }, 300_000);
+
+  it("an EventSource client (the eventsource package, as docs/events.md shows) resumes by itself across an API restart", async () => {
+    const first = await startApi({ STREAM_RETRY_MS: "200" });
+    const port = Number(new URL(first.base).port);
+    const key = first.t.userKey;
+    const received: string[] = [];
+    const ends: string[] = [];
+    // The documented client: the package's `fetch` option adds the key's headers; on a dropped connection
+    // it reconnects after the server's `retry:` hint and sends Last-Event-ID by itself.
+    const source = new EventSource(`${first.base}/events/stream?after_id=0`, {
+      fetch: (input, init) =>
+        fetch(input, {
+          ...init,
+          headers: { ...init?.headers, "x-api-key": key, authorization: `Bearer ${key}` },
+        }),
+    });
+    source.onmessage = (message) => {
+      expect((JSON.parse(message.data) as { id: string }).id).toBe(message.lastEventId);
+      received.push(message.lastEventId);
+    };
+    source.addEventListener("end", (message) =>
+      ends.push((JSON.parse(message.data) as { reason: string }).reason),
+    );
+    try {
+      const history = await pollAll(first.t, "");
+      expect(history.length).toBeGreaterThan(200);
+      await waitFor("the EventSource to receive the history", async () => received.length >= history.length);
+      // The API stops (its streams end with `shutdown`); new blocks arrive while it is down; a new API process
+      // listens on the same address and the EventSource comes back to it without help.
+      await first.t.app.close();
+      p.chain.advance(32);
+      await p.catchUp();
+      const second = await startApi({ STREAM_RETRY_MS: "200" }, port);
+      const expected = await pollAll(second.t, "");
+      expect(expected.length).toBeGreaterThan(history.length);
+      await waitFor(
+        "the EventSource to reconnect and receive the new events",
+        async () => received.length >= expected.length,
+        60_000,
+      );
+      expect(ends).toEqual(["shutdown"]);
+      expect(received).toEqual(expected);
+    } finally {
+      source.close();
+    }
+  }, 120_000);
 
   it("sends heartbeats, limits connections per key by plan, and rejects a bad Last-Event-ID", async () => {
     const { t, base } = await startApi({ STREAM_CONNECTIONS: "free:1,pro:2" });

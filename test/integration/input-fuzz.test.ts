@@ -93,6 +93,8 @@ const BODY_SAMPLES: Record<string, unknown> = {
   reason: "fuzz",
   // A public address literal (no DNS lookup) no worker of this test delivers to.
   url: "https://203.0.113.7/fuzz-hook",
+  // POST /sql: a query every check lets through, so each field's bad values are what gets refused.
+  query: "SELECT 1",
 };
 
 /** A required body field whose sample depends on its type (`id` is a category id or a mapping row id). */

@@ -3,12 +3,14 @@
  * the reorg notices in the poll stream (chain index 17, lib/events/notices.ts) let every poller end with
  * the store's main-chain events. 20 pollers follow /events/all?poll=1 while blocks are produced live
  * with random reorgs and explicit deep ones (CONFIRMATIONS 0: every reorg is deeper); half start after
- * the reorgs. Each keeps a live set: events added, a retraction notice's `retracted_ids` removed, a
+ * the reorgs. 50 clients follow the same events over /events/stream, 15 of them cut twice and resuming with
+ * Last-Event-ID. Each keeps a live set: events added, a retraction notice's `retracted_ids` removed, a
  * late_block notice's `events` added.
  *
  * A second case crashes the events sink between a notice's record and its row, and checks the replay
  * leaves the state of a run without the crash.
  */
+import { setMaxListeners } from "node:events";
 import { afterAll, describe, expect, it } from "vitest";
 import { startLive } from "../../devnet/live.ts";
 import { eventId, idCeiling } from "../../lib/chain/types.ts";
@@ -81,16 +83,33 @@ class Poller {
   }
 }
 
-/** Follows /events/stream into a poller until `signal` aborts. */
-async function streamInto(base: string, key: string, poller: Poller, signal: AbortSignal): Promise<void> {
-  const res = await fetch(`${base}/events/stream?after_id=0`, {
-    headers: { "x-api-key": key, authorization: `Bearer ${key}` },
-    signal,
-  });
-  expect(res.status).toBe(200);
-  const decoder = new TextDecoder();
-  let buffer = "";
-  try {
+/**
+ * Follows /events/stream into a poller until `stop` aborts, reconnecting with Last-Event-ID (the poller's last
+ * id) whenever its connection is cut, as an EventSource does.
+ */
+function followStream(base: string, key: string, poller: Poller, stop: AbortSignal) {
+  let connection = new AbortController();
+  let connections = 0;
+  const once = async (signal: AbortSignal) => {
+    // A cut (abort) may land while connecting or while reading: either way the loop reconnects.
+    try {
+      await read(signal);
+    } catch (error) {
+      if (!signal.aborted) throw error;
+    }
+  };
+  const read = async (signal: AbortSignal) => {
+    const res = await fetch(`${base}/events/stream?after_id=0`, {
+      headers: {
+        "x-api-key": key,
+        authorization: `Bearer ${key}`,
+        ...(poller.after === "0" ? {} : { "last-event-id": poller.after }),
+      },
+      signal,
+    });
+    expect(res.status).toBe(200);
+    const decoder = new TextDecoder();
+    let buffer = "";
     for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
       buffer += decoder.decode(chunk, { stream: true });
       for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
@@ -100,14 +119,28 @@ async function streamInto(base: string, key: string, poller: Poller, signal: Abo
         if (data && !/^event: /m.test(block)) poller.apply([JSON.parse(data) as Served]);
       }
     }
-  } catch (error) {
-    if (!signal.aborted) throw error;
-  }
+  };
+  const done = (async () => {
+    while (!stop.aborted) {
+      connection = new AbortController();
+      const cut = connection;
+      const onStop = () => cut.abort();
+      stop.addEventListener("abort", onStop, { once: true });
+      connections++;
+      await once(cut.signal);
+      stop.removeEventListener("abort", onStop);
+    }
+  })();
+  return { done, cut: () => connection.abort(), connections: () => connections };
 }
 
 describe.each(modes)("reorg notices in the poll stream ($name)", ({ kafka }) => {
   let p: TestPipeline | undefined;
-  afterAll(async () => p?.close());
+  let stopOnFailure: AbortController | undefined;
+  afterAll(async () => {
+    stopOnFailure?.abort();
+    await p?.close();
+  });
 
   it("pollers that saw orphaned events and pollers that had not end with the same live set", async () => {
     p = await startTestPipeline({ blocks: 120, confirmations: 0, kafka });
@@ -132,13 +165,20 @@ describe.each(modes)("reorg notices in the poll stream ($name)", ({ kafka }) => 
     const early = Array.from({ length: 10 }, () => new Poller());
     const lateJoiners = Array.from({ length: 10 }, () => new Poller());
     const loops = early.map(follow);
-    // Five more follow the same events over GET /events/stream (Server-Sent Events), applying the same notices.
+    // 50 more follow the same events over GET /events/stream (Server-Sent Events), applying the same notices;
+    // 15 of them are cut twice on the way (around the deep reorgs and the events-sink restart) and come back
+    // with Last-Event-ID.
     const base = await pipeline.api.app.listen({ port: 0, host: "127.0.0.1" });
-    const streamers = Array.from({ length: 5 }, () => new Poller());
+    const streamers = Array.from({ length: 50 }, () => new Poller());
     const stopStreams = new AbortController();
-    const streamLoops = streamers.map((poller) =>
-      streamInto(base, pipeline.api.userKey, poller, stopStreams.signal),
+    setMaxListeners(100, stopStreams.signal);
+    stopOnFailure = stopStreams;
+    const streams = streamers.map((poller) =>
+      followStream(base, pipeline.api.userKey, poller, stopStreams.signal),
     );
+    const cutSome = () => {
+      for (const stream of streams.slice(0, 15)) stream.cut();
+    };
     const seen = () => Math.max(...early.map((x) => x.live.size));
     const atTip = async () => {
       const progress = await readProgress(pipeline.ch.ch);
@@ -171,6 +211,7 @@ describe.each(modes)("reorg notices in the poll stream ($name)", ({ kafka }) => 
       const before = Math.min(...early.map((x) => x.notices));
       for (const c of [3, 7, 11, 14]) chain.reorg(c, 4);
       chain.advance(32);
+      cutSome();
       await waitFor(
         "the reorgs' notices to reach the pollers",
         async () => {
@@ -179,6 +220,7 @@ describe.each(modes)("reorg notices in the poll stream ($name)", ({ kafka }) => 
         90_000,
       );
       await pipeline.restartProcessor("events-sink");
+      cutSome();
       for (const x of lateJoiners) loops.push(follow(x));
       stopLive = startLive(chain, { blocksPerSecond: 40, reorgEvery: 12 });
       const joined = seen();
@@ -200,7 +242,10 @@ describe.each(modes)("reorg notices in the poll stream ($name)", ({ kafka }) => 
       60_000,
     );
     stopStreams.abort();
-    await Promise.all(streamLoops);
+    await Promise.all(streams.map((x) => x.done));
+    // The cut streams reconnected (once per cut at least) and the others kept their first connection.
+    for (const stream of streams.slice(0, 15)) expect(stream.connections()).toBeGreaterThanOrEqual(3);
+    for (const stream of streams.slice(15)) expect(stream.connections()).toBe(1);
     const pollers = [...early, ...lateJoiners, ...streamers];
 
     const { watermark } = await readProgress(pipeline.ch.ch);
@@ -235,7 +280,7 @@ describe.each(modes)("reorg notices in the poll stream ($name)", ({ kafka }) => 
        AND block_hash NOT IN (SELECT block_hash FROM reorg_notices FINAL WHERE kind = 'late_block')`,
     );
     expect(Number(orphaned[0]?.n)).toBe(0);
-  }, 420_000);
+  }, 600_000);
 });
 
 describe("reorg notices survive crashes", () => {

@@ -26,23 +26,25 @@ disconnected; an API process that stops sends \`end\` with \`reason: "shutdown"\
 **Limits.** Open streams per key and API process by plan (STREAM_CONNECTIONS: free 1, pro 10, enterprise 100 by
 default); one more answers 429 \`too_many_streams\`. Each request counts once against the key's rate limit.
 
+**Client.** The browser's own \`EventSource\` cannot send the key's header; the \`eventsource\` npm package (v4) is the
+same WHATWG EventSource with a \`fetch\` option that adds it:
+
 \`\`\`js
-// Node 20+ or a browser whose ReadableStream is async-iterable.
-const url = new URL("https://api.example/events/stream");
-url.searchParams.set("dapp_id", "ayin");
-// EventSource cannot send headers: use a fetch-based client, or put the key in a proxy.
-const res = await fetch(url, { headers: { "x-api-key": KEY, authorization: \`Bearer \${KEY}\` } });
-let buffer = "", lastId = null;
-for await (const chunk of res.body.pipeThrough(new TextDecoderStream())) {
-  buffer += chunk;
-  let end;
-  while ((end = buffer.indexOf("\\n\\n")) >= 0) {
-    const block = buffer.slice(0, end); buffer = buffer.slice(end + 2);
-    const id = /^id: (.*)$/m.exec(block)?.[1], data = /^data: (.*)$/m.exec(block)?.[1];
-    if (/^event: end$/m.test(block)) console.log("cut:", data); // reconnect after resume_after_id
-    else if (id && data) { lastId = id; handle(JSON.parse(data)); }
-  }
-}
+// npm install eventsource (v4: the WHATWG EventSource for Node 20+ and browsers, with a fetch option for the key).
+import { EventSource } from "eventsource";
+
+const KEY = process.env.API_KEY;
+// after_id: the last id you stored (or 0 for everything); on reconnect Last-Event-ID takes over.
+const source = new EventSource(\`https://api.example/events/stream?dapp_id=ayin&after_id=\${lastStoredId}\`, {
+  fetch: (url, init) =>
+    fetch(url, { ...init, headers: { ...init.headers, "x-api-key": KEY, authorization: \`Bearer \${KEY}\` } }),
+});
+// A dropped connection is retried after the \`retry:\` hint with Last-Event-ID, sent by EventSource itself.
+source.onmessage = (message) => store(message.lastEventId, JSON.parse(message.data));
+source.addEventListener("end", (message) => {
+  const { reason } = JSON.parse(message.data); // shutdown or slow_consumer: EventSource reconnects
+  if (reason === "caught_up") source.close(); // with until_caught_up=1: everything under the watermark was sent
+});
 \`\`\``;
 
 /** `plan:n,plan:n` → allowance per plan. */

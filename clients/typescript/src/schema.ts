@@ -1068,23 +1068,25 @@ export interface paths {
          *     **Limits.** Open streams per key and API process by plan (STREAM_CONNECTIONS: free 1, pro 10, enterprise 100 by
          *     default); one more answers 429 `too_many_streams`. Each request counts once against the key's rate limit.
          *
+         *     **Client.** The browser's own `EventSource` cannot send the key's header; the `eventsource` npm package (v4) is the
+         *     same WHATWG EventSource with a `fetch` option that adds it:
+         *
          *     ```js
-         *     // Node 20+ or a browser whose ReadableStream is async-iterable.
-         *     const url = new URL("https://api.example/events/stream");
-         *     url.searchParams.set("dapp_id", "ayin");
-         *     // EventSource cannot send headers: use a fetch-based client, or put the key in a proxy.
-         *     const res = await fetch(url, { headers: { "x-api-key": KEY, authorization: `Bearer ${KEY}` } });
-         *     let buffer = "", lastId = null;
-         *     for await (const chunk of res.body.pipeThrough(new TextDecoderStream())) {
-         *       buffer += chunk;
-         *       let end;
-         *       while ((end = buffer.indexOf("\n\n")) >= 0) {
-         *         const block = buffer.slice(0, end); buffer = buffer.slice(end + 2);
-         *         const id = /^id: (.*)$/m.exec(block)?.[1], data = /^data: (.*)$/m.exec(block)?.[1];
-         *         if (/^event: end$/m.test(block)) console.log("cut:", data); // reconnect after resume_after_id
-         *         else if (id && data) { lastId = id; handle(JSON.parse(data)); }
-         *       }
-         *     }
+         *     // npm install eventsource (v4: the WHATWG EventSource for Node 20+ and browsers, with a fetch option for the key).
+         *     import { EventSource } from "eventsource";
+         *
+         *     const KEY = process.env.API_KEY;
+         *     // after_id: the last id you stored (or 0 for everything); on reconnect Last-Event-ID takes over.
+         *     const source = new EventSource(`https://api.example/events/stream?dapp_id=ayin&after_id=${lastStoredId}`, {
+         *       fetch: (url, init) =>
+         *         fetch(url, { ...init, headers: { ...init.headers, "x-api-key": KEY, authorization: `Bearer ${KEY}` } }),
+         *     });
+         *     // A dropped connection is retried after the `retry:` hint with Last-Event-ID, sent by EventSource itself.
+         *     source.onmessage = (message) => store(message.lastEventId, JSON.parse(message.data));
+         *     source.addEventListener("end", (message) => {
+         *       const { reason } = JSON.parse(message.data); // shutdown or slow_consumer: EventSource reconnects
+         *       if (reason === "caught_up") source.close(); // with until_caught_up=1: everything under the watermark was sent
+         *     });
          *     ```
          *
          *     Access: User: a valid API key in both `X-API-Key` and `Authorization: Bearer`.
@@ -1830,6 +1832,28 @@ export interface paths {
         get: operations["getSeriesListsByListidEntries"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sql": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Read-only SQL over the api_v1_* views (JSON, CSV or Parquet)
+         * @description Runs one read-only SELECT over the documented, versioned views (api_v1_events, api_v1_blocks, api_v1_chain_progress, api_v1_trades, api_v1_candles, api_v1_spot, api_v1_series_instances, api_v1_series_points, api_v1_market_figures): the stable contract for data engineers, described column by column in docs/data-model.md. The query is checked on ClickHouse's own parse (`EXPLAIN AST`, then the analyzer's `EXPLAIN QUERY TREE`) and refused with 400 and a code naming the construct: `sql_not_select` (INSERT, ALTER, DROP, CREATE, SET ...), `sql_multiple_statements` (a second statement, also one hidden behind a comment), `sql_settings` (a SETTINGS clause), `sql_format_clause` (FORMAT, INTO OUTFILE), `sql_table_function` (url, file, s3, remote, numbers ...), `sql_system_table` (system.*, information_schema), `sql_other_database`, `sql_table_not_allowed` (a table that is not a view above), `sql_function_refused` (file, dictGet*, joinGet ...), `sql_syntax`. It then runs with `readonly = 1` and limits (SQL_MAX_EXECUTION_MS, SQL_MAX_ROWS_TO_READ, SQL_MAX_RESULT_ROWS, SQL_MAX_RESULT_BYTES, SQL_MAX_MEMORY_BYTES): a query beyond one answers 400 `sql_limit_exceeded` with `details.limit` naming it. Other engine errors (unknown column, bad types) are 400 `sql_error` with the engine's message. Allowed to admin keys and to keys whose plan SQL_PLANS lists (`enterprise` by default); other keys get 403 `sql_not_in_plan`. Output: JSON (ClickHouse's JSON format), CSV (`text/csv`, a header row then the rows, ClickHouse's CSVWithNames: no spreadsheet-formula escaping) or Parquet (`application/vnd.apache.parquet`), by `format` or `Accept`. The views show everything written, also the newest events the JSON routes hold back until every chain reaches them (the poll watermark).
+         *
+         *     Access: User: a valid API key in both `X-API-Key` and `Authorization: Bearer`.
+         */
+        post: operations["postSql"];
         delete?: never;
         options?: never;
         head?: never;
@@ -11000,6 +11024,117 @@ export interface operations {
             };
             /** @description Default Response */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postSql: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description `json` (default), `csv` or `parquet`; when given it wins over `Accept`. Without it, `Accept` decides: the most weighted of `application/json`, `text/csv` and `application/vnd.apache.parquet` (a tie or no `Accept` gives JSON).
+                     * @enum {string}
+                     */
+                    format?: "json" | "csv" | "parquet";
+                    /**
+                     * @description One SELECT over the api_v1_* views (WITH, JOIN, UNION, subqueries and ClickHouse functions allowed). No trailing `;` needed; no FORMAT or SETTINGS clause.
+                     * @example SELECT category, count() AS events FROM api_v1_events GROUP BY category ORDER BY events DESC
+                     */
+                    query: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The rows, as JSON, CSV or Parquet. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description One object per row, keyed by column. 64-bit and wider integers and decimals are strings (exact); other numbers are JSON numbers. */
+                        data: {
+                            [key: string]: unknown;
+                        }[];
+                        /** @description The result's columns with their ClickHouse types, in order. */
+                        meta: {
+                            name: string;
+                            type: string;
+                        }[];
+                        /** @description Number of rows in `data`. */
+                        rows: number;
+                        /** @description What the query cost: seconds, rows and bytes read. */
+                        statistics?: {
+                            bytes_read: number;
+                            elapsed: number;
+                            rows_read: number;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    "application/vnd.apache.parquet": string;
+                    "text/csv": string;
+                };
+            };
+            /** @description Error (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
