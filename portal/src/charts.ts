@@ -154,7 +154,7 @@ export function seriesChart(root: HTMLElement, instanceId: string, scales: strin
   const scale = h(
     "select",
     { "data-testid": "series-scale" },
-    ...scales.map((s) => h("option", { value: s }, s)),
+    ...scales.map((s) => h("option", { value: s }, s === "0" ? "0 (raw)" : s)),
   );
   const keySelect = h("select", { "data-testid": "series-key" });
   const info = h("span", { class: "muted" });
@@ -173,7 +173,7 @@ export function seriesChart(root: HTMLElement, instanceId: string, scales: strin
     const byTime = new Map(data.map((d) => [d.time, d]));
     line?.setData([...byTime.values()]);
     box.dataset.points = String(byTime.size);
-    info.textContent = `${byTime.size} points at ${scale.value}${done ? " (all loaded)" : ""}`;
+    info.textContent = `${byTime.size} points at ${scale.value === "0" ? "raw" : scale.value}${done ? " (all loaded)" : ""}`;
   };
   const fetchPoints = async (untilTs?: number) => {
     const q = new URLSearchParams({ limit: "500" });
