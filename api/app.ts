@@ -24,6 +24,7 @@ import { furnaceRoutes } from "./routes/furnace/index.ts";
 import { metaRoutes } from "./routes/meta/index.ts";
 import { nftRoutes } from "./routes/nft/index.ts";
 import { paymentRoutes } from "./routes/payments/index.ts";
+import { portalRoutes } from "./routes/portal/index.ts";
 import { priceRoutes } from "./routes/prices/index.ts";
 import { seriesRoutes } from "./routes/series/index.ts";
 import { sqlRoutes } from "./routes/sql/index.ts";
@@ -68,6 +69,7 @@ export const ROUTE_GROUPS: RouteGroup[] = [
   jobRoutes,
   webhookRoutes,
   wireguardRoutes,
+  portalRoutes,
   sqlRoutes,
 ];
 
@@ -150,6 +152,12 @@ export async function buildApp(deps: ApiDeps, options: BuildOptions = {}): Promi
     const usage = deps.usage;
     usage.start();
     app.addHook("onClose", async () => usage.close());
+  }
+  if (deps.portal) {
+    // Expired portal sessions are ended and their admin keys revoked every PORTAL_SWEEP_MS.
+    const portal = deps.portal;
+    portal.start();
+    app.addHook("onClose", async () => portal.close());
   }
   registerAuth(app, deps, options.rateLimits ?? (await createRateLimits(deps)));
 

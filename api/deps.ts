@@ -13,6 +13,7 @@ import type { Logger } from "../lib/logger.ts";
 import { createMetrics, type Metrics } from "../lib/metrics.ts";
 import { createContractCaller } from "../lib/node-calls.ts";
 import { createPaymentsRepo } from "../lib/payments/repo.ts";
+import { createPortalService } from "../lib/portal/service.ts";
 import { createPriceRegistry } from "../lib/prices/registry.ts";
 import { createAddressLabelsRepo } from "../lib/repos/address-labels.ts";
 import { createBansRepo } from "../lib/repos/bans.ts";
@@ -125,6 +126,7 @@ export function createApiDeps(
         : null,
     webhooks: pg && events && jobs ? createWebhooksService(pg, config, events, () => jobs.boss()) : null,
     wireguard: pg ? createWireGuardPeersRepo(pg) : null,
+    portal: pg && keys ? createPortalService({ pg, keys, config, log }) : null,
     explorer: createExplorerClient({
       baseUrl: config.EXPLORER_URL,
       timeoutMs: config.EXPLORER_TIMEOUT_MS,

@@ -15,6 +15,7 @@ import type { JobsService } from "../lib/jobs/service.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { Metrics } from "../lib/metrics.ts";
 import type { PaymentsRepo } from "../lib/payments/repo.ts";
+import type { PortalService } from "../lib/portal/service.ts";
 import type { PriceRegistry } from "../lib/prices/registry.ts";
 import type { AddressLabelsRepo } from "../lib/repos/address-labels.ts";
 import type { BansRepo } from "../lib/repos/bans.ts";
@@ -28,8 +29,11 @@ import type { TelegramStore } from "../lib/telegram/store.ts";
 import type { UsageRecorder } from "../lib/usage/recorder.ts";
 import type { WebhooksService } from "../lib/webhooks/service.ts";
 
-/** Who may call a route: anyone, any valid key, or an admin key. */
-export type AccessLevel = "public" | "user" | "admin";
+/**
+ * Who may call a route: anyone, any valid key, an admin key, or (the admin portal's own routes) a signed-in
+ * portal session: its signed cookie, and a CSRF token on state-changing requests (api/routes/portal).
+ */
+export type AccessLevel = "public" | "user" | "admin" | "session";
 /** Whether a route needs the databases: `required` answers 503 without them, `optional` degrades. */
 export type DbNeed = "required" | "optional" | "none";
 
@@ -122,6 +126,8 @@ export interface ApiDeps {
   webhooks: WebhooksService | null;
   /** WireGuard peers of key owners (lib/repos/wireguard-peers.ts). */
   wireguard: WireGuardPeersRepo | null;
+  /** The admin portal's sign-in, sessions and audit log (lib/portal); null without a database. */
+  portal: PortalService | null;
   /** Explorer backend behind the decorated transaction and block routes; closed with the app. */
   explorer: ExplorerClient;
 }

@@ -1,10 +1,18 @@
 /** Subcommands of the CLI; each loads the validated config, builds its deps and runs. */
+import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { Argument, Command, InvalidArgumentError, Option } from "commander";
 import { createApiDeps } from "../api/deps.ts";
 import { startServer } from "../api/server.ts";
 import type { ApiDeps } from "../api/types.ts";
 import { defaultExchangePairs, type ExchangeDouble, startExchangeDouble } from "../devnet/exchange.ts";
+import {
+  DEMO_ACCOUNTS,
+  DEMO_ADMIN_EMAIL,
+  DEMO_PASSWORD,
+  type IdentityProvider,
+  startIdentityProvider,
+} from "../devnet/identity-provider.ts";
 import { DEVNET_RUN_DEFAULTS, type DevnetRunOptions, type RunningDevnet, runDevnet } from "../devnet/main.ts";
 import { registerDevnetDapps, watchDevnetExchangePair } from "../devnet/register.ts";
 import { DEVNET_PAYMENT_ADDRESS, startTelegramDouble, type TelegramDouble } from "../devnet/telegram.ts";
@@ -469,6 +477,12 @@ function installPipelineCommands(program: Command): void {
       positiveInt("--telegram-port"),
       0,
     )
+    .option(
+      "--oidc-port <port>",
+      "port of the local identity provider of the admin portal with --devnet (default: an ephemeral port)",
+      positiveInt("--oidc-port"),
+      0,
+    )
     .action(
       async (opts: {
         devnet?: boolean;
@@ -476,6 +490,7 @@ function installPipelineCommands(program: Command): void {
         devnetLive: number;
         devnetPort: number;
         telegramPort: number;
+        oidcPort: number;
       }) => {
         const base = context();
         await runProcess("start", base.log, async () => {
@@ -483,6 +498,7 @@ function installPipelineCommands(program: Command): void {
           let devnet: RunningDevnet | null = null;
           let exchangeDouble: ExchangeDouble | null = null;
           let telegramDouble: TelegramDouble | null = null;
+          let identityProvider: IdentityProvider | null = null;
           if (opts.devnet) {
             // The state file makes a restart continue the same chain (the stored cursors and hashes stay valid).
             devnet = await runDevnet(
@@ -526,6 +542,35 @@ function installPipelineCommands(program: Command): void {
                 "Simulated Telegram (Bot API double) started.",
               );
             }
+            // Unless PORTAL_OIDC_ISSUER says otherwise, the portal signs in at a local identity provider
+            // (oidc-provider) with two demo accounts, one allow-listed (docs/portal.md).
+            if (process.env.PORTAL_OIDC_ISSUER === undefined) {
+              const secret = randomBytes(24).toString("base64url");
+              const api = `http://127.0.0.1:${config.PORT}`;
+              const local = `http://localhost:${config.PORT}`;
+              identityProvider = await startIdentityProvider({
+                port: opts.oidcPort,
+                clientId: config.PORTAL_OIDC_CLIENT_ID,
+                clientSecret: secret,
+                redirectUris: [api, local].flatMap((origin) => [
+                  `${origin}/${config.STAGE}/portal/callback`,
+                  `${origin}/portal/callback`,
+                ]),
+              });
+              config.PORTAL_OIDC_ISSUER = identityProvider.issuer;
+              config.PORTAL_OIDC_CLIENT_SECRET = secret;
+              if (!config.PORTAL_ADMIN_EMAILS && !config.PORTAL_ADMIN_SUBJECTS)
+                config.PORTAL_ADMIN_EMAILS = DEMO_ADMIN_EMAIL;
+              base.log.info(
+                {
+                  portal: `${api}/${config.STAGE}/portal/`,
+                  issuer: identityProvider.issuer,
+                  accounts: DEMO_ACCOUNTS.map((a) => a.email),
+                  password: DEMO_PASSWORD,
+                },
+                "Admin portal: sign in with the local identity provider's demo admin.",
+              );
+            }
             ctx = { ...base, config };
           }
           const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "start" });
@@ -567,6 +612,7 @@ function installPipelineCommands(program: Command): void {
             await exchanges?.stop();
             await exchangeDouble?.close();
             await telegramDouble?.close();
+            await identityProvider?.close();
             await jobWorker?.stop();
             await pipeline?.stop();
             await stores.close();

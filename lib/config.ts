@@ -602,6 +602,53 @@ export const CONFIG_SPEC = {
     65535,
     "WireGuard: `PersistentKeepalive` (seconds) of client configurations, to keep NAT mappings open; 0 leaves it out.",
   ),
+  PORTAL_OIDC_ISSUER: str(
+    "",
+    "Admin portal (`/portal`): the OpenID Connect issuer URL of the identity provider admins sign in with (its `/.well-known/openid-configuration` is read at the first sign-in); empty turns portal sign-in off. Plain http only for a provider on 127.0.0.1/localhost. `npm run demo` sets it to its own local provider.",
+    URL_OR_EMPTY,
+    "an http(s) URL, or empty",
+  ),
+  PORTAL_OIDC_CLIENT_ID: str(
+    "alephium-portal",
+    "Admin portal: the client id registered at the identity provider.",
+  ),
+  PORTAL_OIDC_CLIENT_SECRET: str(
+    "",
+    "Admin portal: the client secret registered at the identity provider (sent as `client_secret_post`); empty for a public client (PKCE only).",
+  ),
+  PORTAL_ADMIN_EMAILS: str(
+    "",
+    "Admin portal: comma-separated e-mail addresses allowed to sign in (compared case-insensitively, and only when the provider says the address is verified). An account on neither list is refused.",
+  ),
+  PORTAL_ADMIN_SUBJECTS: str(
+    "",
+    "Admin portal: comma-separated subjects (`sub` claims of the identity provider) allowed to sign in.",
+  ),
+  PORTAL_SESSION_SECRET: str(
+    "",
+    "Admin portal: secret that signs the session and CSRF cookies (at least 32 characters); empty makes a random one at each start (sessions then end at a restart and are not shared between API processes).",
+    /^(|.{32,})$/,
+    "empty or at least 32 characters",
+  ),
+  PORTAL_SESSION_TTL_S: int(
+    3_600,
+    60,
+    86_400,
+    "Admin portal: lifetime of a session and of the admin key it holds (seconds); the key is revoked at sign-out and when the session expires.",
+  ),
+  PORTAL_KEY_PLAN: str("enterprise", "Admin portal: the plan of the admin keys that sessions hold."),
+  PORTAL_SWEEP_MS: int(
+    30_000,
+    100,
+    3_600_000,
+    "Admin portal: how often expired sessions are ended and their admin keys revoked.",
+  ),
+  PORTAL_URL: str(
+    "",
+    "Admin portal: its public URL (e.g. `https://api.example.com/prod/portal`), from which the sign-in's redirect URI `<PORTAL_URL>/callback` is made; empty derives it from the request (scheme and host, honouring X-Forwarded-* with TRUST_PROXY).",
+    URL_OR_EMPTY,
+    "an http(s) URL, or empty",
+  ),
 } as const satisfies Record<string, Spec>;
 
 type SpecValue<S> = S extends { kind: "int" }

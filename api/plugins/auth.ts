@@ -172,6 +172,8 @@ export function registerAuth(app: App, deps: ApiDeps, limits: RateLimits): void 
     const access = config.access;
     if (!access) return; // Routes without a config are the documentation's own static assets.
     if (config.db === "required" && !deps.pg) throw databaseDisabled();
+    // The portal's own routes check their session cookie themselves (api/routes/portal); a key opens none.
+    if (access === "session") return;
 
     if (access === "public") {
       const r = await limits.consumePublic(request.ip);

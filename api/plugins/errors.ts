@@ -200,7 +200,8 @@ export function registerErrorHandling(app: App): void {
       return sendProblem(request, reply, status, "internal_error", "Internal server error.");
     }
     // Fastify's own client errors (bad JSON body, unsupported media type, body too large ...).
-    const code = (fe.code ?? "bad_request").toLowerCase().replace(/^fst_err_/, "");
+    // Plugins' codes too: FST_CSRF_INVALID_TOKEN (@fastify/csrf-protection) → csrf_invalid_token.
+    const code = (fe.code ?? "bad_request").toLowerCase().replace(/^fst_(err_)?/, "");
     return sendProblem(request, reply, status, code, fe.message);
   });
   app.setNotFoundHandler((request, reply) => {

@@ -15,7 +15,8 @@ const ERROR_STATUSES: Record<string, number[]> = {
   admin: [400, 401, 403, 429, 500],
 };
 
-const ACCESS_TEXT = {
+const ACCESS_TEXT: Record<string, string> = {
+  session: "Admin portal session (cookie), not an API route.",
   public: "Public: no key needed.",
   user: "User: a valid API key in both `X-API-Key` and `Authorization: Bearer`.",
   admin: "Admin: an admin API key in both `X-API-Key` and `Authorization: Bearer`.",
@@ -56,6 +57,11 @@ export function decorateRoute(route: RouteOptions, operationIds: Set<string>): v
   if (!access) {
     if (schema.hide) return;
     throw new Error(`Route ${route.method} ${route.url} declares no access level (config.access)`);
+  }
+  // The admin portal's pages and endpoints are for its browser pages, not API clients: out of the document.
+  if (access === "session" || schema.hide) {
+    if (!schema.hide) throw new Error(`Route ${route.method} ${route.url}: a session route must be hidden`);
+    return;
   }
   const tag = schema.tags?.[0];
   if (!tag || !(SPEC_TAGS as readonly string[]).includes(tag)) {
@@ -161,6 +167,9 @@ export async function registerOpenApi(app: App, stage: string): Promise<void> {
           "per-IP amount per minute. Responses carry `x-ratelimit-limit`, `x-ratelimit-remaining`, `x-ratelimit-reset`",
           "(seconds); beyond the allowance the answer is 429 `rate_limited` with `Retry-After` (seconds).",
           "**Stages.** Every path is also served under `/prod` or `/dev` (the stage this deployment runs).",
+          "**Admin portal.** Operators sign in at [/portal/](/portal/) through the identity provider (allow-listed admin",
+          "accounts) to manage keys, plans, bans, jobs, pairs, tokens, series, payments and peers, and to see candles",
+          "and series as charts (docs/portal.md).",
         ].join("\n"),
       },
       servers: [{ url: "/" }, { url: `/${stage}` }],

@@ -51,7 +51,12 @@ describe("access matrix over the registered route table", () => {
     const urls = table.map((r) => `${r.method} ${r.url}`);
     expect(urls).toContain("POST /system/keys");
     expect(urls).toContain("GET /system/plans");
-    for (const r of table) expect(["public", "user", "admin"]).toContain(r.access);
+    for (const r of table) expect(["public", "user", "admin", "session"]).toContain(r.access);
+    // The admin portal's own routes: pages and sign-in public, the rest behind its session.
+    expect(urls).toContain("GET /portal/");
+    expect(
+      table.filter((r) => r.url.startsWith("/portal/") && r.access === "session").length,
+    ).toBeGreaterThan(3);
   });
 
   it("answers every cell of the matrix as the spec says", async () => {
@@ -60,7 +65,79 @@ describe("access matrix over the registered route table", () => {
       if (!ok(got)) failures.push(`${route.method} ${route.url} [${cell}] -> ${got}`);
     };
     const unknown = `alk_${randomBytes(32).toString("base64url")}`;
-    for (const route of t.app.routeTable) {
+    // A portal session (opened as the sign-in's last step does) and its cookie, signed as the app signs it.
+    const portal = t.deps.portal!;
+    const opened = await portal.openSession({
+      subject: "matrix",
+      email: "matrix@example.com",
+      emailVerified: true,
+    });
+    const sessionCookie = `portal_session=${t.app.signCookie(opened.token)}`;
+    const other = await portal.openSession({
+      subject: "other",
+      email: "other@example.com",
+      emailVerified: true,
+    });
+    const sessionRead = await t.app.inject({ url: "/portal/session", headers: { cookie: sessionCookie } });
+    const csrfCookie = (sessionRead.headers["set-cookie"] as string | string[] | undefined) ?? [];
+    const csrfPair = [csrfCookie]
+      .flat()
+      .map((c) => c.split(";")[0])
+      .join("; ");
+    const csrfToken = (sessionRead.json() as { csrf_token: string }).csrf_token;
+    const otherToken = (
+      (
+        await t.app.inject({
+          url: "/portal/session",
+          headers: { cookie: `portal_session=${t.app.signCookie(other.token)}` },
+        })
+      ).json() as { csrf_token: string }
+    ).csrf_token;
+    // Sign-out ends the matrix's session: walked last.
+    const last = (r: RouteEntry) => Number(r.url === "/portal/logout");
+    for (const route of [...t.app.routeTable].sort((a, b) => last(a) - last(b))) {
+      if (route.access === "session") {
+        const writes = route.method !== "GET";
+        // The proxy's wildcard is a route of the API (a read every admin may do).
+        const session = (headers: Record<string, string>) =>
+          t.app.inject({
+            method: route.method as "GET",
+            url: concreteUrl(route.url).replace("*", "system/plans"),
+            headers,
+            ...(writes ? { payload: {} } : {}),
+          });
+        const withSession = { cookie: `${sessionCookie}; ${csrfPair}` };
+        const cells: [string, Record<string, string>, (s: number) => boolean][] = [
+          ["no cookie", {}, (s) => s === 401],
+          ["admin key, no cookie", t.auth(t.adminKey), (s) => s === 401],
+          ["unsigned cookie", { cookie: `portal_session=${opened.token}` }, (s) => s === 401],
+          ["forged signature", { cookie: `${sessionCookie.slice(0, -2)}AA` }, (s) => s === 401],
+        ];
+        if (writes) {
+          cells.push(
+            ["session, no CSRF token", withSession, (s) => s === 403],
+            [
+              "session, another session's CSRF token",
+              { ...withSession, "x-csrf-token": otherToken },
+              (s) => s === 403,
+            ],
+          );
+        }
+        // The good cell last: on sign-out it ends the session.
+        cells.push([
+          "session",
+          writes ? { ...withSession, "x-csrf-token": csrfToken } : withSession,
+          (s) => s !== 401 && s !== 403,
+        ]);
+        for (const [cell, headers, ok] of cells) {
+          const r = await session(headers);
+          expectStatus(route, cell, r.statusCode, ok);
+          if (r.statusCode === 401 || r.statusCode === 403) {
+            expect(r.headers["content-type"]).toContain("application/problem+json");
+          }
+        }
+        continue;
+      }
       if (route.access === "public") {
         const r = await call(route, {});
         expectStatus(route, "public/no key", r.statusCode, (s) => s !== 401 && s !== 403);

@@ -177,6 +177,9 @@ describe("hostile input on every route", () => {
     const problems: string[] = [];
     const headers = t.auth(t.adminKey);
     for (const route of t.app.routeTable) {
+      // The admin portal's routes are not in the OpenAPI document (browser pages and their cookie
+      // endpoints); their inputs are walked in portal.test.ts.
+      if (route.url === "/portal" || route.url.startsWith("/portal/")) continue;
       const path = route.url.replace(/:([A-Za-z_]+)/g, "{$1}");
       const op = doc.paths[path]?.[route.method.toLowerCase()];
       if (!op) {

@@ -46,7 +46,11 @@ describe("/openapi.json", () => {
     const ops = Object.entries(doc.paths).flatMap(([path, methods]) =>
       Object.entries(methods).map(([method, op]) => ({ path, method, op })),
     );
-    expect(ops.length).toBe(t.app.routeTable.length);
+    // The admin portal's routes (pages and their cookie endpoints) are left out of the document (docs/portal.md).
+    const documented = t.app.routeTable.filter((r) => r.url !== "/portal" && !r.url.startsWith("/portal/"));
+    expect(t.app.routeTable.length - documented.length).toBeGreaterThan(5);
+    expect(ops.length).toBe(documented.length);
+    expect(ops.some(({ path }) => path.startsWith("/portal"))).toBe(false);
     for (const { path, method, op } of ops) {
       const where = `${method.toUpperCase()} ${path}`;
       expect(SPEC_TAGS, where).toContain(op.tags?.[0]);

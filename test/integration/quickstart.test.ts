@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { browse, CookieJar } from "../helpers/portal.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -193,6 +194,26 @@ describe.skipIf(serverPass)("README quick start", () => {
       body: JSON.stringify({ userId: "bob", planId: "free" }),
     });
     expect(asUser.status).toBe(403);
+
+    // The README's portal line: the address, the demo admin and its password sign in.
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    const portalLine =
+      /<http:\/\/127\.0\.0\.1:3000(\/prod\/portal\/)>[^`]*`([^`]+@[^`]+)`, password `([^`]+)`/.exec(
+        readme.replace(/\s+/g, " "),
+      );
+    expect(portalLine, "README names the portal, the demo admin and the password").not.toBeNull();
+    const [, portalPath, login, password] = portalLine!;
+    const jar = new CookieJar();
+    const form = await browse(jar, `http://127.0.0.1:${port}${portalPath}login`);
+    expect(form.url).toContain("/interaction/");
+    const signedIn = await browse(jar, `${form.url}/login`, {
+      method: "POST",
+      body: new URLSearchParams({ login: login!, password: password! }).toString(),
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
+    expect(signedIn.url).toBe(`http://127.0.0.1:${port}${portalPath}`);
+    const session = await browse(jar, `http://127.0.0.1:${port}${portalPath}session`);
+    expect(((await session.response.json()) as { email: string }).email).toBe(login);
 
     // The README's price lines: the watched pools, candles and a spot price of the simulated network.
     const priceLines = blocks.find((b) => b.some((l) => l.includes("/price/pair/1/ohlcv")));
