@@ -93,15 +93,24 @@ function parseRows<T>(text: string): T[] {
 
 /**
  * chDB allows one data directory per process: sessions are shared by path (each instance has its database).
- * `queue` runs the session's calls one at a time (chDB 3.4 runs them one at a time anyway: four concurrent
- * one-second sleeps take four seconds), so that a failed call can be followed by a drain before anyone else
+ * Ordinary calls go to the session side by side (chDB queues them itself and starts the next one as soon as
+ * one ends). A raw-format query (`queryRaw`, the /sql route) runs alone: it waits for the calls in flight,
+ * holds new ones back, and after a failure a throwaway query takes any leftover output before anyone else
  * runs: a query that fails after its output format wrote a first part (the JSON or CSV header, the Parquet
  * magic) leaves that part in the session, and chDB hands it to the next query as the start of its result.
+ * Running every call through one JavaScript queue instead cost the pipeline the event loop's latency per
+ * statement (the session idled between statements while the loop was busy): the poller-tombstones test over
+ * Kafka no longer reached the simulated tip in time.
  */
 interface ChdbSession {
   session: Session;
   users: number;
-  queue: Promise<unknown>;
+  /** Ordinary calls in flight. */
+  running: number;
+  /** Resolved when the raw query that holds the session ends; null when none does. */
+  alone: Promise<void> | null;
+  /** Waiters for `running` to reach 0. */
+  idle: (() => void)[];
 }
 const chdbSessions = new Map<string, ChdbSession>();
 
@@ -185,28 +194,46 @@ export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> 
   mkdirSync(options.dataDir, { recursive: true });
   let entry = chdbSessions.get(options.dataDir);
   if (!entry) {
-    entry = { session: new Session(options.dataDir), users: 0, queue: Promise.resolve() };
+    entry = { session: new Session(options.dataDir), users: 0, running: 0, alone: null, idle: [] };
     chdbSessions.set(options.dataDir, entry);
   }
   entry.users += 1;
   const { session } = entry;
   const shared = entry;
+  /** An ordinary call: waits only while a raw query holds the session. */
+  const ordinary = async <T>(work: () => Promise<T>): Promise<T> => {
+    while (shared.alone) await shared.alone;
+    shared.running += 1;
+    try {
+      return await work();
+    } finally {
+      shared.running -= 1;
+      if (shared.running === 0) for (const wake of shared.idle.splice(0)) wake();
+    }
+  };
   /** Runs `work` alone on the session; after a failure, a throwaway query takes any leftover output. */
-  const exclusive = <T>(work: () => Promise<T>): Promise<T> => {
-    const result = shared.queue.then(async () => {
+  const exclusive = async <T>(work: () => Promise<T>): Promise<T> => {
+    while (shared.alone) await shared.alone;
+    let release = () => {};
+    shared.alone = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    try {
+      if (shared.running > 0) await new Promise<void>((resolve) => shared.idle.push(resolve));
       try {
         return await work();
       } catch (error) {
         await session.queryAsync("SELECT 1", { format: "TabSeparatedRaw" }).catch(() => undefined);
         throw error;
       }
-    });
-    shared.queue = result.catch(() => undefined);
-    return result;
+    } finally {
+      shared.alone = null;
+      release();
+    }
   };
   try {
-    await exclusive(() => session.queryAsync(`CREATE DATABASE IF NOT EXISTS ${database}`));
-    await exclusive(() => session.queryAsync("SET date_time_input_format = 'best_effort'"));
+    await ordinary(() => session.queryAsync(`CREATE DATABASE IF NOT EXISTS ${database}`));
+    await ordinary(() => session.queryAsync("SET date_time_input_format = 'best_effort'"));
   } catch (error) {
     throw classify("open", error);
   }
@@ -219,8 +246,8 @@ export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> 
     async query(label, sql, params) {
       try {
         const result = params
-          ? await exclusive(() => session.queryBindAsync(use + sql, params, { format: "JSONEachRow" }))
-          : await exclusive(() => session.queryAsync(use + sql, { format: "JSONEachRow" }));
+          ? await ordinary(() => session.queryBindAsync(use + sql, params, { format: "JSONEachRow" }))
+          : await ordinary(() => session.queryAsync(use + sql, { format: "JSONEachRow" }));
         return parseRows(result.text());
       } catch (error) {
         throw classify(label, error);
@@ -241,8 +268,8 @@ export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> 
     },
     async command(label, sql, params) {
       try {
-        if (params) await exclusive(() => session.queryBindAsync(use + sql, params));
-        else await exclusive(() => session.queryAsync(use + sql));
+        if (params) await ordinary(() => session.queryBindAsync(use + sql, params));
+        else await ordinary(() => session.queryAsync(use + sql));
       } catch (error) {
         throw classify(label, error);
       }
@@ -251,7 +278,7 @@ export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> 
       if (rows.length === 0) return;
       const payload = Buffer.from(rows.map((r) => JSON.stringify(r)).join("\n"));
       try {
-        await exclusive(() =>
+        await ordinary(() =>
           session.insert({ table: `${database}.${table}`, values: payload, format: "JSONEachRow" }),
         );
       } catch (error) {
@@ -263,8 +290,11 @@ export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> 
       closed = true;
       shared.users -= 1;
       if (shared.users === 0) {
-        // Calls still queued finish first (closing under them would fail them).
-        await shared.queue;
+        // Calls in flight finish first (closing under them would fail them).
+        while (shared.alone || shared.running > 0) {
+          if (shared.alone) await shared.alone;
+          else await new Promise<void>((resolve) => shared.idle.push(resolve));
+        }
         // Someone may have opened this directory again meanwhile: the session is theirs then.
         if (shared.users > 0) return;
         session.close();
