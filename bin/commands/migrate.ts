@@ -1,0 +1,16 @@
+/** `migrate`: apply pending migrations and exit. */
+import type { Command } from "commander";
+import { openStores } from "../../lib/stores/index.ts";
+import { context } from "./shared.ts";
+
+export function installMigrateCommand(program: Command): void {
+  program
+    .command("migrate")
+    .description("Apply pending PostgreSQL and ClickHouse migrations, then exit")
+    .action(async () => {
+      const ctx = context();
+      const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "migrate" });
+      await stores.close();
+      ctx.log.info("Migrations are up to date.");
+    });
+}
