@@ -5,6 +5,7 @@ import { startServer } from "../../api/server.ts";
 import { ensureAdminKey } from "../../lib/admin-key.ts";
 import { runProcess } from "../../lib/run-process.ts";
 import { openStores } from "../../lib/stores/index.ts";
+import { prepareStores } from "../../lib/stores/prepare.ts";
 import { context } from "./shared.ts";
 
 export function installApiCommand(program: Command): void {
@@ -14,7 +15,8 @@ export function installApiCommand(program: Command): void {
     .action(async () => {
       const ctx = context();
       await runProcess("api", ctx.log, async () => {
-        const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "api" });
+        const stores = await openStores(ctx.config, ctx.log, { command: "api" });
+        await prepareStores(stores, ctx.log);
         if (stores.pg) await ensureAdminKey(stores.pg, ctx.config, ctx.log);
         const server = await startServer(createApiDeps(ctx.config, stores, ctx.log, ctx.metrics));
         return async () => {

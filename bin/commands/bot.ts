@@ -5,6 +5,7 @@ import type { ApiDeps } from "../../api/types.ts";
 import { ConfigError } from "../../lib/errors.ts";
 import { runProcess } from "../../lib/run-process.ts";
 import { openStores } from "../../lib/stores/index.ts";
+import { prepareStores } from "../../lib/stores/prepare.ts";
 import type { TelegramBot } from "../../lib/telegram/bot.ts";
 import { context } from "./shared.ts";
 
@@ -30,7 +31,8 @@ export function installBotCommands(program: Command): void {
       if (!url) throw new InvalidArgumentError("Give --url or set TELEGRAM_WEBHOOK_URL");
       if (!ctx.config.TELEGRAM_WEBHOOK_SECRET)
         throw new InvalidArgumentError("Set TELEGRAM_WEBHOOK_SECRET: the webhook refuses updates without it");
-      const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "bot set-webhook" });
+      const stores = await openStores(ctx.config, ctx.log, { command: "bot set-webhook" });
+      await prepareStores(stores, ctx.log);
       try {
         await telegramOf(createApiDeps(ctx.config, stores, ctx.log, ctx.metrics)).setWebhook(url);
         process.stdout.write(`${JSON.stringify({ ok: true, url })}\n`);
@@ -44,7 +46,8 @@ export function installBotCommands(program: Command): void {
     .action(async () => {
       const ctx = context();
       await runProcess("bot", ctx.log, async () => {
-        const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "bot poll" });
+        const stores = await openStores(ctx.config, ctx.log, { command: "bot poll" });
+        await prepareStores(stores, ctx.log);
         const telegram = telegramOf(createApiDeps(ctx.config, stores, ctx.log, ctx.metrics));
         await telegram.startPolling();
         return async () => {

@@ -2,6 +2,7 @@
 import { type Command, InvalidArgumentError } from "commander";
 import { createExchangeWalletsRepo, validateWalletAddress } from "../../lib/repos/exchange-wallets.ts";
 import { openStores } from "../../lib/stores/index.ts";
+import { prepareStores } from "../../lib/stores/prepare.ts";
 import { context, positiveInt } from "./shared.ts";
 
 export function installExchangeWalletsCommand(program: Command): void {
@@ -21,7 +22,8 @@ export function installExchangeWalletsCommand(program: Command): void {
         throw new InvalidArgumentError("give --address or --exchange (the wallets to backdate)");
       }
       const ctx = context();
-      const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "exchange-wallets" });
+      const stores = await openStores(ctx.config, ctx.log, { command: "exchange-wallets" });
+      await prepareStores(stores, ctx.log);
       try {
         if (!stores.pg) throw new Error("exchange-wallets needs the databases (DATABASES=on)");
         if (opts.address) validateWalletAddress(opts.address);

@@ -4,6 +4,7 @@ import { backfillFigures } from "../../lib/figures/backfill.ts";
 import { factContext } from "../../lib/figures/facts.ts";
 import { refreshFigures, truncateFacts } from "../../lib/figures/store.ts";
 import { openStores } from "../../lib/stores/index.ts";
+import { prepareStores } from "../../lib/stores/prepare.ts";
 import { context } from "./shared.ts";
 
 export function installFiguresCommand(program: Command): void {
@@ -19,7 +20,8 @@ export function installFiguresCommand(program: Command): void {
     )
     .action(async (opts: { rebuild?: boolean }) => {
       const ctx = context();
-      const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "figures backfill" });
+      const stores = await openStores(ctx.config, ctx.log, { command: "figures backfill" });
+      await prepareStores(stores, ctx.log);
       try {
         if (!stores.pg || !stores.ch) throw new Error("figures backfill needs the databases (DATABASES=on)");
         const deps = { ch: stores.ch, pg: stores.pg, log: ctx.log };

@@ -2,6 +2,7 @@
 import type { Command } from "commander";
 import { runProcess } from "../../lib/run-process.ts";
 import { openStores } from "../../lib/stores/index.ts";
+import { prepareStores } from "../../lib/stores/prepare.ts";
 import { createProgressReporter } from "../../pipeline/ingest/progress.ts";
 import { createPipelineDeps, startPipeline } from "../../pipeline/runtime.ts";
 import { context } from "./shared.ts";
@@ -13,7 +14,8 @@ export function installIngestCommand(program: Command): void {
     .action(async () => {
       const ctx = context();
       await runProcess("ingest", ctx.log, async () => {
-        const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "ingest" });
+        const stores = await openStores(ctx.config, ctx.log, { command: "ingest" });
+        await prepareStores(stores, ctx.log);
         const reporter = createProgressReporter(ctx.log);
         const pipeline = await startPipeline(await createPipelineDeps(ctx, stores), {
           processors: [],

@@ -2,6 +2,7 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { createKeysRepo } from "../../lib/repos/keys.ts";
 import { openStores } from "../../lib/stores/index.ts";
+import { prepareStores } from "../../lib/stores/prepare.ts";
 import { context } from "./shared.ts";
 
 export function installKeysCommand(program: Command): void {
@@ -22,7 +23,8 @@ export function installKeysCommand(program: Command): void {
           `--valid-until must be an ISO 8601 time or none, got ${opts.validUntil}`,
         );
       const ctx = context();
-      const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "keys create" });
+      const stores = await openStores(ctx.config, ctx.log, { command: "keys create" });
+      await prepareStores(stores, ctx.log);
       try {
         if (!stores.pg) throw new Error("keys create needs the database (DATABASES=on)");
         const created = await createKeysRepo(stores.pg).createKey({

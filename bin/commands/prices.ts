@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import { backfillPair } from "../../lib/prices/backfill.ts";
 import { loadPricePairIds } from "../../lib/prices/watched.ts";
 import { openStores } from "../../lib/stores/index.ts";
+import { prepareStores } from "../../lib/stores/prepare.ts";
 import { context, positiveInt } from "./shared.ts";
 
 export function installPricesCommand(program: Command): void {
@@ -17,7 +18,8 @@ export function installPricesCommand(program: Command): void {
     .action(async (opts: { pair?: string[]; pending?: boolean }) => {
       const ids = opts.pair?.map((v) => positiveInt("--pair")(v));
       const ctx = context();
-      const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "prices backfill" });
+      const stores = await openStores(ctx.config, ctx.log, { command: "prices backfill" });
+      await prepareStores(stores, ctx.log);
       try {
         if (!stores.pg || !stores.ch) throw new Error("prices backfill needs the databases (DATABASES=on)");
         const pairs = await loadPricePairIds(stores.pg, ids, opts.pending === true);

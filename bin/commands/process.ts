@@ -3,6 +3,7 @@ import { Argument, type Command } from "commander";
 import { startJobWorker } from "../../lib/jobs/worker.ts";
 import { runProcess } from "../../lib/run-process.ts";
 import { openStores } from "../../lib/stores/index.ts";
+import { prepareStores } from "../../lib/stores/prepare.ts";
 import { createPipelineDeps, PROCESSORS, type ProcessorName, startPipeline } from "../../pipeline/runtime.ts";
 import { context } from "./shared.ts";
 
@@ -17,7 +18,8 @@ export function installProcessCommand(program: Command): void {
       const ctx = context();
       if (name === "jobs") {
         await runProcess("jobs", ctx.log, async () => {
-          const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "process jobs" });
+          const stores = await openStores(ctx.config, ctx.log, { command: "process jobs" });
+          await prepareStores(stores, ctx.log);
           if (!stores.pg) {
             await stores.close();
             throw new Error("reindex jobs need the databases (DATABASES=on)");
@@ -35,7 +37,8 @@ export function installProcessCommand(program: Command): void {
         return;
       }
       await runProcess(name, ctx.log, async () => {
-        const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "process" });
+        const stores = await openStores(ctx.config, ctx.log, { command: "process" });
+        await prepareStores(stores, ctx.log);
         const pipeline = await startPipeline(await createPipelineDeps(ctx, stores), {
           processors: [name],
           ingest: false,

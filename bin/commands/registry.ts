@@ -2,6 +2,7 @@
 import type { Command } from "commander";
 import { seedRegistry } from "../../lib/registry/seed.ts";
 import { openStores } from "../../lib/stores/index.ts";
+import { prepareStores } from "../../lib/stores/prepare.ts";
 import { context } from "./shared.ts";
 
 export function installRegistryCommand(program: Command): void {
@@ -13,7 +14,8 @@ export function installRegistryCommand(program: Command): void {
     )
     .action(async () => {
       const ctx = context();
-      const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "registry seed" });
+      const stores = await openStores(ctx.config, ctx.log, { command: "registry seed" });
+      await prepareStores(stores, ctx.log);
       try {
         if (!stores.pg) throw new Error("registry seed needs the database (DATABASES=on)");
         const report = await seedRegistry({ pg: stores.pg, log: ctx.log });

@@ -4,6 +4,7 @@ import { followJob } from "../../lib/jobs/follow.ts";
 import { createJobsService } from "../../lib/jobs/service.ts";
 import { type JobWorker, startJobWorker } from "../../lib/jobs/worker.ts";
 import { openStores } from "../../lib/stores/index.ts";
+import { prepareStores } from "../../lib/stores/prepare.ts";
 import { createPipelineDeps, PROCESSORS, type ProcessorName, startPipeline } from "../../pipeline/runtime.ts";
 import { context, positiveInt } from "./shared.ts";
 
@@ -40,7 +41,8 @@ export function installReprocessCommand(program: Command): void {
         follow: boolean;
       }) => {
         const ctx = context();
-        const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "reprocess" });
+        const stores = await openStores(ctx.config, ctx.log, { command: "reprocess" });
+        await prepareStores(stores, ctx.log);
         if (!stores.pg || !stores.ch) {
           await stores.close();
           throw new Error("reprocess needs the databases (DATABASES=on)");

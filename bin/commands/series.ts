@@ -6,6 +6,7 @@ import { backfillHolders } from "../../lib/series/holders.ts";
 import { createSeriesDeps } from "../../lib/series/settings.ts";
 import { openStores } from "../../lib/stores/index.ts";
 import { tryLock } from "../../lib/stores/pg-lock.ts";
+import { prepareStores } from "../../lib/stores/prepare.ts";
 import { CONSUMER_GROUPS } from "../../pipeline/messages.ts";
 import { processorLockName } from "../../pipeline/processor.ts";
 import { context } from "./shared.ts";
@@ -26,7 +27,8 @@ export function installSeriesCommand(program: Command): void {
       const defs = opts.series ? TIMESERIES.filter((d) => opts.series!.includes(d.id)) : TIMESERIES;
       const fromEvents = defs.filter((d) => (d.source ?? "events") === "events");
       const ctx = context();
-      const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "series backfill" });
+      const stores = await openStores(ctx.config, ctx.log, { command: "series backfill" });
+      await prepareStores(stores, ctx.log);
       const pg = stores.pg;
       if (!stores.ch || !pg) {
         await stores.close();

@@ -20,6 +20,7 @@ import type { Config } from "../../lib/config.ts";
 import { type JobWorker, startJobWorker } from "../../lib/jobs/worker.ts";
 import { runProcess } from "../../lib/run-process.ts";
 import { openStores } from "../../lib/stores/index.ts";
+import { prepareStores } from "../../lib/stores/prepare.ts";
 import { createProgressReporter } from "../../pipeline/ingest/progress.ts";
 import { createPipelineDeps, PROCESSORS, type ProcessorName, startPipeline } from "../../pipeline/runtime.ts";
 import { context, eventsWritten, positiveInt, startMarkets } from "./shared.ts";
@@ -151,7 +152,8 @@ export function installStartCommand(program: Command): void {
             }
             ctx = { ...base, config };
           }
-          const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "start" });
+          const stores = await openStores(ctx.config, ctx.log, { command: "start" });
+          await prepareStores(stores, ctx.log);
           if (stores.pg) await ensureAdminKey(stores.pg, ctx.config, ctx.log);
           if (devnet && stores.pg) await registerDevnetDapps(stores.pg, devnet.chain);
           const reporter = createProgressReporter(ctx.log, { events: eventsWritten(ctx.metrics) });

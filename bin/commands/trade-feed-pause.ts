@@ -1,6 +1,7 @@
 /** `trade-feed-pause`: pause a trade feed left active. */
 import type { Command } from "commander";
 import { openStores } from "../../lib/stores/index.ts";
+import { prepareStores } from "../../lib/stores/prepare.ts";
 import { retireTradeFeed } from "../../pipeline/trade-watcher/feed.ts";
 import { context } from "./shared.ts";
 
@@ -12,7 +13,8 @@ export function installTradeFeedPauseCommand(program: Command): void {
     )
     .action(async () => {
       const ctx = context();
-      const stores = await openStores(ctx.config, ctx.log, { migrate: true, command: "trade-feed-pause" });
+      const stores = await openStores(ctx.config, ctx.log, { command: "trade-feed-pause" });
+      await prepareStores(stores, ctx.log);
       try {
         if (!stores.pg || !stores.ch) throw new Error("trade-feed-pause needs the databases (DATABASES=on)");
         const paused = await retireTradeFeed({

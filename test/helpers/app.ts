@@ -43,7 +43,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   });
   const pgStore = withDb ? (options.stores?.pg ?? (await openTestPg())) : null;
   const chStore = withDb ? (options.stores?.ch ?? (await openTestCh())) : null;
-  // As at a real first start (openStores): the registry is seeded from the official token list.
+  // As at a real first start (prepareStores): the registry is seeded from the official token list.
   if (pgStore) await seedRegistryIfEmpty({ pg: pgStore.pg, log: quietLog });
   const deps = createApiDeps(config, { pg: pgStore?.pg ?? null, ch: chStore?.ch ?? null }, quietLog);
   const keys = deps.keys;
