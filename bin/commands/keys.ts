@@ -1,6 +1,6 @@
 /** `keys`: manage API keys from the shell. */
 import { type Command, InvalidArgumentError, Option } from "commander";
-import { createKeysRepo } from "../../lib/repos/keys.ts";
+import { createKeysRepo } from "../../lib/keys/repo.ts";
 import { openStores } from "../../lib/stores/index.ts";
 import { prepareStores } from "../../lib/stores/prepare.ts";
 import { context } from "./shared.ts";

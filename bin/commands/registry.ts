@@ -1,8 +1,8 @@
 /** `registry`: the token registry (seed). */
 import type { Command } from "commander";
-import { seedRegistry } from "../../lib/registry/seed.ts";
 import { openStores } from "../../lib/stores/index.ts";
 import { prepareStores } from "../../lib/stores/prepare.ts";
+import { seedRegistry } from "../../lib/tokens/seed.ts";
 import { context } from "./shared.ts";
 
 export function installRegistryCommand(program: Command): void {

@@ -5,7 +5,7 @@
  */
 import type { Logger } from "../logger.ts";
 import { migrateClickHouse, migratePostgres } from "../migrate.ts";
-import { seedRegistryIfEmpty } from "../registry/seed.ts";
+import { seedRegistryIfEmpty } from "../tokens/seed.ts";
 import type { Stores } from "./index.ts";
 
 export async function prepareStores(stores: Stores, log: Logger): Promise<void> {

@@ -3,7 +3,7 @@ import { type BuildOptions, buildApp } from "../../api/app.ts";
 import { createApiDeps } from "../../api/deps.ts";
 import type { ApiDeps, App } from "../../api/types.ts";
 import { type Config, loadConfig } from "../../lib/config.ts";
-import { seedRegistryIfEmpty } from "../../lib/registry/seed.ts";
+import { seedRegistryIfEmpty } from "../../lib/tokens/seed.ts";
 import { openTestCh, openTestPg, quietLog, type TestCh, type TestPg } from "./stores.ts";
 
 export interface TestApp {
