@@ -17,7 +17,7 @@ import {
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const ROOT = fileURLToPath(new URL("../portal", import.meta.url));
+const ROOT = fileURLToPath(new URL("../portal/", import.meta.url));
 const DIST = join(ROOT, "dist");
 const HASH_FILE = join(DIST, ".source-hash");
 

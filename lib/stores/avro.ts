@@ -33,7 +33,7 @@ export interface Codec<T> {
   decode(buffer: Buffer): T;
 }
 
-const SCHEMA_DIR = fileURLToPath(new URL("../../schemas", import.meta.url));
+const SCHEMA_DIR = fileURLToPath(new URL("../../schemas/", import.meta.url));
 
 export function readSchema(name: SchemaName): string {
   return readFileSync(`${SCHEMA_DIR}${name}.avsc`, "utf8");

@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { browse, CookieJar } from "../helpers/portal.ts";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /** The shell code blocks of the README's "Quick start" section. */
 function quickStartBlocks(): string[][] {

@@ -16,7 +16,7 @@ import {
   slug,
 } from "../../scripts/config-page.ts";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /**
  * Pages other branches are writing at the same time (the lead links them once merged). A link to one of them

@@ -20,7 +20,7 @@ import { sendProblem } from "../../plugins/errors.ts";
 import type { ApiDeps, App } from "../../types.ts";
 
 /** Where `npm run portal:build` writes the pages (portal/vite.config.ts). */
-export const PORTAL_DIST = fileURLToPath(new URL("../../../portal/dist", import.meta.url));
+export const PORTAL_DIST = fileURLToPath(new URL("../../../portal/dist/", import.meta.url));
 export const SESSION_COOKIE = "portal_session";
 
 /** No inline script or style anywhere; the pages talk to this origin only. */
