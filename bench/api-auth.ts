@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { loadConfig } from "../lib/config.ts";
 import { createLogger } from "../lib/logger.ts";
 import { openStores } from "../lib/stores/index.ts";
+import { prepareStores } from "../lib/stores/prepare.ts";
 import { bareServer, load, printTable, startBenchApp } from "./lib.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "bench-api-"));
@@ -19,7 +20,8 @@ const config = loadConfig({
   POSTGRES_URL: process.env.POSTGRES_URL ?? "",
 });
 const log = createLogger({ level: "silent" });
-const stores = await openStores(config, log, { migrate: true, command: "bench" });
+const stores = await openStores(config, log, { command: "bench" });
+await prepareStores(stores, log);
 const pg = stores.pg!;
 const { app, base, headers } = await startBenchApp({ config, log, pg, ch: stores.ch! });
 

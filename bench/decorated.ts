@@ -16,6 +16,7 @@ import { writeEventsBatch } from "../lib/events/writer.ts";
 import { createLogger } from "../lib/logger.ts";
 import { createMetrics } from "../lib/metrics.ts";
 import { openStores } from "../lib/stores/index.ts";
+import { prepareStores } from "../lib/stores/prepare.ts";
 import { createStaticDappRegistry } from "../pipeline/normalize/index.ts";
 import { toEventsMessage } from "../pipeline/processors/normalize.ts";
 import { type LoadResult, load, startBenchApp } from "./lib.ts";
@@ -34,7 +35,8 @@ const config = loadConfig({
   POSTGRES_URL: process.env.POSTGRES_URL ?? "",
   EXPLORER_URL: devnet.explorerUrl,
 });
-const stores = await openStores(config, log, { migrate: true, command: "bench" });
+const stores = await openStores(config, log, { command: "bench" });
+await prepareStores(stores, log);
 const pg = stores.pg!;
 const ch = stores.ch!;
 const metrics = createMetrics();

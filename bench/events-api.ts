@@ -9,13 +9,15 @@ import { join } from "node:path";
 import { loadConfig } from "../lib/config.ts";
 import { createLogger } from "../lib/logger.ts";
 import { openStores } from "../lib/stores/index.ts";
+import { prepareStores } from "../lib/stores/prepare.ts";
 import { bareServer, type LoadResult, load, printTable, startBenchApp } from "./lib.ts";
 
 const N = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const dir = mkdtempSync(join(tmpdir(), "bench-events-"));
 const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: "silent", PUBLIC_RPM: "1000000" });
 const log = createLogger({ level: "silent" });
-const stores = await openStores(config, log, { migrate: true, command: "bench" });
+const stores = await openStores(config, log, { command: "bench" });
+await prepareStores(stores, log);
 const ch = stores.ch!;
 const pg = stores.pg!;
 

@@ -11,15 +11,16 @@ import type { App } from "../api/types.ts";
 import { registerDevnetDapps } from "../devnet/register.ts";
 import type { DevnetChain } from "../devnet/types.ts";
 import { type Config, loadConfig } from "../lib/config.ts";
+import { createKeysRepo } from "../lib/keys/repo.ts";
 import type { Logger } from "../lib/logger.ts";
 import { createMetrics, type Metrics } from "../lib/metrics.ts";
 import { bucketStart } from "../lib/prices/scales.ts";
 import { loadCandlePairs } from "../lib/prices/watched.ts";
 import { insertTrades, recomputeCandles } from "../lib/prices/writer.ts";
-import { createKeysRepo } from "../lib/repos/keys.ts";
 import type { Ch } from "../lib/stores/clickhouse.ts";
 import { openStores, type Stores } from "../lib/stores/index.ts";
 import type { Pg } from "../lib/stores/postgres.ts";
+import { prepareStores } from "../lib/stores/prepare.ts";
 import { createIngestor, type Ingestor } from "../pipeline/ingest/ingest.ts";
 import { createNodeClient } from "../pipeline/ingest/node-client.ts";
 import {
@@ -146,7 +147,8 @@ export async function startBenchPipeline(options: {
     ...options.env,
   });
   const metrics = createMetrics();
-  const stores = await openStores(config, log, { migrate: true, command: "bench" });
+  const stores = await openStores(config, log, { command: "bench" });
+  await prepareStores(stores, log);
   await registerDevnetDapps(stores.pg!, chain);
   options.onStores?.(stores);
   const deps = await createPipelineDeps({ config, log, metrics }, stores);

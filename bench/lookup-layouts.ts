@@ -12,14 +12,13 @@ import { join } from "node:path";
 import { loadConfig } from "../lib/config.ts";
 import { createLogger } from "../lib/logger.ts";
 import { openStores } from "../lib/stores/index.ts";
+import { prepareStores } from "../lib/stores/prepare.ts";
 
 const N = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const dir = mkdtempSync(join(tmpdir(), "bench-lookup-"));
 const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: "silent" });
-const stores = await openStores(config, createLogger({ level: "silent" }), {
-  migrate: true,
-  command: "bench",
-});
+const stores = await openStores(config, createLogger({ level: "silent" }), { command: "bench" });
+await prepareStores(stores, createLogger({ level: "silent" }));
 const ch = stores.ch!;
 const fill = (await import("node:fs")).readFileSync(new URL("./events-api.ts", import.meta.url), "utf8");
 const sql = /`(INSERT INTO events[\s\S]*?numbers\(\{n:UInt64\}\)\))`/.exec(fill)![1]!;

@@ -22,6 +22,7 @@ import { rollUpCandles, writeCandles1m } from "../lib/prices/cex.ts";
 import { CANDLES_PER_PAGE, createExchange, fetchCandles1m } from "../lib/prices/exchange.ts";
 import { createPriceRegistry } from "../lib/prices/registry.ts";
 import { openStores } from "../lib/stores/index.ts";
+import { prepareStores } from "../lib/stores/prepare.ts";
 import { marketTradeOf } from "../pipeline/trade-watcher/exchange-poller.ts";
 import { MARKET_CHAIN_INDEX } from "../pipeline/trade-watcher/feed.ts";
 import { createTradeWatcher } from "../pipeline/trade-watcher/watcher.ts";
@@ -66,7 +67,8 @@ const config = loadConfig({
   PUBLIC_RPM: "1000000",
 });
 const metrics = createMetrics();
-const stores = await openStores(config, log, { migrate: true, command: "bench" });
+const stores = await openStores(config, log, { command: "bench" });
+await prepareStores(stores, log);
 const pg = stores.pg!;
 const ch = stores.ch!;
 const registry = createPriceRegistry(pg);

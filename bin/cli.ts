@@ -4,7 +4,7 @@
  * network) starts from here with the same configuration (environment variables; see `config`).
  */
 import { type Command, InvalidArgumentError } from "commander";
-import { buildCli } from "./commands.ts";
+import { buildCli } from "./commands/index.ts";
 
 const program: Command = buildCli();
 program.parseAsync(process.argv).catch((error: unknown) => {

@@ -7,8 +7,8 @@
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Config } from "./config.ts";
+import { createKeysRepo } from "./keys/repo.ts";
 import type { Logger } from "./logger.ts";
-import { createKeysRepo } from "./repos/keys.ts";
 import type { Pg } from "./stores/postgres.ts";
 
 export function adminKeyPath(config: Pick<Config, "DATA_DIR" | "STAGE">): string {

@@ -5,8 +5,8 @@
  * before the blocks creating the contracts exist; idempotent (ON CONFLICT DO NOTHING).
  */
 import { DECODER_KIND, type DecoderKind } from "../../lib/dapps/kinds.ts";
-import { DAPP } from "../../lib/registry/known-contracts.ts";
 import type { PgQueryable } from "../../lib/stores/postgres.ts";
+import { DAPP } from "../../lib/tokens/known-contracts.ts";
 import type { DevnetPlan } from "../types.ts";
 
 /** One `decoder_contracts` row (columns in camelCase). */

@@ -6,12 +6,12 @@
  * DO NOTHING): an operator's change stays.
  */
 import { DECODER_KIND, type DecoderKind } from "../../lib/dapps/kinds.ts";
-import { DAPP } from "../../lib/registry/known-contracts.ts";
-import { SEED_DAPPS } from "../../lib/registry/seed.ts";
 import type { PgQueryable } from "../../lib/stores/postgres.ts";
+import { DAPP } from "../../lib/tokens/known-contracts.ts";
+import { SEED_DAPPS } from "../../lib/tokens/seed.ts";
 import type { DevnetPlan } from "../types.ts";
 
-/** Chain Reaction's dapp id (`DAPP` in lib/registry/known-contracts.ts has no entry for it yet). */
+/** Chain Reaction's dapp id (`DAPP` in lib/tokens/known-contracts.ts has no entry for it yet). */
 export const CHAIN_REACTION_DAPP = "chainreaction";
 
 /** A `decoder_contracts` row of the devnet (columns in camelCase). */

@@ -3,7 +3,7 @@
  * moves: a trigger bumps it on every statement that can change a label, and it is read at most every
  * `checkMs`, so a label edit shows within that time. `checkMs` 0 keeps nothing.
  */
-import type { AddressLabel, AddressLabelsRepo } from "../repos/address-labels.ts";
+import type { AddressLabel, AddressLabelsRepo } from "../labels/repo.ts";
 
 export interface LabelCache {
   /** The primary label of each of these addresses that has one. */

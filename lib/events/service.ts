@@ -7,7 +7,7 @@
  * each event's `address_labels` appended: no parse and re-serialisation of the events per request.
  */
 import { idCeiling, type NormalizedEvent } from "../chain/types.ts";
-import type { AddressLabel } from "../repos/address-labels.ts";
+import type { AddressLabel } from "../labels/repo.ts";
 import { staleWhileRevalidate } from "../stale.ts";
 import type { LabelCache } from "./label-cache.ts";
 import { createPageCache } from "./page-cache.ts";

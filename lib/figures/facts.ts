@@ -12,7 +12,7 @@
  */
 import { ALPH_TOKEN_ID } from "../chain/types.ts";
 import type { Config } from "../config.ts";
-import { DAPP, KNOWN_DAPP_CONTRACTS } from "../registry/known-contracts.ts";
+import { DAPP, KNOWN_DAPP_CONTRACTS } from "../tokens/known-contracts.ts";
 
 /** A row of `supply_changes`. */
 export interface SupplyChangeRow {

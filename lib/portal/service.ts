@@ -7,8 +7,8 @@
 import { randomBytes } from "node:crypto";
 import type { Config } from "../config.ts";
 import { AppError } from "../errors.ts";
+import type { KeysRepo } from "../keys/repo.ts";
 import type { Logger } from "../logger.ts";
-import type { KeysRepo } from "../repos/keys.ts";
 import type { PgQueryable } from "../stores/postgres.ts";
 import { createPortalAuditRepo, type PortalAuditRepo } from "./audit.ts";
 import { createOidcClient, type OidcClient, type OidcIdentity } from "./oidc.ts";

@@ -7,8 +7,8 @@
 import { isContractAddress, isValidAddress } from "@alephium/web3";
 import { ALPH_TOKEN_ID } from "../chain/types.ts";
 import { badRequest, notFound } from "../errors.ts";
-import { ALEPHIUM_CHAIN_ID, contractAddressOf, num } from "../repos/registry-shared.ts";
 import type { Pg, PgParam, PgQueryable } from "../stores/postgres.ts";
+import { ALEPHIUM_CHAIN_ID, contractAddressOf, num } from "../tokens/repo-shared.ts";
 import { marketOf } from "./reader.ts";
 
 export const SOURCE_KINDS = [

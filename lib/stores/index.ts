@@ -4,8 +4,6 @@ import { join } from "node:path";
 import { type Config, clickhouseDatabase } from "../config.ts";
 import { AppError } from "../errors.ts";
 import type { Logger } from "../logger.ts";
-import { migrateClickHouse, migratePostgres } from "../migrate.ts";
-import { seedRegistryIfEmpty } from "../registry/seed.ts";
 import { type Ch, createClickHouse } from "./clickhouse.ts";
 import { createPostgres, type Pg } from "./postgres.ts";
 
@@ -68,11 +66,11 @@ function isAlive(pid: number): boolean {
   }
 }
 
-export async function openStores(
-  config: Config,
-  log: Logger,
-  options: { migrate: boolean; command: string },
-): Promise<Stores> {
+/**
+ * Opens the stores the config names (taking the embedded stores' lock); it only opens them: migrating and
+ * seeding is the step `prepareStores` (lib/stores/prepare.ts) that the commands call next.
+ */
+export async function openStores(config: Config, log: Logger, options: { command: string }): Promise<Stores> {
   if (config.DATABASES === "off") {
     log.warn("Databases are switched off (DATABASES=off): store-backed routes answer 503.");
     return { pg: null, ch: null, close: async () => undefined };
@@ -82,19 +80,14 @@ export async function openStores(
       ? () => undefined
       : lockEmbeddedStores(config, options.command);
   try {
-    return await openLocked(config, log, options, unlock);
+    return await openLocked(config, log, unlock);
   } catch (error) {
     unlock();
     throw error;
   }
 }
 
-async function openLocked(
-  config: Config,
-  log: Logger,
-  options: { migrate: boolean },
-  unlock: () => void,
-): Promise<Stores> {
+async function openLocked(config: Config, log: Logger, unlock: () => void): Promise<Stores> {
   const pg = await createPostgres({
     url: config.POSTGRES_URL,
     dataDir: stageDir(config, "pglite"),
@@ -120,17 +113,6 @@ async function openLocked(
       unlock();
     },
   };
-  if (options.migrate) {
-    try {
-      await migratePostgres(pg, log);
-      await migrateClickHouse(ch, log);
-      // First start: an empty token registry is filled from @alephium/token-list (`registry seed` re-runs it).
-      await seedRegistryIfEmpty({ pg, log });
-    } catch (error) {
-      await stores.close();
-      throw error;
-    }
-  }
   log.info({ postgres: pg.kind, clickhouse: ch.kind, database: ch.database }, "Stores opened.");
   return stores;
 }

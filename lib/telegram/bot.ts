@@ -9,9 +9,9 @@ import { Api, Bot, type Context } from "grammy";
 import type { Config } from "../config.ts";
 import { AppError } from "../errors.ts";
 import type { JobsService } from "../jobs/service.ts";
+import type { KeysRepo } from "../keys/repo.ts";
 import type { Logger } from "../logger.ts";
 import type { PaymentOutcome, PaymentsRepo } from "../payments/repo.ts";
-import type { KeysRepo } from "../repos/keys.ts";
 import type { UsageRecorder } from "../usage/recorder.ts";
 import {
   ADMIN_COMMANDS,

@@ -1,7 +1,7 @@
 /** The bot's messages (pure): short, HTML parse mode, every user-given or stored value escaped. */
 
+import type { ApiKey, ApiPlan } from "../keys/repo.ts";
 import type { Invoice, PaymentOutcome } from "../payments/repo.ts";
-import type { ApiKey, ApiPlan } from "../repos/keys.ts";
 
 /** Escapes text for Telegram's HTML parse mode. */
 export function esc(text: string | number): string {

@@ -5,14 +5,15 @@
  * there, so any number of API processes add up. A failed flush keeps its counts for the next one.
  * Minutes older than USAGE_RETENTION_DAYS are deleted by a flush at most once an hour (0 keeps them).
  */
-import type { Logger } from "../logger.ts";
+
 import type {
   KeyUsageRepo,
   UsageBucket,
   UsageCount,
   UsageGranularity,
   UsageTotals,
-} from "../repos/key-usage.ts";
+} from "../keys/usage-repo.ts";
+import type { Logger } from "../logger.ts";
 
 export interface UsageRecorder {
   /** Counts one request charged to a key's plan allowance; `rateLimited` when it was answered 429. */

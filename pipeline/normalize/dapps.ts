@@ -5,14 +5,14 @@
  */
 import type { DappRegistry, RawBlock } from "../../lib/chain/types.ts";
 import { CHILD_KIND, type DecoderKind } from "../../lib/dapps/kinds.ts";
-import type { DappContractRow } from "../../lib/registry/known-contracts.ts";
+import type { DappContractRow } from "../../lib/tokens/known-contracts.ts";
 import { fieldOf } from "./chain-utils.ts";
 import type { DecoderRegistry } from "./draft.ts";
 
 /** Event index of the node's ContractCreated system event. */
 const CONTRACT_CREATED_EVENT = -1;
 
-export { DAPP, type DappContractRow, KNOWN_DAPP_CONTRACTS } from "../../lib/registry/known-contracts.ts";
+export { DAPP, type DappContractRow, KNOWN_DAPP_CONTRACTS } from "../../lib/tokens/known-contracts.ts";
 
 /** In-memory registry over seed rows (first row wins on a duplicated address). */
 export function createStaticDappRegistry(rows: Iterable<DappContractRow>): DappRegistry {

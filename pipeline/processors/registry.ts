@@ -5,18 +5,18 @@
  *   mint tx and mint time, and the fungible-token metadata the node gives (multicall methods 0..3);
  * - contracts created with the NFT collection interface (0002…) → `nft_collections`, and those with the
  *   NFT interface (0003) → `nft_tokens` of their parent collection.
- * Upserts are idempotent and never overwrite what an admin edited (see lib/repos/registry-tokens.ts).
+ * Upserts are idempotent and never overwrite what an admin edited (see lib/tokens/tokens-repo.ts).
  */
 import { hexToString, NodeProvider } from "@alephium/web3";
 import type { ContractCreatedPayload } from "../../lib/chain/taxonomy.ts";
+import { withRetry } from "../../lib/retry.ts";
 import type {
   ContractInput,
   DiscoveredToken,
   NftCollectionInput,
   NftTokenInput,
-} from "../../lib/repos/registry.ts";
-import { createRegistryRepo } from "../../lib/repos/registry.ts";
-import { withRetry } from "../../lib/retry.ts";
+} from "../../lib/tokens/repo.ts";
+import { createRegistryRepo } from "../../lib/tokens/repo.ts";
 import type { PipelineDeps } from "../deps.ts";
 import { nodeError } from "../ingest/node-client.ts";
 import { CONSUMER_GROUPS, type EventsMessage } from "../messages.ts";

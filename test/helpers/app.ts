@@ -3,7 +3,7 @@ import { type BuildOptions, buildApp } from "../../api/app.ts";
 import { createApiDeps } from "../../api/deps.ts";
 import type { ApiDeps, App } from "../../api/types.ts";
 import { type Config, loadConfig } from "../../lib/config.ts";
-import { seedRegistryIfEmpty } from "../../lib/registry/seed.ts";
+import { seedRegistryIfEmpty } from "../../lib/tokens/seed.ts";
 import { openTestCh, openTestPg, quietLog, type TestCh, type TestPg } from "./stores.ts";
 
 export interface TestApp {
@@ -43,7 +43,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   });
   const pgStore = withDb ? (options.stores?.pg ?? (await openTestPg())) : null;
   const chStore = withDb ? (options.stores?.ch ?? (await openTestCh())) : null;
-  // As at a real first start (openStores): the registry is seeded from the official token list.
+  // As at a real first start (prepareStores): the registry is seeded from the official token list.
   if (pgStore) await seedRegistryIfEmpty({ pg: pgStore.pg, log: quietLog });
   const deps = createApiDeps(config, { pg: pgStore?.pg ?? null, ch: chStore?.ch ?? null }, quietLog);
   const keys = deps.keys;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRegistryRepo, type RegistryRepo } from "../../lib/repos/registry.ts";
-import { contractAddressOf } from "../../lib/repos/registry-shared.ts";
+import { createRegistryRepo, type RegistryRepo } from "../../lib/tokens/repo.ts";
+import { contractAddressOf } from "../../lib/tokens/repo-shared.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 
 const POOL_ID = `${"ab".repeat(31)}01`;

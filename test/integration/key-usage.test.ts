@@ -5,7 +5,7 @@
  * add up; the periodic flush and the retention.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createKeyUsageRepo } from "../../lib/repos/key-usage.ts";
+import { createKeyUsageRepo } from "../../lib/keys/usage-repo.ts";
 import { createUsageRecorder } from "../../lib/usage/recorder.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { waitFor } from "../helpers/pipeline.ts";

@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../../api/app.ts";
 import { createApiDeps } from "../../api/deps.ts";
 import { loadConfig } from "../../lib/config.ts";
+import { hashKey } from "../../lib/keys/repo.ts";
 import { createLogger } from "../../lib/logger.ts";
-import { hashKey } from "../../lib/repos/keys.ts";
 import { openTestCh, openTestPg, type TestCh, type TestPg } from "../helpers/stores.ts";
 
 describe("raw API keys stay secret", () => {

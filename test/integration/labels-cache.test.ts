@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createLabelCache, type LabelCache } from "../../lib/events/label-cache.ts";
-import { createAddressLabelsRepo } from "../../lib/repos/address-labels.ts";
+import { createAddressLabelsRepo } from "../../lib/labels/repo.ts";
 import { openTestPg, type TestPg } from "../helpers/stores.ts";
 
 describe("address labels cache", () => {

@@ -1,9 +1,9 @@
 import { mainnet } from "@alephium/token-list";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KNOWN_DAPP_CONTRACTS } from "../../lib/registry/known-contracts.ts";
-import { seedRegistry } from "../../lib/registry/seed.ts";
-import { createRegistryRepo, type RegistryRepo } from "../../lib/repos/registry.ts";
-import { contractAddressOf } from "../../lib/repos/registry-shared.ts";
+import { KNOWN_DAPP_CONTRACTS } from "../../lib/tokens/known-contracts.ts";
+import { createRegistryRepo, type RegistryRepo } from "../../lib/tokens/repo.ts";
+import { contractAddressOf } from "../../lib/tokens/repo-shared.ts";
+import { seedRegistry } from "../../lib/tokens/seed.ts";
 import { openTestPg, type TestPg } from "../helpers/stores.ts";
 
 const AYIN = "1a281053ba8601a658368594da034c2e99a0fb951b86498d05e76aedfe666800";

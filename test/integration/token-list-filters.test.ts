@@ -3,7 +3,7 @@
  * combine, deleted tokens never show, and search text is matched literally (% and _ are not wildcards).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRegistryRepo, type RegistryRepo, type TokenListQuery } from "../../lib/repos/registry.ts";
+import { createRegistryRepo, type RegistryRepo, type TokenListQuery } from "../../lib/tokens/repo.ts";
 import { openTestPg, type TestPg } from "../helpers/stores.ts";
 
 const id = (n: number) => n.toString(16).padStart(64, "0");

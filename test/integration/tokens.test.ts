@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRegistryRepo, type RegistryRepo } from "../../lib/repos/registry.ts";
-import { contractAddressOf } from "../../lib/repos/registry-shared.ts";
+import { createRegistryRepo, type RegistryRepo } from "../../lib/tokens/repo.ts";
+import { contractAddressOf } from "../../lib/tokens/repo-shared.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 
 const AYIN = "1a281053ba8601a658368594da034c2e99a0fb951b86498d05e76aedfe666800";

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ALPH_TOKEN_ID } from "../../lib/chain/types.ts";
 import type { EventsMessage, WireEvent } from "../../lib/events/wire.ts";
+import type { ApiKey, ApiPlan } from "../../lib/keys/repo.ts";
 import {
   alphToAtto,
   amountTag,
@@ -12,7 +13,6 @@ import {
   uniqueAmount,
 } from "../../lib/payments/amount.ts";
 import type { PaymentOutcome } from "../../lib/payments/repo.ts";
-import type { ApiKey, ApiPlan } from "../../lib/repos/keys.ts";
 import { adminFlagMessage, chatOfUser, esc, keysMessage, payerMessage } from "../../lib/telegram/messages.ts";
 import { paymentTransfers } from "../../pipeline/processors/payments.ts";
 

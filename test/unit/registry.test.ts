@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { WORMHOLE_MAINNET_IMPORTS, wormholeMainnetRows, wormholeRow } from "../../lib/registry/bridge.ts";
-import { listedTokens, seedTokenCategoryLinks } from "../../lib/registry/seed.ts";
-import { contractAddressOf, groupOfContractId } from "../../lib/repos/registry-shared.ts";
+import { WORMHOLE_MAINNET_IMPORTS, wormholeMainnetRows, wormholeRow } from "../../lib/tokens/bridge.ts";
+import { contractAddressOf, groupOfContractId } from "../../lib/tokens/repo-shared.ts";
+import { listedTokens, seedTokenCategoryLinks } from "../../lib/tokens/seed.ts";
 
 const AYIN = "1a281053ba8601a658368594da034c2e99a0fb951b86498d05e76aedfe666800";
 

@@ -1,6 +1,6 @@
 /** Dapps group: list, add (or re-activate), update, soft delete, and category links (at most 3). */
 import { Type } from "@sinclair/typebox";
-import { type DappUpdate, MAX_CATEGORIES } from "../../../lib/repos/registry.ts";
+import { type DappUpdate, MAX_CATEGORIES } from "../../../lib/tokens/repo.ts";
 import { NoBody, Nullable } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 import { NullableBody } from "../tokens/schemas.ts";

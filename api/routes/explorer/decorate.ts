@@ -5,7 +5,7 @@
 
 import type { ApiEvent, EventsService } from "../../../lib/events/service.ts";
 import type { ExplorerObject } from "../../../lib/explorer-client.ts";
-import type { AddressLabel } from "../../../lib/repos/address-labels.ts";
+import type { AddressLabel } from "../../../lib/labels/repo.ts";
 
 /** `ext` of a decorated transaction list item (SPEC "Events" point 4). */
 export interface ListItemExt {

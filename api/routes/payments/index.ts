@@ -5,9 +5,9 @@
  */
 import { Type } from "@sinclair/typebox";
 import { AppError, badRequest, forbidden, notFound } from "../../../lib/errors.ts";
+import type { KeyWithPlan } from "../../../lib/keys/repo.ts";
 import { alphToAtto } from "../../../lib/payments/amount.ts";
 import { INVOICE_STATUSES, PAYMENT_STATUSES } from "../../../lib/payments/repo.ts";
-import type { KeyWithPlan } from "../../../lib/repos/keys.ts";
 import { DateTime, NoBody, Nullable, StringEnum } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 

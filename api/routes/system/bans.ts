@@ -3,8 +3,8 @@ import { BlockList } from "node:net";
 import { Type } from "@sinclair/typebox";
 import { clientAddress, parseIpRange } from "../../../lib/bans/ip.ts";
 import { AppError, badRequest, notFound } from "../../../lib/errors.ts";
+import type { KeyWithPlan } from "../../../lib/keys/repo.ts";
 import { BAN_KINDS, BAN_STATES, type BanKind, normalizeBanValue } from "../../../lib/repos/bans.ts";
-import type { KeyWithPlan } from "../../../lib/repos/keys.ts";
 import { DateTime, NoBody, Nullable, StringEnum } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 

@@ -1,8 +1,8 @@
 /** System group: plans and API keys (SPEC.md "System: plans, keys"). */
 import { Type } from "@sinclair/typebox";
 import { badRequest, forbidden, notFound } from "../../../lib/errors.ts";
-import type { UsageGranularity } from "../../../lib/repos/key-usage.ts";
-import type { ApiKey, KeyWithPlan } from "../../../lib/repos/keys.ts";
+import type { ApiKey, KeyWithPlan } from "../../../lib/keys/repo.ts";
+import type { UsageGranularity } from "../../../lib/keys/usage-repo.ts";
 import { AliasOf, DateTime, INT32_MAX, NoBody, Nullable, StringEnum } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 

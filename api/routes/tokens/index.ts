@@ -8,7 +8,7 @@ import {
   MAX_CATEGORIES,
   type TokenListEntry,
   type TokenUpdate,
-} from "../../../lib/repos/registry.ts";
+} from "../../../lib/tokens/repo.ts";
 import {
   CSV_NOTE,
   FormatQuery,

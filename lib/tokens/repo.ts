@@ -2,11 +2,11 @@
  * The registry repository: tokens, categories, dapps, chains, contracts and NFTs in Postgres. One object built from a `Pg`, used by the API route groups, seeding and the pipeline.
  */
 import type { Pg } from "../stores/postgres.ts";
-import { type CatalogRepo, createCatalogRepo } from "./registry-catalog.ts";
-import { createOnchainRepo, type OnchainRepo } from "./registry-onchain.ts";
-import { createTokensRepo, type TokensRepo } from "./registry-tokens.ts";
+import { type CatalogRepo, createCatalogRepo } from "./catalog-repo.ts";
+import { createOnchainRepo, type OnchainRepo } from "./onchain-repo.ts";
+import { createTokensRepo, type TokensRepo } from "./tokens-repo.ts";
 
-export type { Category, Chain, Dapp, DappInput, DappUpdate } from "./registry-catalog.ts";
+export type { Category, Chain, Dapp, DappInput, DappUpdate } from "./catalog-repo.ts";
 export type {
   Contract,
   ContractInput,
@@ -14,8 +14,8 @@ export type {
   NftCollectionInput,
   NftToken,
   NftTokenInput,
-} from "./registry-onchain.ts";
-export { ALEPHIUM_CHAIN_ID, MAINNET_NETWORK_ID, MAX_CATEGORIES } from "./registry-shared.ts";
+} from "./onchain-repo.ts";
+export { ALEPHIUM_CHAIN_ID, MAINNET_NETWORK_ID, MAX_CATEGORIES } from "./repo-shared.ts";
 export type {
   BridgedRow,
   DiscoveredToken,
@@ -26,7 +26,7 @@ export type {
   TokenSort,
   TokenUpdate,
   UpsertOutcome,
-} from "./registry-tokens.ts";
+} from "./tokens-repo.ts";
 
 export type RegistryRepo = TokensRepo & CatalogRepo & OnchainRepo;
 

@@ -6,10 +6,10 @@
 import { ALPH, mainnet, type TokenInfo, type TokenList } from "@alephium/token-list";
 import { binToHex, contractIdFromAddress } from "@alephium/web3";
 import type { Logger } from "../logger.ts";
-import { createRegistryRepo, type ListedToken } from "../repos/registry.ts";
 import type { Pg } from "../stores/postgres.ts";
 import { WORMHOLE_MAINNET_IMPORTS, wormholeMainnetRows } from "./bridge.ts";
 import { KNOWN_DAPP_CONTRACTS } from "./known-contracts.ts";
+import { createRegistryRepo, type ListedToken } from "./repo.ts";
 
 /** Categories created by seeding (admins may delete or re-order them; seeding never undoes that). */
 export const SEED_CATEGORIES = [

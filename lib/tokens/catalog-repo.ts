@@ -1,7 +1,7 @@
 /** Categories, dapps and chains of the registry (Postgres). Deletes are soft: rows stay with `deleted` true. */
 import { badRequest, notFound } from "../errors.ts";
 import type { Pg } from "../stores/postgres.ts";
-import { checkCategories, now, num } from "./registry-shared.ts";
+import { checkCategories, now, num } from "./repo-shared.ts";
 
 export interface Category {
   id: string;

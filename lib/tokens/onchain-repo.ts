@@ -5,7 +5,7 @@
  */
 import { badRequest } from "../errors.ts";
 import type { Pg } from "../stores/postgres.ts";
-import { contractAddressOf, groupOfContractId, HEX_ID, now, num, pageWithTotal } from "./registry-shared.ts";
+import { contractAddressOf, groupOfContractId, HEX_ID, now, num, pageWithTotal } from "./repo-shared.ts";
 
 /** A contract as the pipeline reports it; `address` and `group` are derived from the id when absent. */
 export interface ContractInput {

@@ -1,12 +1,12 @@
 /**
  * Token registry (Postgres): the list and details served by the API, admin updates that remember which
  * fields an admin changed, soft deletes, and the discovery upsert the pipeline calls for tokens it sees
- * minted on chain. Seeding (lib/registry/seed.ts) writes through `upsertListedTokens` and `upsertBridgedRows`.
+ * minted on chain. Seeding (lib/tokens/seed.ts) writes through `upsertListedTokens` and `upsertBridgedRows`.
  */
 
 import { badRequest, notFound } from "../errors.ts";
-import type { BridgedRowInput } from "../registry/bridge.ts";
 import type { Pg, PgQueryable } from "../stores/postgres.ts";
+import type { BridgedRowInput } from "./bridge.ts";
 import {
   ALEPHIUM_CHAIN_ID,
   checkCategories,
@@ -15,7 +15,7 @@ import {
   now,
   num,
   pageWithTotal,
-} from "./registry-shared.ts";
+} from "./repo-shared.ts";
 
 /** The Token details object (SPEC "Token (details object)"). */
 export interface Token {

@@ -1,0 +1,73 @@
+/** `series`: series history (backfill). */
+import { type Command, InvalidArgumentError } from "commander";
+import { backfillSeries } from "../../lib/series/backfill.ts";
+import { TIMESERIES } from "../../lib/series/definitions/index.ts";
+import { backfillHolders } from "../../lib/series/holders.ts";
+import { createSeriesDeps } from "../../lib/series/settings.ts";
+import { openStores } from "../../lib/stores/index.ts";
+import { tryLock } from "../../lib/stores/pg-lock.ts";
+import { prepareStores } from "../../lib/stores/prepare.ts";
+import { CONSUMER_GROUPS } from "../../pipeline/messages.ts";
+import { processorLockName } from "../../pipeline/processor.ts";
+import { context } from "./shared.ts";
+
+export function installSeriesCommand(program: Command): void {
+  const series = program
+    .command("series")
+    .description("Series (timeseries of the normalized events and balances)");
+  series
+    .command("backfill")
+    .description(
+      "Build series history from the stored normalized events (and, for token-holders, the stored raw blocks; stop the holders processor meanwhile), idempotent: facts, points at every scale, segments, archive pages; progress on stderr, one JSON result on stdout",
+    )
+    .option("--series <id...>", `series ids (default: all): ${TIMESERIES.map((d) => d.id).join(", ")}`)
+    .action(async (opts: { series?: string[] }) => {
+      const unknown = (opts.series ?? []).filter((id) => !TIMESERIES.some((d) => d.id === id));
+      if (unknown.length > 0) throw new InvalidArgumentError(`Unknown series ${unknown.join(", ")}`);
+      const defs = opts.series ? TIMESERIES.filter((d) => opts.series!.includes(d.id)) : TIMESERIES;
+      const fromEvents = defs.filter((d) => (d.source ?? "events") === "events");
+      const ctx = context();
+      const stores = await openStores(ctx.config, ctx.log, { command: "series backfill" });
+      await prepareStores(stores, ctx.log);
+      const pg = stores.pg;
+      if (!stores.ch || !pg) {
+        await stores.close();
+        throw new Error("series backfill needs the databases (DATABASES=on)");
+      }
+      const deps = createSeriesDeps({ ch: stores.ch, config: ctx.config, log: ctx.log });
+      try {
+        const events =
+          fromEvents.length > 0
+            ? await backfillSeries(deps, fromEvents, (p) =>
+                process.stderr.write(
+                  `series backfill: day ${p.day}/${p.days}, ${p.events} events, ${p.facts} facts\n`,
+                ),
+              )
+            : { series: [], events: 0, facts: 0, days: 0 };
+        const result: Record<string, unknown> = { ...events };
+        if (defs.some((d) => d.source === "balances")) {
+          result.series = defs.map((d) => d.id);
+          // The holders pass reads the crossings its previous batch wrote: never beside the holders processor.
+          const lockName = processorLockName(CONSUMER_GROUPS.holders);
+          const lock = await tryLock(pg, lockName);
+          if (!lock)
+            throw new Error(
+              `the holders processor is running (it holds the lock ${lockName}): stop it, then run this backfill`,
+            );
+          try {
+            result.holders = await backfillHolders(deps, (p) =>
+              process.stderr.write(
+                `series backfill: token-holders, block ${p.blocks}/${p.total}, ${p.changes} holder changes\n`,
+              ),
+            );
+          } finally {
+            await lock.release();
+          }
+        }
+        process.stdout.write(`${JSON.stringify(result)}\n`);
+      } finally {
+        deps.objects.close();
+        await stores.close();
+      }
+    });
+}

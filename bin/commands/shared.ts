@@ -1,0 +1,63 @@
+/** Helpers the commands share: the process context (validated config, logger, metrics) and option parsers. */
+import { InvalidArgumentError } from "commander";
+import { type Config, loadConfig } from "../../lib/config.ts";
+import { ConfigError } from "../../lib/errors.ts";
+import { createLogger, type Logger } from "../../lib/logger.ts";
+import { createMetrics, type Metrics } from "../../lib/metrics.ts";
+import type { Stores } from "../../lib/stores/index.ts";
+import {
+  marketSettings,
+  startTradeWatcher,
+  type TradeWatcher,
+} from "../../pipeline/trade-watcher/watcher.ts";
+
+export interface ProcessContext {
+  config: Config;
+  log: Logger;
+  metrics: Metrics;
+}
+
+/** Config from the environment; a bad value stops here with the key, the value and what is allowed. */
+export function context(env: NodeJS.ProcessEnv = process.env): ProcessContext {
+  let config: Config;
+  try {
+    config = loadConfig(env);
+    marketSettings(config);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(
+        `${error.message}\nRun \`alephium-indexer config\` for every key and its default.\n`,
+      );
+      process.exit(2);
+    }
+    throw error;
+  }
+  return { config, log: createLogger({ level: config.LOG_LEVEL }), metrics: createMetrics() };
+}
+
+/** Normalized events the events sink of this process wrote (read from its metrics; a step behind). */
+export function eventsWritten(metrics: Metrics): () => number {
+  let written = 0;
+  return () => {
+    void metrics.pipelineRows.get().then((m) => {
+      written = m.values.find((v) => v.labels.stage === "events-sink")?.value ?? written;
+    });
+    return written;
+  };
+}
+
+/**
+ * The trade watcher of this process (pipeline/trade-watcher): the exchange and EVM pool pollers and the feed they
+ * hand trades to; null without databases or without a market source.
+ */
+export async function startMarkets(ctx: ProcessContext, stores: Stores): Promise<TradeWatcher | null> {
+  if (!stores.pg || !stores.ch) return null;
+  return startTradeWatcher({ pg: stores.pg, ch: stores.ch, log: ctx.log, metrics: ctx.metrics }, ctx.config);
+}
+
+export const positiveInt = (name: string) => (value: string) => {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 0)
+    throw new InvalidArgumentError(`${name} must be a whole number, got ${value}`);
+  return n;
+};

@@ -1,0 +1,204 @@
+/** `start`: everything in one process (ingest, every processor, the API; `--devnet` for the offline demo). */
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import type { Command } from "commander";
+import { createApiDeps } from "../../api/deps.ts";
+import { startServer } from "../../api/server.ts";
+import { defaultExchangePairs, type ExchangeDouble, startExchangeDouble } from "../../devnet/exchange.ts";
+import {
+  DEMO_ACCOUNTS,
+  DEMO_ADMIN_EMAIL,
+  DEMO_PASSWORD,
+  type IdentityProvider,
+  startIdentityProvider,
+} from "../../devnet/identity-provider.ts";
+import { DEVNET_RUN_DEFAULTS, type RunningDevnet, runDevnet } from "../../devnet/main.ts";
+import { registerDevnetDapps, watchDevnetExchangePair } from "../../devnet/register.ts";
+import { DEVNET_PAYMENT_ADDRESS, startTelegramDouble, type TelegramDouble } from "../../devnet/telegram.ts";
+import { ensureAdminKey } from "../../lib/admin-key.ts";
+import type { Config } from "../../lib/config.ts";
+import { type JobWorker, startJobWorker } from "../../lib/jobs/worker.ts";
+import { runProcess } from "../../lib/run-process.ts";
+import { openStores } from "../../lib/stores/index.ts";
+import { prepareStores } from "../../lib/stores/prepare.ts";
+import { createProgressReporter } from "../../pipeline/ingest/progress.ts";
+import { createPipelineDeps, PROCESSORS, type ProcessorName, startPipeline } from "../../pipeline/runtime.ts";
+import { context, eventsWritten, positiveInt, startMarkets } from "./shared.ts";
+
+export function installStartCommand(program: Command): void {
+  program
+    .command("start")
+    .description(
+      "Run everything in one process: ingest, every processor and the API (embedded stores by default)",
+    )
+    .option("--devnet", "follow a simulated Alephium network started in this process (offline demo)")
+    .option(
+      "--devnet-blocks <n>",
+      "blocks the simulated network makes ahead at its first start (14400: two hours of chain time)",
+      positiveInt("--devnet-blocks"),
+      DEVNET_RUN_DEFAULTS.blocks,
+    )
+    .option(
+      "--devnet-live <rate>",
+      "blocks per second it produces afterwards",
+      positiveInt("--devnet-live"),
+      2,
+    )
+    .option(
+      "--devnet-port <port>",
+      "port of the simulated node and explorer (default: an ephemeral port)",
+      positiveInt("--devnet-port"),
+      0,
+    )
+    .option(
+      "--telegram-port <port>",
+      "port of the simulated Telegram Bot API with --devnet (default: an ephemeral port)",
+      positiveInt("--telegram-port"),
+      0,
+    )
+    .option(
+      "--oidc-port <port>",
+      "port of the local identity provider of the admin portal with --devnet (default: an ephemeral port)",
+      positiveInt("--oidc-port"),
+      0,
+    )
+    .action(
+      async (opts: {
+        devnet?: boolean;
+        devnetBlocks: number;
+        devnetLive: number;
+        devnetPort: number;
+        telegramPort: number;
+        oidcPort: number;
+      }) => {
+        const base = context();
+        await runProcess("start", base.log, async () => {
+          let ctx = base;
+          let devnet: RunningDevnet | null = null;
+          let exchangeDouble: ExchangeDouble | null = null;
+          let telegramDouble: TelegramDouble | null = null;
+          let identityProvider: IdentityProvider | null = null;
+          if (opts.devnet) {
+            // The state file makes a restart continue the same chain (the stored cursors and hashes stay valid).
+            devnet = await runDevnet(
+              {
+                port: opts.devnetPort,
+                blocks: opts.devnetBlocks,
+                live: opts.devnetLive,
+                statePath: join(base.config.DATA_DIR, base.config.STAGE, "devnet.json"),
+              },
+              (line) => base.log.info(line),
+            );
+            const config: Config = {
+              ...base.config,
+              NODE_URL: devnet.nodeUrl,
+              EXPLORER_URL: devnet.explorerUrl,
+              INGEST_START_TS: base.config.INGEST_START_TS || devnet.chain.options.startTimestamp - 1,
+            };
+            // Unless EXCHANGE_SOURCES says otherwise, the demo's exchange is a double of Gate (read through ccxt).
+            if (process.env.EXCHANGE_SOURCES === undefined) {
+              // Its markets are anchored to the simulated network's creation, so a restart serves the same
+              // candles and fills (same ids) as before and the pollers' cursors stay valid.
+              exchangeDouble = await startExchangeDouble({
+                seed: 1,
+                pairs: defaultExchangePairs(devnet.state.createdAt),
+              });
+              config.EXCHANGE_SOURCES = "gate";
+              config.EXCHANGE_API_URLS = JSON.stringify({ gate: exchangeDouble.url });
+              if (process.env.EXCHANGE_BACKFILL_DAYS === undefined) config.EXCHANGE_BACKFILL_DAYS = 2;
+              base.log.info({ url: exchangeDouble.url }, "Simulated exchange (Gate API v4 double) started.");
+            }
+            // Unless TELEGRAM_BOT_TOKEN says otherwise, the demo's bot talks to a Bot API double by long
+            // polling and payments go to an address of the simulated network (README "Bot and payments").
+            if (process.env.TELEGRAM_BOT_TOKEN === undefined) {
+              telegramDouble = await startTelegramDouble({ port: opts.telegramPort });
+              config.TELEGRAM_BOT_TOKEN = telegramDouble.token;
+              config.TELEGRAM_API_ROOT = telegramDouble.url;
+              config.TELEGRAM_MODE = "polling";
+              if (!config.PAYMENT_ADDRESS) config.PAYMENT_ADDRESS = DEVNET_PAYMENT_ADDRESS;
+              base.log.info(
+                { url: telegramDouble.url, payment_address: config.PAYMENT_ADDRESS },
+                "Simulated Telegram (Bot API double) started.",
+              );
+            }
+            // Unless PORTAL_OIDC_ISSUER says otherwise, the portal signs in at a local identity provider
+            // (oidc-provider) with two demo accounts, one allow-listed (docs/portal.md).
+            if (process.env.PORTAL_OIDC_ISSUER === undefined) {
+              const secret = randomBytes(24).toString("base64url");
+              const api = `http://127.0.0.1:${config.PORT}`;
+              const local = `http://localhost:${config.PORT}`;
+              identityProvider = await startIdentityProvider({
+                port: opts.oidcPort,
+                clientId: config.PORTAL_OIDC_CLIENT_ID,
+                clientSecret: secret,
+                redirectUris: [api, local].flatMap((origin) => [
+                  `${origin}/${config.STAGE}/portal/callback`,
+                  `${origin}/portal/callback`,
+                ]),
+              });
+              config.PORTAL_OIDC_ISSUER = identityProvider.issuer;
+              config.PORTAL_OIDC_CLIENT_SECRET = secret;
+              if (!config.PORTAL_ADMIN_EMAILS && !config.PORTAL_ADMIN_SUBJECTS)
+                config.PORTAL_ADMIN_EMAILS = DEMO_ADMIN_EMAIL;
+              base.log.info(
+                {
+                  portal: `${api}/${config.STAGE}/portal/`,
+                  issuer: identityProvider.issuer,
+                  accounts: DEMO_ACCOUNTS.map((a) => a.email),
+                  password: DEMO_PASSWORD,
+                },
+                "Admin portal: sign in with the local identity provider's demo admin.",
+              );
+            }
+            ctx = { ...base, config };
+          }
+          const stores = await openStores(ctx.config, ctx.log, { command: "start" });
+          await prepareStores(stores, ctx.log);
+          if (stores.pg) await ensureAdminKey(stores.pg, ctx.config, ctx.log);
+          if (devnet && stores.pg) await registerDevnetDapps(stores.pg, devnet.chain);
+          const reporter = createProgressReporter(ctx.log, { events: eventsWritten(ctx.metrics) });
+          const pipelineDeps = stores.pg ? await createPipelineDeps(ctx, stores) : null;
+          const pipeline = pipelineDeps
+            ? await startPipeline(pipelineDeps, {
+                processors: Object.keys(PROCESSORS) as ProcessorName[],
+                ingest: true,
+                onProgress: (p) => reporter.update(p),
+              })
+            : null;
+          const jobWorker: JobWorker | null =
+            pipelineDeps && ctx.config.JOBS_WORKERS ? await startJobWorker(pipelineDeps) : null;
+          const exchanges = await startMarkets(ctx, stores);
+          const demoPair = new AbortController();
+          if (exchangeDouble && exchanges && stores.pg) {
+            watchDevnetExchangePair(stores.pg, { signal: demoPair.signal })
+              .then(
+                (id) =>
+                  id !== null && ctx.log.info({ pair_id: id }, "Demo exchange pair watched with its trades."),
+              )
+              .catch((error: unknown) =>
+                ctx.log.warn({ err: error }, "Could not watch the demo exchange pair."),
+              );
+          }
+          const apiDeps = createApiDeps(ctx.config, stores, ctx.log, ctx.metrics);
+          const server = await startServer(apiDeps);
+          // Long polling runs here when asked for (one process only); webhook mode is served by the API.
+          const polling = ctx.config.TELEGRAM_MODE === "polling" ? apiDeps.telegram : null;
+          await polling?.startPolling();
+          return async () => {
+            await polling?.stop();
+            demoPair.abort();
+            reporter.stop();
+            await server.close();
+            await exchanges?.stop();
+            await exchangeDouble?.close();
+            await telegramDouble?.close();
+            await identityProvider?.close();
+            await jobWorker?.stop();
+            await pipeline?.stop();
+            await stores.close();
+            await devnet?.close();
+          };
+        });
+      },
+    );
+}

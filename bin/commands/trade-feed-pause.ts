@@ -1,0 +1,31 @@
+/** `trade-feed-pause`: pause a trade feed left active. */
+import type { Command } from "commander";
+import { openStores } from "../../lib/stores/index.ts";
+import { prepareStores } from "../../lib/stores/prepare.ts";
+import { retireTradeFeed } from "../../pipeline/trade-watcher/feed.ts";
+import { context } from "./shared.ts";
+
+export function installTradeFeedPauseCommand(program: Command): void {
+  program
+    .command("trade-feed-pause")
+    .description(
+      "Pause the trade watcher's feed left active by a watcher that stopped without pausing it (it holds the events watermark): writes what it recorded but did not write, then pauses it. Run it only where no watcher runs",
+    )
+    .action(async () => {
+      const ctx = context();
+      const stores = await openStores(ctx.config, ctx.log, { command: "trade-feed-pause" });
+      await prepareStores(stores, ctx.log);
+      try {
+        if (!stores.pg || !stores.ch) throw new Error("trade-feed-pause needs the databases (DATABASES=on)");
+        const paused = await retireTradeFeed({
+          pg: stores.pg,
+          ch: stores.ch,
+          log: ctx.log,
+          metrics: ctx.metrics,
+        });
+        process.stdout.write(`${JSON.stringify({ paused })}\n`);
+      } finally {
+        await stores.close();
+      }
+    });
+}
