@@ -72,6 +72,11 @@ interface Cursor {
 
 /** Hard limit of a reorg walk-back (the protocol's maximum reorg is 200 blocks). */
 const MAX_REORG_DEPTH = 210;
+/**
+ * Blocks to go (over the 16 chains) above which /status says `backfill` even while ingest already fetches one
+ * window per round: about half a minute of mainnet, so `live` means caught up, not "within a round's reach".
+ */
+const LIVE_SLACK_BLOCKS = 64;
 /** How often a round asks the node for its tip block's time. */
 const TIP_PROBE_MS = 10_000;
 /** Published hashes kept per chain for reorg detection. */
@@ -130,8 +135,10 @@ export function createIngestor(deps: PipelineDeps, client: NodeClient, options: 
         )
       : null;
     const cursorTs = chains.map((c) => cursors.get(c)?.ts ?? startTs - 1);
+    const shown =
+      phase === "live" && blocksToGo !== null && blocksToGo > LIVE_SLACK_BLOCKS ? "backfill" : phase;
     const row: IngestProgressRow = {
-      phase,
+      phase: shown,
       start_ts: startTs,
       cursor_ts: Math.min(...cursorTs),
       published_ts: Math.max(...cursorTs),
@@ -142,7 +149,7 @@ export function createIngestor(deps: PipelineDeps, client: NodeClient, options: 
     };
     const rate = row.blocks_per_s;
     setIngestGauges(deps.metrics, {
-      phase,
+      phase: shown,
       blocks_to_go: blocksToGo,
       time_to_go_ms: blocksToGo === 0 ? 0 : row.tip_ts - row.cursor_ts,
       eta_ms: blocksToGo === null ? null : blocksToGo === 0 ? 0 : rate ? (blocksToGo / rate) * 1000 : null,
