@@ -7,7 +7,7 @@
 import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import Provider, { type Configuration } from "oidc-provider";
+import type { Configuration } from "oidc-provider";
 
 /** The demo's password, for both accounts (docs/portal.md). */
 export const DEMO_PASSWORD = "portal-demo";
@@ -73,6 +73,9 @@ async function formBody(req: IncomingMessage): Promise<URLSearchParams> {
 }
 
 export async function startIdentityProvider(options: IdentityProviderOptions): Promise<IdentityProvider> {
+  // Loaded here, not at import: oidc-provider warns about Node 20 on stderr as it loads, and every CLI command
+  // imports this module (for the demo accounts), not only the demo's start.
+  const { default: Provider } = await import("oidc-provider");
   let handle: ((req: IncomingMessage, res: ServerResponse) => void) | null = null;
   const server = createServer((req, res) => {
     if (handle) handle(req, res);
@@ -143,7 +146,7 @@ export async function startIdentityProvider(options: IdentityProviderOptions): P
     },
   });
 
-  const serve = (provider: Provider) => {
+  const serve = (provider: InstanceType<typeof Provider>) => {
     const callback = provider.callback();
     return (req: IncomingMessage, res: ServerResponse) => {
       const match = /^\/interaction\/([\w-]+)(\/login)?$/.exec((req.url ?? "").split("?")[0] ?? "");
