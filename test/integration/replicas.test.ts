@@ -29,9 +29,9 @@ import { seriesStateHash } from "../helpers/series.ts";
 import { openTestCh, openTestPg, quietLog, type TestCh } from "../helpers/stores.ts";
 
 const serverPg = Boolean(process.env.TEST_POSTGRES_URL);
-// Opt-in (REPLICAS_TEST=1) until the merged tree drains again: on the branch it was written on it passed in
-// 74-116 s; after the merges of 2026-11-26 it times out waiting for the consumer groups to drain (CI and alone;
-// cause not found yet; issue 22).
+// Opt-in (REPLICAS_TEST=1) until its flake is found: on the merged tree it passed 5 runs of 7 (36-53 s), but twice
+// (CI's Kafka pass, and alone, both on a freshly started mock cluster) the consumer groups did not drain within
+// 180 s (cause not found yet; issue 22).
 const optedIn = process.env.REPLICAS_TEST === "1";
 const ready = Boolean(KAFKA_BROKERS) && serverPg && optedIn;
 if (!ready)
@@ -40,7 +40,7 @@ if (!ready)
       ? "[skip notice] processor replicas: need Kafka (KAFKA_BROKERS, the kcat mock cluster) and PostgreSQL " +
           "(TEST_POSTGRES_URL) for the series and holders locks"
       : "[skip notice] processor replicas: opt-in with REPLICAS_TEST=1 (with Kafka and PostgreSQL): since the " +
-          "merge of 2026-11-26 the consumer groups do not drain within 180 s in this test (issue 22, known gaps)",
+          "merge of 2026-11-26 the consumer groups sometimes do not drain within 180 s (issue 22, known gaps)",
   );
 
 const NAMES = Object.keys(PROCESSORS) as ProcessorName[];
