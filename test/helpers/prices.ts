@@ -2,7 +2,9 @@
  * Price helpers for tests: a reference OHLCV computed from swap events with plain loops (independent
  * of lib/prices), and the state hash of the price tables (same method as the events guarantee tests).
  */
-import type { TestCh } from "./stores.ts";
+import { ALPH_TOKEN_ID } from "../../lib/chain/types.ts";
+import type { TestApp } from "./app.ts";
+import type { TestCh, TestPg } from "./stores.ts";
 
 export interface RefSwap {
   id: string;
@@ -129,4 +131,47 @@ export async function pricesStateHash(ch: TestCh): Promise<Record<string, { rows
     out[name] = { rows: Number(r?.rows ?? 0), hash: r?.hash ?? "" };
   }
   return out;
+}
+
+/**
+ * A pool pair (`pool`: `token`/ALPH on the `ayin` source, added through the admin route) with three daily candles
+ * (2024-01-02, 01-03 and 01-09) as the candles processor writes them. Returns the pair id.
+ */
+export async function addPoolPairWithDailyCandles(
+  t: TestApp,
+  stores: { pg: TestPg; ch: TestCh },
+  pool: string,
+  token: string,
+): Promise<number> {
+  await stores.pg.pg.query(
+    "t",
+    "INSERT INTO dex_pools (pool_address, dapp_id, token0_id, token1_id, created_at) VALUES ($1, 'ayin', $2, $3, $4)",
+    [pool, ALPH_TOKEN_ID, token, "2024-03-01T12:00:00Z"],
+  );
+  const added = await t.app.inject({
+    method: "POST",
+    url: "/price/source/ayin/pair/add",
+    headers: t.auth(t.adminKey),
+    payload: { pair_symbol: pool, token_id: token },
+  });
+  if (added.statusCode !== 200) throw new Error(`pair add answered ${added.statusCode}: ${added.body}`);
+  const candle = (day: number, c: string) => ({
+    market: `ayin:${pool}`,
+    scale: "1d",
+    t: Date.UTC(2024, 0, day),
+    o: c,
+    h: c,
+    l: c,
+    c,
+    v: "1500000",
+    trades: 1,
+    deleted: 0,
+    version: 1,
+  });
+  await stores.ch.ch.insert("test_candles", "candles", [
+    candle(2, "2000000000000"),
+    candle(3, "2500000000000"),
+    candle(9, "3000000000000"),
+  ]);
+  return (added.json() as { id: number }).id;
 }

@@ -7,12 +7,12 @@
  */
 import { addressFromContractId } from "@alephium/web3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ALPH_TOKEN_ID } from "../../lib/chain/types.ts";
 import { backfillSeries } from "../../lib/series/backfill.ts";
 import { timeseriesById } from "../../lib/series/definitions/index.ts";
 import { createSeriesDeps } from "../../lib/series/settings.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { blockMessage, type EventSpec, liftWatermark, writeMessages } from "../helpers/dapp-events.ts";
+import { addPoolPairWithDailyCandles } from "../helpers/prices.ts";
 import { openTestCh, openTestPg, quietLog, type TestCh, type TestPg } from "../helpers/stores.ts";
 
 type Reply = Awaited<ReturnType<TestApp["app"]["inject"]>>;
@@ -304,36 +304,7 @@ describe("CSV export", () => {
       ],
     );
     // A pool pair (-PXA / ALPH) and three daily candles, as the candles processor writes them.
-    await sql(
-      "INSERT INTO dex_pools (pool_address, dapp_id, token0_id, token1_id, created_at) VALUES ($1, 'ayin', $2, $3, $4)",
-      [POOL, ALPH_TOKEN_ID, PXA, "2024-03-01T12:00:00Z"],
-    );
-    const added = await t.app.inject({
-      method: "POST",
-      url: "/price/source/ayin/pair/add",
-      headers: t.auth(t.adminKey),
-      payload: { pair_symbol: POOL, token_id: PXA },
-    });
-    expect(added.statusCode, added.body).toBe(200);
-    pairId = added.json().id;
-    const candle = (day: number, c: string) => ({
-      market: `ayin:${POOL}`,
-      scale: "1d",
-      t: Date.UTC(2024, 0, day),
-      o: c,
-      h: c,
-      l: c,
-      c,
-      v: "1500000",
-      trades: 1,
-      deleted: 0,
-      version: 1,
-    });
-    await stores.ch.ch.insert("test_candles", "candles", [
-      candle(2, "2000000000000"),
-      candle(3, "2500000000000"),
-      candle(9, "3000000000000"),
-    ]);
+    pairId = await addPoolPairWithDailyCandles(t, stores, POOL, PXA);
   });
   afterAll(async () => {
     await t?.close();
