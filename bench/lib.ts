@@ -125,6 +125,23 @@ export async function startBenchApp(deps: {
  * otherwise), with its dapps registered and the ingestor ready: what the processor benches share.
  * `onStores` runs before the processors start (to wrap the stores, for example).
  */
+/** The processors a pipeline bench runs: every one, or those BENCH_PROCESSORS names (comma-separated; `-name` leaves one out). */
+export function benchProcessors(): ProcessorName[] {
+  const all = Object.keys(PROCESSORS) as ProcessorName[];
+  const spec = (process.env.BENCH_PROCESSORS ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (spec.length === 0) return all;
+  for (const s of spec)
+    if (!all.includes(s.replace(/^-/, "") as ProcessorName))
+      throw new Error(`BENCH_PROCESSORS: unknown processor ${JSON.stringify(s)} (known: ${all.join(", ")})`);
+  const out = spec.every((s) => s.startsWith("-"))
+    ? all.filter((n) => !spec.includes(`-${n}`))
+    : all.filter((n) => spec.includes(n));
+  return out;
+}
+
 export async function startBenchPipeline(options: {
   chain: DevnetChain;
   server: { nodeUrl: string; explorerUrl: string };
@@ -153,7 +170,7 @@ export async function startBenchPipeline(options: {
   options.onStores?.(stores);
   const deps = await createPipelineDeps({ config, log, metrics }, stores);
   const pipeline = await startPipeline(deps, {
-    processors: Object.keys(PROCESSORS) as ProcessorName[],
+    processors: benchProcessors(),
     ingest: false,
   });
   const ingestor = createIngestor(

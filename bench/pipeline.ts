@@ -4,8 +4,10 @@
  * alone (same batch sizes) in the same run. Embedded bus by default; Kafka too when KAFKA_BROKERS is set.
  * The embedded pass runs twice back to back, with the dapp decoders off and on (DAPP_DECODERS), and prints the
  * normalize processor's time per block in each: the decoders' added cost.
- * Run: npm run bench:pipeline   (BENCH_BLOCKS=4000; BENCH_PROFILE=1 adds each processor's handle time and the
- * statements' time by label; BENCH_CPU_PROFILE=<dir> writes a CPU profile of each timed section there;
+ * Run: npm run bench:pipeline   (BENCH_BLOCKS=4000; BENCH_PROFILE=1 adds each processor's handle time, the
+ * statements' time and chDB CPU by label, and chDB's counters (query and merge CPU) over the run;
+ * BENCH_PROCESSORS=holders,series runs only those processors (`-holders` every one but it: a processor's
+ * marginal cost); BENCH_CPU_PROFILE=<dir> writes a CPU profile of each timed section there;
  * BENCH_ONLY=embedded runs the embedded pass with the decoders on alone). The embedded pass with the decoders on
  * ends with each table's storage after merges, per event and per raw block (the sizing guide's figures).
  */
@@ -56,11 +58,23 @@ async function run(mode: "embedded" | "kafka", target: number, decoders = true) 
         join(cpuDir, `pipeline-${mode}-${decoders ? "on" : "off"}-${Date.now()}.cpuprofile`),
       )
     : undefined;
+  const chEvents = async () =>
+    new Map(
+      (
+        await ch.query<{ event: string; value: string }>(
+          "bench_ch_events",
+          "SELECT event, toString(value) AS value FROM system.events",
+        )
+      ).map((r) => [r.event, Number(r.value)]),
+    );
+  const eventsBefore = PROFILE ? await chEvents() : undefined;
+  const cpuBefore = process.cpuUsage();
   const started = performance.now();
   let rounds = 0;
   while (!(await ingestor.runOnce()).caughtUp) rounds++;
   await drain(50);
   const seconds = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
   await stopCpu?.();
   const [counts] = await ch.query<{ blocks: string; events: string }>(
     "bench_counts",
@@ -74,6 +88,15 @@ async function run(mode: "embedded" | "kafka", target: number, decoders = true) 
     const byProcessor = [...handled.entries()].sort((a, b) => b[1] - a[1]);
     process.stdout.write(
       `\n  seconds in handle per processor (${seconds.toFixed(2)} s run): ${byProcessor.map(([n, v]) => `${n} ${v.toFixed(2)}`).join(", ")}\n${profile.table(seconds)}\n`,
+    );
+    // chDB's own counters over the timed section: CPU in queries against CPU in background merges.
+    const after = await chEvents();
+    const delta = (name: string) => (after.get(name) ?? 0) - (eventsBefore?.get(name) ?? 0);
+    process.stdout.write(
+      `  chDB counters over the run: queries ${delta("Query")}, inserted rows ${delta("InsertedRows")}, ` +
+        `merges ${delta("Merge")} (${delta("MergedRows")} rows, ${(delta("MergeTotalMilliseconds") / 1000).toFixed(2)} s), ` +
+        `user CPU ${(delta("UserTimeMicroseconds") / 1e6).toFixed(2)} s, system CPU ${(delta("SystemTimeMicroseconds") / 1e6).toFixed(2)} s, ` +
+        `real ${(delta("RealTimeMicroseconds") / 1e6).toFixed(2)} s (thread time in queries and merges)\n`,
     );
   }
 
@@ -113,7 +136,7 @@ async function run(mode: "embedded" | "kafka", target: number, decoders = true) 
     [
       `\npipeline bench (${mode}, ${deps.bus.kind} bus, chDB, ${stores.pg?.kind}, dapp decoders ${decoders ? "on" : "off"}); ${blocks} blocks, ${events} events, ${rounds + 1} ingest rounds`,
       `  normalize:              ${((normalizeSeconds / blocks) * 1000).toFixed(3).padStart(8)} ms per block in handle (${normalizeSeconds.toFixed(2)} s)`,
-      `  end to end:             ${(blocks / seconds).toFixed(0).padStart(8)} blocks/s ${(events / seconds).toFixed(0).padStart(8)} events/s  (${seconds.toFixed(2)} s)`,
+      `  end to end:             ${(blocks / seconds).toFixed(0).padStart(8)} blocks/s ${(events / seconds).toFixed(0).padStart(8)} events/s  (${seconds.toFixed(2)} s; process CPU ${((cpu.user + cpu.system) / 1e6).toFixed(2)} s, ${(((cpu.user + cpu.system) / 1e6 / seconds) * 100).toFixed(0)}% of one core)`,
       `  chDB insert alone:      ${"".padStart(8)}          ${(events / insertSeconds).toFixed(0).padStart(8)} events/s  (${insertSeconds.toFixed(2)} s, batches of ${batch}, with the event_lookup view)`,
       `  chDB insert alone:      ${"".padStart(8)}          ${(events / aloneSeconds).toFixed(0).padStart(8)} events/s  (${aloneSeconds.toFixed(2)} s, events table only)`,
       `  pipeline / insert bound: ${((insertSeconds / seconds) * 100).toFixed(1)}%`,

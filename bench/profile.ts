@@ -30,16 +30,30 @@ interface Tally {
   calls: number;
   ms: number;
   rows: number;
+  /** chDB's own CPU (user + system) in the statement, from its `system.events` counters read around it. */
+  cpuMs: number;
 }
 
 export function profileStores(stores: Stores) {
   const tallies = new Map<string, Tally>();
-  const add = (key: string, ms: number, rows = 0) => {
-    const t = tallies.get(key) ?? { calls: 0, ms: 0, rows: 0 };
+  const add = (key: string, ms: number, rows = 0, cpuMs = 0) => {
+    const t = tallies.get(key) ?? { calls: 0, ms: 0, rows: 0, cpuMs: 0 };
     t.calls += 1;
     t.ms += ms;
     t.rows += rows;
+    t.cpuMs += cpuMs;
     tallies.set(key, t);
+  };
+  // chDB's CPU counters (the session's threads and its background merges), read before and after each statement:
+  // the statements run one at a time here, so the difference is the statement's CPU (plus any merge meanwhile).
+  const rawQuery = stores.ch?.query.bind(stores.ch);
+  const chCpuMs = async (): Promise<number> => {
+    if (!rawQuery || stores.ch?.kind !== "chdb") return 0;
+    const [r] = await rawQuery<{ us: string }>(
+      "profile_cpu",
+      "SELECT toString(sum(value)) AS us FROM system.events WHERE event IN ('UserTimeMicroseconds', 'SystemTimeMicroseconds')",
+    );
+    return Number(r?.us ?? 0) / 1000;
   };
   let chTail: Promise<unknown> = Promise.resolve();
   let waitMs = 0;
@@ -53,12 +67,16 @@ export function profileStores(stores: Stores) {
     async (label: string, ...rest: A): Promise<R> => {
       const queued = performance.now();
       const run = async () => {
+        const cpu0 = store === "ch" ? await chCpuMs() : 0;
         const t0 = performance.now();
         waitMs += t0 - queued;
+        let ms = 0;
         try {
           return await fn(label, ...rest);
         } finally {
-          add(`${store} ${verb} ${label}`, performance.now() - t0, rowsOf(rest));
+          ms = performance.now() - t0;
+          const cpu = store === "ch" ? (await chCpuMs()) - cpu0 : 0;
+          add(`${store} ${verb} ${label}`, ms, rowsOf(rest), cpu);
         }
       };
       if (store !== "ch") return run();
@@ -81,11 +99,11 @@ export function profileStores(stores: Stores) {
       const total = [...tallies.values()].reduce((s, t) => s + t.ms, 0);
       const lines = [
         `  statement time by label (${(total / 1000).toFixed(2)} s summed over ${seconds.toFixed(2)} s of run; ${(waitMs / 1000).toFixed(2)} s summed waiting for the chDB session):`,
-        `  ${"label".padEnd(52)} ${"calls".padStart(6)} ${"total s".padStart(8)} ${"ms/call".padStart(8)} ${"rows".padStart(8)}`,
+        `  ${"label".padEnd(52)} ${"calls".padStart(6)} ${"total s".padStart(8)} ${"ms/call".padStart(8)} ${"rows".padStart(8)} ${"chDB CPU s".padStart(10)}`,
       ];
       for (const [label, t] of rows)
         lines.push(
-          `  ${label.slice(0, 52).padEnd(52)} ${String(t.calls).padStart(6)} ${(t.ms / 1000).toFixed(2).padStart(8)} ${(t.ms / t.calls).toFixed(2).padStart(8)} ${String(t.rows || "").padStart(8)}`,
+          `  ${label.slice(0, 52).padEnd(52)} ${String(t.calls).padStart(6)} ${(t.ms / 1000).toFixed(2).padStart(8)} ${(t.ms / t.calls).toFixed(2).padStart(8)} ${String(t.rows || "").padStart(8)} ${label.startsWith("ch ") ? (t.cpuMs / 1000).toFixed(2).padStart(10) : ""}`,
         );
       return lines.join("\n");
     },

@@ -23,7 +23,7 @@ import type { node } from "@alephium/web3";
 import { applyInRuns } from "../batch.ts";
 import { mainRawBlocks } from "../chain/raw-blocks.ts";
 import { ALPH_TOKEN_ID } from "../chain/types.ts";
-import { type Ch, inParam } from "../stores/clickhouse.ts";
+import { atKeyParam, type Ch, inParam } from "../stores/clickhouse.ts";
 import { dimensionsJson, instanceIdOf } from "./definition.ts";
 import { tokenHolders } from "./definitions/token-holders.ts";
 import {
@@ -226,7 +226,7 @@ const pairParams = (touched: Touched) => {
 const PAIR_WHERE = `token_id IN ${inParam("tokens")} AND address IN ${inParam("addresses")}
   AND concat(token_id, ':', address) IN ${inParam("pairs")}`;
 /** The pair's t0 (for a row of a touched pair). */
-const T0 = "{t0s:Array(UInt64)}[indexOf({pairs:Array(String)}, concat(token_id, ':', address))]";
+const T0 = atKeyParam("concat(token_id, ':', address)", "pairs", "t0s");
 
 /**
  * Each move's amount capped at 2^250 before it is summed as Int256: a bridge pool's u256Max supply would overflow

@@ -17,7 +17,7 @@
 import { createHash } from "node:crypto";
 import type { EventsMessage } from "../events/wire.ts";
 import type { Logger } from "../logger.ts";
-import type { Ch } from "../stores/clickhouse.ts";
+import { atKeyParam, type Ch, positionParam } from "../stores/clickhouse.ts";
 import type { ObjectStore } from "../stores/object-store.ts";
 import {
   dimensionsJson,
@@ -218,8 +218,8 @@ interface Ranges {
 /** The ranges' condition on `col`; `p` suffixes the parameter names (several ranges in one statement). */
 const RANGE_WHERE = (col: string, p = "") =>
   `instance_id IN {ids${p}:Array(String)}
-   AND ${col} >= {los${p}:Array(UInt64)}[indexOf({ids${p}:Array(String)}, instance_id)]
-   AND ${col} < {his${p}:Array(UInt64)}[indexOf({ids${p}:Array(String)}, instance_id)]`;
+   AND ${col} >= ${atKeyParam("instance_id", `ids${p}`, `los${p}`)}
+   AND ${col} < ${atKeyParam("instance_id", `ids${p}`, `his${p}`)}`;
 
 /** The ranges as parameters suffixed with `p`. */
 const rangeParams = (r: Ranges, p: string) => ({
@@ -415,7 +415,7 @@ async function recomputeSegments(
     "series_segments_recompute",
     `SELECT instance_id, scale, t - t % {widths:Array(UInt64)}[j] AS s, min(t) AS f, max(t) AS l, uniqExact(t) AS n
      FROM (
-       SELECT instance_id, scale, t, indexOf({keys:Array(String)}, concat(instance_id, '/', scale)) AS j
+       SELECT instance_id, scale, t, ${positionParam("concat(instance_id, '/', scale)", "keys")} AS j
        FROM series_points FINAL
        WHERE instance_id IN {ids:Array(String)} AND deleted = 0 AND scale IN {scales:Array(String)}
          AND t >= {scale_los:Array(UInt64)}[indexOf({scales:Array(String)}, scale)]
@@ -427,7 +427,7 @@ async function recomputeSegments(
   const existing = await ch.query<{ instance_id: string; scale: string; s: string }>(
     "series_segments_existing",
     `SELECT instance_id, scale, s FROM (
-       SELECT instance_id, scale, span_start AS s, indexOf({keys:Array(String)}, concat(instance_id, '/', scale)) AS j
+       SELECT instance_id, scale, span_start AS s, ${positionParam("concat(instance_id, '/', scale)", "keys")} AS j
        FROM series_segments FINAL
        WHERE instance_id IN {ids:Array(String)} AND deleted = 0
      ) WHERE j > 0 AND s >= {los:Array(UInt64)}[j]`,
@@ -615,7 +615,7 @@ async function archiveRaw(
     "series_raw_first_live",
     `SELECT instance_id, toString(min(t)) AS f FROM series_points FINAL
      WHERE instance_id IN {ids:Array(String)} AND scale = '0' AND deleted = 0
-       AND t >= {floors:Array(UInt64)}[indexOf({ids:Array(String)}, instance_id)]
+       AND t >= ${atKeyParam("instance_id", "ids", "floors")}
      GROUP BY instance_id`,
     { ids: live, floors },
   );

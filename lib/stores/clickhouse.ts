@@ -71,6 +71,19 @@ export interface ClickHouseOptions {
  */
 export const inParam = (name: string, type = "String") => `(SELECT arrayJoin({${name}:Array(${type})}))`;
 
+/**
+ * The element of the UInt64 array parameter `values` at the position of `expr` in the String array parameter
+ * `keys` (the first one; 0 when absent): `{values}[indexOf({keys}, expr)]` without its cost. `indexOf` scans the
+ * array for every row, rows × keys: 2.0 s for 30,000 rows against 20,000 keys on chDB, the holders' crossings
+ * statement of a backfill batch; `transform` looks the key up in a hash table: 0.09 s.
+ */
+export const atKeyParam = (expr: string, keys: string, values: string) =>
+  `transform(${expr}, {${keys}:Array(String)}, {${values}:Array(UInt64)}, toUInt64(0))`;
+
+/** The 1-based position of `expr` in the String array parameter `keys` (the first; 0 when absent), as `atKeyParam`. */
+export const positionParam = (expr: string, keys: string) =>
+  `transform(${expr}, {${keys}:Array(String)}, arrayEnumerate({${keys}:Array(String)}), toUInt64(0))`;
+
 /** ClickHouse error codes worth retrying (timeouts, network, memory pressure, too many parts, keeper). */
 const RETRYABLE_CODES = new Set([159, 164, 209, 210, 241, 242, 252, 285, 319, 425, 999]);
 
