@@ -7,7 +7,9 @@
  * Run: npm run bench:pipeline   (BENCH_BLOCKS=4000; BENCH_PROFILE=1 adds each processor's handle time, the
  * statements' time and chDB CPU by label, and chDB's counters (query and merge CPU) over the run;
  * BENCH_PROCESSORS=holders,series runs only those processors (`-holders` every one but it: a processor's
- * marginal cost); BENCH_CPU_PROFILE=<dir> writes a CPU profile of each timed section there;
+ * marginal cost); BENCH_NODE_DELAY_MS=500 makes the node double answer each window of blocks that much later, as
+ * a remote node would; INGEST_* settings pass through (INGEST_PREFETCH=false, INGEST_WINDOW_MS=120000);
+ * BENCH_CPU_PROFILE=<dir> writes a CPU profile of each timed section there;
  * BENCH_ONLY=embedded runs the embedded pass with the decoders on alone). The embedded pass with the decoders on
  * ends with each table's storage after merges, per event and per raw block (the sizing guide's figures).
  */
@@ -29,7 +31,9 @@ const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 4000);
 const KAFKA_BLOCKS = Number(process.env.BENCH_KAFKA_BLOCKS ?? 800);
 const chain = createDevnetChain({ seed: 3, txPerBlock: [2, 8] });
 chain.advance(BLOCKS);
-const server = await startDevnetServer(chain, { port: 0 });
+// BENCH_NODE_DELAY_MS: the node's answer time for a window of blocks (a remote node's; 0 = the double's own).
+const NODE_DELAY_MS = Number(process.env.BENCH_NODE_DELAY_MS ?? 0);
+const server = await startDevnetServer(chain, { port: 0, blocksWithEventsDelayMs: NODE_DELAY_MS });
 const log = createLogger({ level: "warn" });
 const PROFILE = process.env.BENCH_PROFILE === "1";
 const ONLY = process.env.BENCH_ONLY ?? "";
@@ -50,6 +54,10 @@ async function run(mode: "embedded" | "kafka", target: number, decoders = true) 
       KAFKA_BROKERS: mode === "kafka" ? (process.env.KAFKA_BROKERS ?? "") : "",
       KAFKA_TOPIC_PREFIX: `bench${Date.now()}.`,
       DAPP_DECODERS: String(decoders),
+      // Ingest's own settings pass through (INGEST_WINDOW_MS, INGEST_PREFETCH ...): rounds of other sizes, prefetch off.
+      ...Object.fromEntries(
+        Object.entries(process.env).filter(([k, v]) => k.startsWith("INGEST_") && v !== undefined),
+      ),
     },
   });
   const cpuDir = process.env.BENCH_CPU_PROFILE;
@@ -83,6 +91,7 @@ async function run(mode: "embedded" | "kafka", target: number, decoders = true) 
   const blocks = Number(counts?.blocks);
   const events = Number(counts?.events);
   const handled = await handleSeconds(metrics);
+  const nodeWait = Number((await metrics.ingestNodeWaitSeconds.get()).values[0]?.value ?? 0);
   const normalizeSeconds = handled.get("normalize") ?? Number.NaN;
   if (profile) {
     const byProcessor = [...handled.entries()].sort((a, b) => b[1] - a[1]);
@@ -134,8 +143,9 @@ async function run(mode: "embedded" | "kafka", target: number, decoders = true) 
 
   process.stdout.write(
     [
-      `\npipeline bench (${mode}, ${deps.bus.kind} bus, chDB, ${stores.pg?.kind}, dapp decoders ${decoders ? "on" : "off"}); ${blocks} blocks, ${events} events, ${rounds + 1} ingest rounds`,
+      `\npipeline bench (${mode}, ${deps.bus.kind} bus, chDB, ${stores.pg?.kind}, dapp decoders ${decoders ? "on" : "off"}); ${blocks} blocks, ${events} events, ${rounds + 1} ingest rounds${NODE_DELAY_MS ? `, node answers each window ${NODE_DELAY_MS} ms late` : ""}`,
       `  normalize:              ${((normalizeSeconds / blocks) * 1000).toFixed(3).padStart(8)} ms per block in handle (${normalizeSeconds.toFixed(2)} s)`,
+      `  ingest waited for the node: ${nodeWait.toFixed(2)} s of the run`,
       `  end to end:             ${(blocks / seconds).toFixed(0).padStart(8)} blocks/s ${(events / seconds).toFixed(0).padStart(8)} events/s  (${seconds.toFixed(2)} s; process CPU ${((cpu.user + cpu.system) / 1e6).toFixed(2)} s, ${(((cpu.user + cpu.system) / 1e6 / seconds) * 100).toFixed(0)}% of one core)`,
       `  chDB insert alone:      ${"".padStart(8)}          ${(events / insertSeconds).toFixed(0).padStart(8)} events/s  (${insertSeconds.toFixed(2)} s, batches of ${batch}, with the event_lookup view)`,
       `  chDB insert alone:      ${"".padStart(8)}          ${(events / aloneSeconds).toFixed(0).padStart(8)} events/s  (${aloneSeconds.toFixed(2)} s, events table only)`,

@@ -29,6 +29,11 @@ export interface DevnetServerOptions {
   port?: number;
   /** The explorer's clock (ms), which decides what is still locked in `/infos/supply` (default `Date.now`). */
   clock?: () => number;
+  /**
+   * Added answer time of `GET /blockflow/blocks-with-events` (ms, default 0): a remote node's, for benches of what
+   * ingest does while it waits for the node.
+   */
+  blocksWithEventsDelayMs?: number;
 }
 
 /** A running devnet server. */
@@ -270,6 +275,8 @@ export async function startDevnetServer(
     "/blockflow/blocks-with-events",
     async (req: Req): Promise<node.BlocksAndEventsPerTimeStampRange> => {
       const { fromTs, toTs } = timeRange(req.query);
+      const delay = options.blocksWithEventsDelayMs ?? 0;
+      if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
       return { blocksAndEvents: chain.blocksInRange(fromTs, toTs).map((c) => c.map(blockAndEvents)) };
     },
   );

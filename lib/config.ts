@@ -201,6 +201,10 @@ export const CONFIG_SPEC = {
     1_800_000,
     "Window of the first round after a start (at most INGEST_WINDOW_MS); each round doubles it while the node's answers stay under 2,000 blocks, so a start serves its first events after one small round instead of after a whole first batch of history.",
   ),
+  INGEST_PREFETCH: bool(
+    true,
+    "While backfilling, fetch the next round's windows while the current round publishes, so the node's answer time and the processors' work overlap (one more round of blocks held in memory). false fetches each round's windows when the round starts.",
+  ),
   INGEST_POLL_MS: int(2_000, 50, 600_000, "Live-tail polling interval."),
   CONFIRMATIONS: int(2, 0, 210, "Blocks on top of a block before its events are served (reorg safety)."),
   EVENTS_WATERMARK_CACHE_MS: int(

@@ -22,6 +22,7 @@ export interface Metrics {
   ingestTimeToGoMs: Gauge;
   ingestEtaSeconds: Gauge;
   ingestBlocksPerSecond: Gauge;
+  ingestNodeWaitSeconds: Counter;
   processorBlockTs: Gauge<"processor">;
   processorLagMs: Gauge<"processor">;
   sqlQueries: Counter<"outcome">;
@@ -143,6 +144,11 @@ export function createMetrics(): Metrics {
     ingestBlocksPerSecond: new Gauge({
       name: `${METRICS_PREFIX}ingest_blocks_per_second`,
       help: "Blocks ingest published per second over the last 30 s.",
+      registers: [registry],
+    }),
+    ingestNodeWaitSeconds: new Counter({
+      name: `${METRICS_PREFIX}ingest_node_wait_seconds_total`,
+      help: "Time ingest rounds waited for the node's blocks (blocks-with-events): the node is the bound when this grows nearly as fast as the clock. A window fetched early, while the round before published, counts only the time the round still waited for it.",
       registers: [registry],
     }),
     processorBlockTs: new Gauge({

@@ -58,6 +58,7 @@ export function ingestOptions(config: Config, onProgress?: (p: IngestProgress) =
     maxWindowMs: config.INGEST_WINDOW_MS,
     firstWindowMs: config.INGEST_FIRST_WINDOW_MS,
     concurrency: config.INGEST_CONCURRENCY,
+    prefetch: config.INGEST_PREFETCH,
     pollMs: config.INGEST_POLL_MS,
     onProgress,
   };

@@ -30,6 +30,8 @@ export interface IngestOptions {
   firstWindowMs?: number;
   /** Windows fetched at once during backfill. */
   concurrency: number;
+  /** Fetch the next round's windows while a backfill round publishes (default true). */
+  prefetch?: boolean;
   pollMs: number;
   /** Warn when the cursors have not moved for this long while the node has blocks to publish. */
   stallWarnMs?: number;
@@ -107,6 +109,13 @@ export function createIngestor(deps: PipelineDeps, client: NodeClient, options: 
   const stallWarnMs = options.stallWarnMs ?? 60_000;
   let stopped = false;
   let loop: Promise<void> | null = null;
+  /**
+   * During backfill, the next round's windows are fetched while this round publishes (the node's answer time and
+   * the processors' work overlap instead of adding up). The next round uses them only when it asks for exactly
+   * these windows; their blocks count as confirmed only up to the tips known when they were fetched.
+   */
+  let prefetch: { key: string; tips: number[]; result: Promise<node.BlockAndEvents[][][] | null> } | null =
+    null;
   const abort = new AbortController();
 
   /** Published-block counts over the last 30 s (the rate behind the ETA), and when progress was last saved. */
@@ -234,8 +243,32 @@ export function createIngestor(deps: PipelineDeps, client: NodeClient, options: 
       cursors.clear();
       recent.clear();
       dirty.clear();
+      prefetch = null;
       throw error;
     }
+  }
+
+  const windowsFrom = (from: number, count: number) =>
+    Array.from({ length: count }, (_, i) => [from + i * windowMs, from + (i + 1) * windowMs - 1] as const);
+  const windowsKey = (windows: readonly (readonly [number, number])[]) =>
+    windows.map((w) => w.join("-")).join(",");
+
+  /**
+   * Fetches, in the background, the windows the next round asks for if the tips stay as they are: the same
+   * pending chains, the lowest of their cursors, the same window size, still backfilling. A round that asks for
+   * other windows (a chain came back into the pending set, the phase changed) fetches its own.
+   */
+  function startPrefetch(tips: number[]) {
+    const pending = chains.filter(
+      (c) => (cursors.get(c)?.height ?? -1) < (tips[c] ?? 0) - options.confirmations,
+    );
+    if (pending.length === 0) return;
+    const from = Math.min(...pending.map((c) => cursors.get(c)?.ts ?? startTs - 1)) + 1;
+    if (!(from + windowMs * options.concurrency < tipTs)) return;
+    const windows = windowsFrom(from, options.concurrency);
+    // A failed early fetch is not an error: the round fetches again.
+    const result = Promise.all(windows.map(([a, b]) => client.blocksWithEvents(a, b))).catch(() => null);
+    prefetch = { key: windowsKey(windows), tips: [...tips], result };
   }
 
   async function round(): Promise<RoundResult> {
@@ -265,12 +298,18 @@ export function createIngestor(deps: PipelineDeps, client: NodeClient, options: 
     }
     const backfilling = tipTs === 0 || from + windowMs * options.concurrency < tipTs;
     phase = backfilling ? "backfill" : "live";
-    const count = backfilling ? options.concurrency : 1;
-    const windows = Array.from(
-      { length: count },
-      (_, i) => [from + i * windowMs, from + (i + 1) * windowMs - 1] as const,
-    );
-    const fetched = await Promise.all(windows.map(([a, b]) => client.blocksWithEvents(a, b)));
+    const windows = windowsFrom(from, backfilling ? options.concurrency : 1);
+    const key = windowsKey(windows);
+    const early = prefetch?.key === key ? prefetch : null;
+    prefetch = null;
+    const waitStarted = performance.now();
+    const fetched =
+      (early && (await early.result)) ??
+      (await Promise.all(windows.map(([a, b]) => client.blocksWithEvents(a, b))));
+    deps.metrics.ingestNodeWaitSeconds.inc((performance.now() - waitStarted) / 1000);
+    // Blocks fetched early are confirmed up to the tips of then (a block may have had fewer confirmations).
+    const confirmedUpTo = (c: number) =>
+      early ? Math.min(safe(c), (early.tips[c] ?? 0) - options.confirmations) : safe(c);
 
     const messages: BlockMessage[] = [];
     const touched = new Set<number>();
@@ -289,7 +328,7 @@ export function createIngestor(deps: PipelineDeps, client: NodeClient, options: 
           if (block.height <= cur.height) {
             const mine = recentOf(c).get(block.height);
             if (!mine || mine.hash === block.hash) continue;
-          } else if (block.height > safe(c)) {
+          } else if (block.height > confirmedUpTo(c)) {
             stoppedChains.add(c);
             continue;
           } else if (cur.height >= 0 && block.height !== cur.height + 1) {
@@ -343,17 +382,21 @@ export function createIngestor(deps: PipelineDeps, client: NodeClient, options: 
     }
 
     for (const m of messages) m.seq = nextSeq();
-    await deps.bus.publish(
+    // Keep responses at 2,000–4,000 blocks: halve on big windows, double on small ones (from a small first window).
+    if (largest > 4000) windowMs = Math.max(10_000, Math.floor(windowMs / 2));
+    else if (largest < 2000) windowMs = Math.min(options.maxWindowMs, windowMs * 2);
+    const publishing = deps.bus.publish(
       TOPICS.blocks,
       messages.map((m) => ({ key: String(m.chain_index), value: deps.codecs.blocks.encode(m) })),
     );
+    // Still backfilling and nothing to fetch again (no chain stopped, no reorg): fetch the next windows meanwhile.
+    if (options.prefetch !== false && backfilling && stoppedChains.size === 0 && retracted === 0)
+      startPrefetch(tips);
+    await publishing;
     deps.metrics.pipelineMessages.inc({ stage: "ingest", topic: TOPICS.blocks }, messages.length);
     await saveCursors([...touched]);
     if (touched.size > 0) progressAt = Date.now();
 
-    // Keep responses at 2,000–4,000 blocks: halve on big windows, double on small ones (from a small first window).
-    if (largest > 4000) windowMs = Math.max(10_000, Math.floor(windowMs / 2));
-    else if (largest < 2000) windowMs = Math.min(options.maxWindowMs, windowMs * 2);
     await reportProgress(tips, touched.size > 0);
     options.onProgress?.({
       startTs,
