@@ -1,7 +1,9 @@
 /**
  * The log between pipeline stages. The only module that imports kafkajs.
  * - Kafka (KAFKA_BROKERS set): topics keyed by chain index, one consumer group per processor,
- *   offsets committed only after the handler resolved (its writes are durable).
+ *   offsets committed only after the handler resolved (its writes are durable). A subscription consumes until
+ *   stopped: a commit refused by a rebalance makes its member rejoin, a consumer kafkajs gives up on is started
+ *   again, and a stopped one stays stopped.
  * - In-process (default): the same contract without a broker. `publish` resolves only after every
  *   consumer group of the topic has handled the messages, so a publisher that advances its cursor
  *   after `publish` never skips anything; a group that is stopped keeps its queue until it resubscribes.
@@ -152,8 +154,7 @@ function createKafkaBus(options: BusOptions): Bus {
   const name = (topic: string) => `${options.topicPrefix}${topic}`;
   let producer: Producer | null = null;
   let connecting: Promise<Producer> | null = null;
-  const consumers = new Set<Consumer>();
-  const subscriptions = new Map<Consumer, { topic: string; groupId: string }>();
+  const subscriptions = new Map<Consumer, { topic: string; groupId: string; stop(): Promise<void> }>();
   const getProducer = () => {
     connecting ??= (async () => {
       const p = kafka.producer({
@@ -189,52 +190,114 @@ function createKafkaBus(options: BusOptions): Bus {
       }
     },
     async subscribe({ topic, group, handle, concurrency }) {
+      const topicName = name(topic);
+      const groupId = `${options.topicPrefix}${group}`;
+      const log = options.log.child({ component: "kafka", group: groupId, topic: topicName });
+      // Set by `stop` (or `close`): from then on nothing restarts this consumer.
+      let stopped = false;
+      let restartTimer: NodeJS.Timeout | null = null;
+      let restarts = 0;
       const consumer = kafka.consumer({
-        groupId: `${options.topicPrefix}${group}`,
+        groupId,
         sessionTimeout: 6_000,
         rebalanceTimeout: 3_000,
         heartbeatInterval: 500,
         maxWaitTimeInMs: 200,
         allowAutoTopicCreation: true,
+        // kafkajs restarts a consumer after a retriable crash on a timer of its own; a crash during `disconnect`
+        // (its requests in flight fail as the connections close) sets that timer after the disconnect, and the
+        // stopped subscription's consumer would come back and rejoin its group. Asked first, a stopped one says no.
+        retry: { retries: 5, restartOnFailure: async () => !stopped },
       });
-      consumers.add(consumer);
-      subscriptions.set(consumer, { topic: name(topic), groupId: `${options.topicPrefix}${group}` });
-      await consumer.connect();
-      await consumer.subscribe({ topic: name(topic), fromBeginning: true });
-      await consumer.run({
-        partitionsConsumedConcurrently: concurrency ?? 1,
-        autoCommit: false,
-        eachBatchAutoResolve: false,
-        eachBatch: async ({ batch, heartbeat, isRunning, isStale, resolveOffset }) => {
-          if (!isRunning() || isStale() || batch.messages.length === 0) return;
-          const records = batch.messages.map((m) => ({
-            key: m.key?.toString() ?? "",
-            value: m.value ?? Buffer.alloc(0),
-            partition: batch.partition,
-            offset: m.offset,
-          }));
-          // A long batch (a processor's first archive pages, a big recompute) keeps its group membership:
-          // kafkajs heartbeats only when asked, and the session expires after sessionTimeout without one.
-          const beating = setInterval(() => void heartbeat().catch(() => undefined), 1_000);
-          try {
-            await handle(records);
-          } finally {
-            clearInterval(beating);
-          }
-          resolveOffset(batch.lastOffset());
-          // Commit only after the handler's writes resolved: a crash before this line replays the batch.
-          const next = (BigInt(batch.lastOffset()) + 1n).toString();
-          await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: next }]);
-          await heartbeat();
-        },
-      });
-      return {
-        async stop() {
-          consumers.delete(consumer);
-          subscriptions.delete(consumer);
-          await consumer.disconnect();
-        },
+      const run = () =>
+        consumer.run({
+          partitionsConsumedConcurrently: concurrency ?? 1,
+          autoCommit: false,
+          eachBatchAutoResolve: false,
+          eachBatch: async ({
+            batch,
+            heartbeat,
+            isRunning,
+            isStale,
+            resolveOffset,
+            commitOffsetsIfNecessary,
+          }) => {
+            if (!isRunning() || isStale() || batch.messages.length === 0) return;
+            const records = batch.messages.map((m) => ({
+              key: m.key?.toString() ?? "",
+              value: m.value ?? Buffer.alloc(0),
+              partition: batch.partition,
+              offset: m.offset,
+            }));
+            // A long batch (a processor's first archive pages, a big recompute) keeps its group membership:
+            // kafkajs heartbeats only when asked, and the session expires after sessionTimeout without one.
+            const beating = setInterval(() => void heartbeat().catch(() => undefined), 1_000);
+            try {
+              await handle(records);
+            } finally {
+              clearInterval(beating);
+            }
+            // Commit only after the handler's writes resolved: a crash before this line replays the batch.
+            // Through the batch's commit, not `consumer.commitOffsets`: that one goes through a kafkajs retrier
+            // which wraps a commit refused because the group rebalances (REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION,
+            // UNKNOWN_MEMBER_ID: not retriable) in an error without the broker's error type; the runner then takes
+            // it for a crash, not a rebalance to rejoin, and kafkajs does not restart after such a crash (the member
+            // is gone for good). Here the broker's error reaches the runner as it is: the member rejoins, and
+            // whoever owns the partition next replays the batch (handlers are idempotent).
+            const next = (BigInt(batch.lastOffset()) + 1n).toString();
+            await commitOffsetsIfNecessary({
+              topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: next }] }],
+            });
+            // Resolved once committed: after a failed commit the next fetch starts at this batch again.
+            resolveOffset(batch.lastOffset());
+            await heartbeat();
+          },
+        });
+      // kafkajs restarts a consumer only after a retriable crash; after any other (a group request the broker
+      // refused, such as the kcat mock cluster's INVALID_REQUEST to a SyncGroup sent late; a handler's TypeError)
+      // the consumer has left its group for good while this process runs on (and a singleton keeps its lock). The
+      // subscription starts it again, after a delay that grows until it rejoins, until stopped.
+      const restart = () => {
+        restartTimer = null;
+        if (stopped) return;
+        run().catch((error) => {
+          log.error({ err: error }, "Restarting the Kafka consumer failed; trying again.");
+          scheduleRestart();
+        });
       };
+      const scheduleRestart = () => {
+        if (stopped || restartTimer) return;
+        const delay = Math.min(1_000 * 2 ** restarts++, 30_000);
+        restartTimer = setTimeout(restart, delay);
+      };
+      consumer.on(consumer.events.GROUP_JOIN, () => {
+        restarts = 0;
+      });
+      consumer.on(consumer.events.CRASH, ({ payload }) => {
+        if (payload.restart || stopped) return;
+        log.error(
+          { err: payload.error },
+          "Kafka consumer crashed and kafkajs does not restart it; restarting it.",
+        );
+        scheduleRestart();
+      });
+      const stop = async () => {
+        stopped = true;
+        if (restartTimer) clearTimeout(restartTimer);
+        restartTimer = null;
+        subscriptions.delete(consumer);
+        await consumer.disconnect();
+      };
+      subscriptions.set(consumer, { topic: topicName, groupId, stop });
+      try {
+        await consumer.connect();
+        await consumer.subscribe({ topic: topicName, fromBeginning: true });
+        await run();
+      } catch (error) {
+        await stop().catch(() => undefined);
+        throw error;
+      }
+      return { stop };
     },
     async lag(groups) {
       const admin = kafka.admin();
@@ -259,8 +322,7 @@ function createKafkaBus(options: BusOptions): Bus {
       }
     },
     async close() {
-      await Promise.allSettled([...consumers].map((c) => c.disconnect()));
-      consumers.clear();
+      await Promise.allSettled([...subscriptions.values()].map((s) => s.stop()));
       if (producer) await producer.disconnect();
     },
   };

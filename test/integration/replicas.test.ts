@@ -29,18 +29,11 @@ import { seriesStateHash } from "../helpers/series.ts";
 import { openTestCh, openTestPg, quietLog, type TestCh } from "../helpers/stores.ts";
 
 const serverPg = Boolean(process.env.TEST_POSTGRES_URL);
-// Opt-in (REPLICAS_TEST=1) until its flake is found: on the merged tree it passed 5 runs of 7 (36-53 s), but twice
-// (CI's Kafka pass, and alone, both on a freshly started mock cluster) the consumer groups did not drain within
-// 180 s (cause not found yet; issue 22).
-const optedIn = process.env.REPLICAS_TEST === "1";
-const ready = Boolean(KAFKA_BROKERS) && serverPg && optedIn;
+const ready = Boolean(KAFKA_BROKERS) && serverPg;
 if (!ready)
   console.warn(
-    optedIn
-      ? "[skip notice] processor replicas: need Kafka (KAFKA_BROKERS, the kcat mock cluster) and PostgreSQL " +
-          "(TEST_POSTGRES_URL) for the series and holders locks"
-      : "[skip notice] processor replicas: opt-in with REPLICAS_TEST=1 (with Kafka and PostgreSQL): since the " +
-          "merge of 2026-11-26 the consumer groups sometimes do not drain within 180 s (issue 22, known gaps)",
+    "[skip notice] processor replicas: need Kafka (KAFKA_BROKERS, the kcat mock cluster) and PostgreSQL " +
+      "(TEST_POSTGRES_URL) for the series and holders locks",
   );
 
 const NAMES = Object.keys(PROCESSORS) as ProcessorName[];
