@@ -13,8 +13,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createDevnetChain } from "../devnet/chain.ts";
 import { startDevnetServer } from "../devnet/server.ts";
-import { startJobWorker } from "../lib/jobs/worker.ts";
 import { createLogger } from "../lib/logger.ts";
+import { startJobWorker } from "../pipeline/jobs/worker.ts";
 import { ingestHistory, produceLive, startBenchApp, startBenchPipeline } from "./lib.ts";
 
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 1500);

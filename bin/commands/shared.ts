@@ -15,6 +15,8 @@ export interface ProcessContext {
   config: Config;
   log: Logger;
   metrics: Metrics;
+  /** True when the environment sets this key (even to ""): the demo's defaults apply only to keys left unset. */
+  isSet(key: keyof Config): boolean;
 }
 
 /** Config from the environment; a bad value stops here with the key, the value and what is allowed. */
@@ -32,7 +34,13 @@ export function context(env: NodeJS.ProcessEnv = process.env): ProcessContext {
     }
     throw error;
   }
-  return { config, log: createLogger({ level: config.LOG_LEVEL }), metrics: createMetrics() };
+  const set = new Set(Object.keys(env).filter((k) => env[k] !== undefined));
+  return {
+    config,
+    log: createLogger({ level: config.LOG_LEVEL }),
+    metrics: createMetrics(),
+    isSet: (key) => set.has(key),
+  };
 }
 
 /** Normalized events the events sink of this process wrote (read from its metrics; a step behind). */

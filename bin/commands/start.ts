@@ -17,11 +17,11 @@ import { registerDevnetDapps, watchDevnetExchangePair } from "../../devnet/regis
 import { DEVNET_PAYMENT_ADDRESS, startTelegramDouble, type TelegramDouble } from "../../devnet/telegram.ts";
 import { ensureAdminKey } from "../../lib/admin-key.ts";
 import type { Config } from "../../lib/config.ts";
-import { type JobWorker, startJobWorker } from "../../lib/jobs/worker.ts";
 import { runProcess } from "../../lib/run-process.ts";
 import { openStores } from "../../lib/stores/index.ts";
 import { prepareStores } from "../../lib/stores/prepare.ts";
 import { createProgressReporter } from "../../pipeline/ingest/progress.ts";
+import { type JobWorker, startJobWorker } from "../../pipeline/jobs/worker.ts";
 import { createPipelineDeps, PROCESSORS, type ProcessorName, startPipeline } from "../../pipeline/runtime.ts";
 import { context, eventsWritten, positiveInt, startMarkets } from "./shared.ts";
 
@@ -96,7 +96,7 @@ export function installStartCommand(program: Command): void {
               INGEST_START_TS: base.config.INGEST_START_TS || devnet.chain.options.startTimestamp - 1,
             };
             // Unless EXCHANGE_SOURCES says otherwise, the demo's exchange is a double of Gate (read through ccxt).
-            if (process.env.EXCHANGE_SOURCES === undefined) {
+            if (!base.isSet("EXCHANGE_SOURCES")) {
               // Its markets are anchored to the simulated network's creation, so a restart serves the same
               // candles and fills (same ids) as before and the pollers' cursors stay valid.
               exchangeDouble = await startExchangeDouble({
@@ -105,12 +105,12 @@ export function installStartCommand(program: Command): void {
               });
               config.EXCHANGE_SOURCES = "gate";
               config.EXCHANGE_API_URLS = JSON.stringify({ gate: exchangeDouble.url });
-              if (process.env.EXCHANGE_BACKFILL_DAYS === undefined) config.EXCHANGE_BACKFILL_DAYS = 2;
+              if (!base.isSet("EXCHANGE_BACKFILL_DAYS")) config.EXCHANGE_BACKFILL_DAYS = 2;
               base.log.info({ url: exchangeDouble.url }, "Simulated exchange (Gate API v4 double) started.");
             }
             // Unless TELEGRAM_BOT_TOKEN says otherwise, the demo's bot talks to a Bot API double by long
             // polling and payments go to an address of the simulated network (README "Bot and payments").
-            if (process.env.TELEGRAM_BOT_TOKEN === undefined) {
+            if (!base.isSet("TELEGRAM_BOT_TOKEN")) {
               telegramDouble = await startTelegramDouble({ port: opts.telegramPort });
               config.TELEGRAM_BOT_TOKEN = telegramDouble.token;
               config.TELEGRAM_API_ROOT = telegramDouble.url;
@@ -123,7 +123,7 @@ export function installStartCommand(program: Command): void {
             }
             // Unless PORTAL_OIDC_ISSUER says otherwise, the portal signs in at a local identity provider
             // (oidc-provider) with two demo accounts, one allow-listed (docs/portal.md).
-            if (process.env.PORTAL_OIDC_ISSUER === undefined) {
+            if (!base.isSet("PORTAL_OIDC_ISSUER")) {
               const secret = randomBytes(24).toString("base64url");
               const api = `http://127.0.0.1:${config.PORT}`;
               const local = `http://localhost:${config.PORT}`;

@@ -1,7 +1,7 @@
 /**
  * Reindex jobs as admins see them (`reindex_jobs`, postgres/0015): created here together with their first
  * queue message (one transaction, so a job never exists without its message or the reverse), listed, shown,
- * cancelled; and the worker's writes, each fenced by the job's `chunk` (see lib/jobs/worker.ts).
+ * cancelled; and the worker's writes, each fenced by the job's `chunk` (see pipeline/jobs/worker.ts).
  */
 
 import { randomUUID } from "node:crypto";

@@ -119,7 +119,9 @@ describe.skipIf(!KAFKA_BROKERS)("Kafka bus", () => {
     // The mock cluster may still refuse a late SyncGroup with INVALID_REQUEST, a crash of its own, which the bus
     // restarts (the next case); it is not what this case is about.
     const fromRebalance = crashes(lines).filter((l) =>
-      /REBALANCE_IN_PROGRESS|ILLEGAL_GENERATION|UNKNOWN_MEMBER_ID|rebalanc|NonRetriable/i.test(JSON.stringify(l)),
+      /REBALANCE_IN_PROGRESS|ILLEGAL_GENERATION|UNKNOWN_MEMBER_ID|rebalanc|NonRetriable/i.test(
+        JSON.stringify(l),
+      ),
     );
     expect(fromRebalance).toEqual([]);
   });

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_ADMIN_EMAIL, DEMO_PASSWORD } from "../../devnet/identity-provider.ts";
-import { startJobWorker } from "../../lib/jobs/worker.ts";
+import { startJobWorker } from "../../pipeline/jobs/worker.ts";
 import { startTestPipeline, type TestPipeline, waitFor } from "../helpers/pipeline.ts";
 import { type PortalTest, startPortalTest } from "../helpers/portal.ts";
 

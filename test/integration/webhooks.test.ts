@@ -11,7 +11,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type JobWorker, startJobWorker } from "../../lib/jobs/worker.ts";
+import { type JobWorker, startJobWorker } from "../../pipeline/jobs/worker.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { startTestPipeline, type TestPipeline, waitFor } from "../helpers/pipeline.ts";
 

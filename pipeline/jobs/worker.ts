@@ -17,14 +17,14 @@
  * with that error.
  */
 import type PgBoss from "pg-boss";
-import type { PipelineDeps } from "../../pipeline/deps.ts";
-import { republish } from "../../pipeline/reprocess.ts";
-import { countMainRawBlocks, mainRawBlocks } from "../chain/raw-blocks.ts";
-import type { Pg } from "../stores/postgres.ts";
-import { KNOWN_DAPP_CONTRACTS } from "../tokens/known-contracts.ts";
-import { startWebhookDelivery } from "../webhooks/worker.ts";
-import { REINDEX_QUEUE, startBoss } from "./queue.ts";
-import { createJobsRepo, type JobsRepo, type ReindexJob, type ReindexMessage } from "./repo.ts";
+import { countMainRawBlocks, mainRawBlocks } from "../../lib/chain/raw-blocks.ts";
+import { REINDEX_QUEUE, startBoss } from "../../lib/jobs/queue.ts";
+import { createJobsRepo, type JobsRepo, type ReindexJob, type ReindexMessage } from "../../lib/jobs/repo.ts";
+import type { Pg } from "../../lib/stores/postgres.ts";
+import { KNOWN_DAPP_CONTRACTS } from "../../lib/tokens/known-contracts.ts";
+import { startWebhookDelivery } from "../../lib/webhooks/worker.ts";
+import type { PipelineDeps } from "../deps.ts";
+import { republish } from "../reprocess.ts";
 
 export interface JobWorker {
   readonly boss: PgBoss;
