@@ -74,8 +74,8 @@ export const inParam = (name: string, type = "String") => `(SELECT arrayJoin({${
 /**
  * The element of the UInt64 array parameter `values` at the position of `expr` in the String array parameter
  * `keys` (the first one; 0 when absent): `{values}[indexOf({keys}, expr)]` without its cost. `indexOf` scans the
- * array for every row, rows × keys: 2.0 s for 30,000 rows against 20,000 keys on chDB (a scratch check; a holders
- * batch of a mainnet backfill touches that many pairs); `transform` looks the key up in a hash table: 0.09 s.
+ * array for every row, rows × keys: 2.0 s for 30,000 rows against 20,000 keys on chDB (a scratch check; the
+ * holders pass of a large batch has that many pairs); `transform` looks the key up in a hash table: 0.09 s.
  */
 export const atKeyParam = (expr: string, keys: string, values: string) =>
   `transform(${expr}, {${keys}:Array(String)}, {${values}:Array(UInt64)}, toUInt64(0))`;
