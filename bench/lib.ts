@@ -120,11 +120,6 @@ export async function startBenchApp(deps: {
   return { app, base, headers: { "x-api-key": created.key, authorization: `Bearer ${created.key}` } };
 }
 
-/**
- * Every processor over a simulated network's server, on the stores of `dir` (embedded unless `env` says
- * otherwise), with its dapps registered and the ingestor ready: what the processor benches share.
- * `onStores` runs before the processors start (to wrap the stores, for example).
- */
 /** The processors a pipeline bench runs: every one, or those BENCH_PROCESSORS names (comma-separated; `-name` leaves one out). */
 export function benchProcessors(): ProcessorName[] {
   const all = Object.keys(PROCESSORS) as ProcessorName[];
@@ -136,12 +131,16 @@ export function benchProcessors(): ProcessorName[] {
   for (const s of spec)
     if (!all.includes(s.replace(/^-/, "") as ProcessorName))
       throw new Error(`BENCH_PROCESSORS: unknown processor ${JSON.stringify(s)} (known: ${all.join(", ")})`);
-  const out = spec.every((s) => s.startsWith("-"))
+  return spec.every((s) => s.startsWith("-"))
     ? all.filter((n) => !spec.includes(`-${n}`))
     : all.filter((n) => spec.includes(n));
-  return out;
 }
 
+/**
+ * Every processor over a simulated network's server, on the stores of `dir` (embedded unless `env` says
+ * otherwise), with its dapps registered and the ingestor ready: what the processor benches share.
+ * `onStores` runs before the processors start (to wrap the stores, for example).
+ */
 export async function startBenchPipeline(options: {
   chain: DevnetChain;
   server: { nodeUrl: string; explorerUrl: string };

@@ -23,7 +23,7 @@ import { createLogger } from "../lib/logger.ts";
 import { normalizeBlock } from "../pipeline/normalize/index.ts";
 import { loadNormalizeState } from "../pipeline/processors/normalize.ts";
 import { handleSeconds, startBenchPipeline, storageReport } from "./lib.ts";
-import { profileStores, startCpuProfile } from "./profile.ts";
+import { chdbEvents, profileStores, startCpuProfile } from "./profile.ts";
 
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 4000);
 // librdkafka's mock cluster keeps only a few MB per partition; a larger backfill falls off its log
@@ -66,15 +66,7 @@ async function run(mode: "embedded" | "kafka", target: number, decoders = true) 
         join(cpuDir, `pipeline-${mode}-${decoders ? "on" : "off"}-${Date.now()}.cpuprofile`),
       )
     : undefined;
-  const chEvents = async () =>
-    new Map(
-      (
-        await ch.query<{ event: string; value: string }>(
-          "bench_ch_events",
-          "SELECT event, toString(value) AS value FROM system.events",
-        )
-      ).map((r) => [r.event, Number(r.value)]),
-    );
+  const chEvents = () => chdbEvents(ch);
   const eventsBefore = PROFILE ? await chEvents() : undefined;
   const cpuBefore = process.cpuUsage();
   const started = performance.now();

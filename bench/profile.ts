@@ -6,6 +6,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
+import type { Ch } from "../lib/stores/clickhouse.ts";
 import type { Stores } from "../lib/stores/index.ts";
 
 /**
@@ -24,6 +25,15 @@ export async function startCpuProfile(path: string): Promise<() => Promise<void>
     session.disconnect();
     process.stdout.write(`  CPU profile of the timed section: ${path}\n`);
   };
+}
+
+/** chDB's own counters (`system.events`: queries, inserted rows, merges, CPU microseconds ...) by name. */
+export async function chdbEvents(ch: Pick<Ch, "query">): Promise<Map<string, number>> {
+  const rows = await ch.query<{ event: string; value: string }>(
+    "bench_ch_events",
+    "SELECT event, toString(value) AS value FROM system.events",
+  );
+  return new Map(rows.map((r) => [r.event, Number(r.value)]));
 }
 
 interface Tally {
@@ -46,14 +56,12 @@ export function profileStores(stores: Stores) {
   };
   // chDB's CPU counters (the session's threads and its background merges), read before and after each statement:
   // the statements run one at a time here, so the difference is the statement's CPU (plus any merge meanwhile).
-  const rawQuery = stores.ch?.query.bind(stores.ch);
+  // The store's own query, taken before it is wrapped below (the counter reads are not statements of the run).
+  const rawQuery = stores.ch?.kind === "chdb" ? stores.ch.query.bind(stores.ch) : undefined;
   const chCpuMs = async (): Promise<number> => {
-    if (!rawQuery || stores.ch?.kind !== "chdb") return 0;
-    const [r] = await rawQuery<{ us: string }>(
-      "profile_cpu",
-      "SELECT toString(sum(value)) AS us FROM system.events WHERE event IN ('UserTimeMicroseconds', 'SystemTimeMicroseconds')",
-    );
-    return Number(r?.us ?? 0) / 1000;
+    if (!rawQuery) return 0;
+    const events = await chdbEvents({ query: rawQuery });
+    return ((events.get("UserTimeMicroseconds") ?? 0) + (events.get("SystemTimeMicroseconds") ?? 0)) / 1000;
   };
   let chTail: Promise<unknown> = Promise.resolve();
   let waitMs = 0;
@@ -70,11 +78,10 @@ export function profileStores(stores: Stores) {
         const cpu0 = store === "ch" ? await chCpuMs() : 0;
         const t0 = performance.now();
         waitMs += t0 - queued;
-        let ms = 0;
         try {
           return await fn(label, ...rest);
         } finally {
-          ms = performance.now() - t0;
+          const ms = performance.now() - t0;
           const cpu = store === "ch" ? (await chCpuMs()) - cpu0 : 0;
           add(`${store} ${verb} ${label}`, ms, rowsOf(rest), cpu);
         }
