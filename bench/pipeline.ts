@@ -54,9 +54,10 @@ async function run(mode: "embedded" | "kafka", target: number, decoders = true) 
       KAFKA_BROKERS: mode === "kafka" ? (process.env.KAFKA_BROKERS ?? "") : "",
       KAFKA_TOPIC_PREFIX: `bench${Date.now()}.`,
       DAPP_DECODERS: String(decoders),
-      // Ingest's own settings pass through (INGEST_WINDOW_MS, INGEST_PREFETCH ...): rounds of other sizes, prefetch off.
+      // Ingest's own settings pass through (INGEST_WINDOW_MS, INGEST_PREFETCH ...): rounds of other sizes, prefetch
+      // off; and CHDB_CONNECTIONS.
       ...Object.fromEntries(
-        Object.entries(process.env).filter(([k, v]) => k.startsWith("INGEST_") && v !== undefined),
+        Object.entries(process.env).filter(([k, v]) => (k.startsWith("INGEST_") || k === "CHDB_CONNECTIONS") && v !== undefined),
       ),
     },
   });

@@ -77,6 +77,12 @@ export const CONFIG_SPEC = {
     "letters, digits, _",
   ),
   CLICKHOUSE_USER: str("default", "ClickHouse user (server mode)."),
+  CHDB_CONNECTIONS: int(
+    3,
+    1,
+    32,
+    "Connections to the embedded chDB (empty `CLICKHOUSE_URL`): a connection runs one statement at a time, so with more of them the processors and the API's reads do not wait for each other's statements.",
+  ),
   CLICKHOUSE_PASSWORD: str("", "ClickHouse password (server mode)."),
   KAFKA_BROKERS: str("", "Comma-separated Kafka brokers; empty uses the in-process bus."),
   KAFKA_CLIENT_ID: str("alephium-indexer", "Kafka client id."),

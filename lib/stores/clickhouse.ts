@@ -57,6 +57,8 @@ export interface ClickHouseOptions {
   /** http(s):// URL of a server; when empty chDB stores data in `dataDir`. */
   url: string;
   dataDir: string;
+  /** chDB only: connections to the data directory (the first instance on a directory sets it). */
+  connections?: number;
   database: string;
   user: string;
   password: string;
@@ -105,27 +107,38 @@ function parseRows<T>(text: string): T[] {
 }
 
 /**
- * chDB allows one data directory per process: sessions are shared by path (each instance has its database).
- * Ordinary calls go to the session side by side (chDB queues them itself and starts the next one as soon as
- * one ends). A raw-format query (`queryRaw`, the /sql route) runs alone: it waits for the calls in flight,
- * holds new ones back, and after a failure a throwaway query takes any leftover output before anyone else
- * runs: a query that fails after its output format wrote a first part (the JSON or CSV header, the Parquet
- * magic) leaves that part in the session, and chDB hands it to the next query as the start of its result.
- * Running every call through one JavaScript queue instead cost the pipeline the event loop's latency per
- * statement (the session idled between statements while the loop was busy): the poller-tombstones test over
- * Kafka no longer reached the simulated tip in time.
+ * chDB allows one data directory per process: connections are shared by path (each instance has its database).
+ * A chDB connection runs one statement at a time (it queues the others natively and starts the next as soon as
+ * one ends), so the directory gets a pool of `connections` of them, all on the same engine: an insert that has
+ * returned is seen by every connection. An ordinary call goes to the connection with the fewest calls in flight
+ * (a raw query's connection excepted), so the pipeline's processors and the API's reads do not wait for each
+ * other's statements. A raw-format query (`queryRaw`, the /sql route) runs alone on its connection: it waits for
+ * the calls in flight there, holds new ones back from it, and after a failure a throwaway query takes any
+ * leftover output before anyone else runs on it: a query that fails after its output format wrote a first part
+ * (the JSON or CSV header, the Parquet magic) leaves that part in the connection, and chDB hands it to the next
+ * query there as the start of its result. Running every call through one JavaScript queue instead cost the
+ * pipeline the event loop's latency per statement (the connection idled between statements while the loop was
+ * busy): the poller-tombstones test over Kafka no longer reached the simulated tip in time.
  */
-interface ChdbSession {
+interface ChdbConnection {
   session: Session;
-  users: number;
   /** Ordinary calls in flight. */
   running: number;
-  /** Resolved when the raw query that holds the session ends; null when none does. */
+  /** Resolved when the raw query that holds the connection ends; null when none does. */
   alone: Promise<void> | null;
   /** Waiters for `running` to reach 0. */
   idle: (() => void)[];
 }
-const chdbSessions = new Map<string, ChdbSession>();
+interface ChdbPool {
+  connections: ChdbConnection[];
+  users: number;
+  /** Resolved once every connection has its settings. */
+  ready: Promise<void>;
+}
+const chdbPools = new Map<string, ChdbPool>();
+
+/** Default size of a chDB directory's connection pool (`CHDB_CONNECTIONS`). */
+export const CHDB_CONNECTIONS = 3;
 
 export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> {
   const { database } = options;
@@ -205,52 +218,78 @@ export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> 
   }
 
   mkdirSync(options.dataDir, { recursive: true });
-  let entry = chdbSessions.get(options.dataDir);
-  if (!entry) {
-    entry = { session: new Session(options.dataDir), users: 0, running: 0, alone: null, idle: [] };
-    chdbSessions.set(options.dataDir, entry);
+  let pool = chdbPools.get(options.dataDir);
+  if (!pool) {
+    const size = Math.max(1, Math.floor(options.connections ?? CHDB_CONNECTIONS));
+    const connections: ChdbConnection[] = Array.from({ length: size }, () => ({
+      session: new Session(options.dataDir),
+      running: 0,
+      alone: null,
+      idle: [],
+    }));
+    // A setting is its connection's own: each connection gets it before anyone uses the pool.
+    const ready = (async () => {
+      for (const c of connections) await c.session.queryAsync("SET date_time_input_format = 'best_effort'");
+    })();
+    pool = { connections, users: 0, ready };
+    chdbPools.set(options.dataDir, pool);
   }
-  entry.users += 1;
-  const { session } = entry;
-  const shared = entry;
-  /** An ordinary call: waits only while a raw query holds the session. */
-  const ordinary = async <T>(work: () => Promise<T>): Promise<T> => {
-    while (shared.alone) await shared.alone;
-    shared.running += 1;
+  pool.users += 1;
+  const shared = pool;
+  /** The connection with the fewest calls in flight, one a raw query holds only when all are held. */
+  const pick = (): ChdbConnection => {
+    let best: ChdbConnection | undefined;
+    for (const c of shared.connections)
+      if (!best || (best.alone && !c.alone) || (!!best.alone === !!c.alone && c.running < best.running))
+        best = c;
+    return best!;
+  };
+  /** An ordinary call: on the least busy connection, once no raw query holds it. */
+  const ordinary = async <T>(work: (session: Session) => Promise<T>): Promise<T> => {
+    let c = pick();
+    while (c.alone) {
+      await c.alone;
+      c = pick();
+    }
+    c.running += 1;
     try {
-      return await work();
+      return await work(c.session);
     } finally {
-      shared.running -= 1;
-      if (shared.running === 0) for (const wake of shared.idle.splice(0)) wake();
+      c.running -= 1;
+      if (c.running === 0) for (const wake of c.idle.splice(0)) wake();
     }
   };
-  /** Runs `work` alone on the session; after a failure, a throwaway query takes any leftover output. */
-  const exclusive = async <T>(work: () => Promise<T>): Promise<T> => {
-    while (shared.alone) await shared.alone;
+  /** Runs `work` alone on a connection; after a failure, a throwaway query takes any leftover output. */
+  const exclusive = async <T>(work: (session: Session) => Promise<T>): Promise<T> => {
+    let c = pick();
+    while (c.alone) {
+      await c.alone;
+      c = pick();
+    }
     let release = () => {};
-    shared.alone = new Promise<void>((resolve) => {
+    c.alone = new Promise<void>((resolve) => {
       release = resolve;
     });
     try {
-      if (shared.running > 0) await new Promise<void>((resolve) => shared.idle.push(resolve));
+      if (c.running > 0) await new Promise<void>((resolve) => c.idle.push(resolve));
       try {
-        return await work();
+        return await work(c.session);
       } catch (error) {
-        await session.queryAsync("SELECT 1", { format: "TabSeparatedRaw" }).catch(() => undefined);
+        await c.session.queryAsync("SELECT 1", { format: "TabSeparatedRaw" }).catch(() => undefined);
         throw error;
       }
     } finally {
-      shared.alone = null;
+      c.alone = null;
       release();
     }
   };
   try {
-    await ordinary(() => session.queryAsync(`CREATE DATABASE IF NOT EXISTS ${database}`));
-    await ordinary(() => session.queryAsync("SET date_time_input_format = 'best_effort'"));
+    await shared.ready;
+    await ordinary((session) => session.queryAsync(`CREATE DATABASE IF NOT EXISTS ${database}`));
   } catch (error) {
     throw classify("open", error);
   }
-  // The session is shared by every instance on this directory: each call names its database itself.
+  // The connections are shared by every instance on this directory: each call names its database itself.
   const use = `USE ${database}; `;
   let closed = false;
   return {
@@ -259,8 +298,8 @@ export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> 
     async query(label, sql, params) {
       try {
         const result = params
-          ? await ordinary(() => session.queryBindAsync(use + sql, params, { format: "JSONEachRow" }))
-          : await ordinary(() => session.queryAsync(use + sql, { format: "JSONEachRow" }));
+          ? await ordinary((session) => session.queryBindAsync(use + sql, params, { format: "JSONEachRow" }))
+          : await ordinary((session) => session.queryAsync(use + sql, { format: "JSONEachRow" }));
         return parseRows(result.text());
       } catch (error) {
         throw classify(label, error);
@@ -272,8 +311,8 @@ export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> 
       const { format, params } = options;
       try {
         const result = params
-          ? await exclusive(() => session.queryBindAsync(text, params, { format }))
-          : await exclusive(() => session.queryAsync(text, { format }));
+          ? await exclusive((session) => session.queryBindAsync(text, params, { format }))
+          : await exclusive((session) => session.queryAsync(text, { format }));
         return Buffer.from(result.bytes());
       } catch (error) {
         throw classify(label, error);
@@ -281,8 +320,8 @@ export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> 
     },
     async command(label, sql, params) {
       try {
-        if (params) await ordinary(() => session.queryBindAsync(use + sql, params));
-        else await ordinary(() => session.queryAsync(use + sql));
+        if (params) await ordinary((session) => session.queryBindAsync(use + sql, params));
+        else await ordinary((session) => session.queryAsync(use + sql));
       } catch (error) {
         throw classify(label, error);
       }
@@ -291,7 +330,7 @@ export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> 
       if (rows.length === 0) return;
       const payload = Buffer.from(rows.map((r) => JSON.stringify(r)).join("\n"));
       try {
-        await ordinary(() =>
+        await ordinary((session) =>
           session.insert({ table: `${database}.${table}`, values: payload, format: "JSONEachRow" }),
         );
       } catch (error) {
@@ -304,14 +343,15 @@ export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> 
       shared.users -= 1;
       if (shared.users === 0) {
         // Calls in flight finish first (closing under them would fail them).
-        while (shared.alone || shared.running > 0) {
-          if (shared.alone) await shared.alone;
-          else await new Promise<void>((resolve) => shared.idle.push(resolve));
-        }
-        // Someone may have opened this directory again meanwhile: the session is theirs then.
+        for (const c of shared.connections)
+          while (c.alone || c.running > 0) {
+            if (c.alone) await c.alone;
+            else await new Promise<void>((resolve) => c.idle.push(resolve));
+          }
+        // Someone may have opened this directory again meanwhile: the connections are theirs then.
         if (shared.users > 0) return;
-        session.close();
-        chdbSessions.delete(options.dataDir);
+        for (const c of shared.connections) c.session.close();
+        chdbPools.delete(options.dataDir);
       }
     },
   };

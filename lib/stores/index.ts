@@ -97,6 +97,7 @@ async function openLocked(config: Config, log: Logger, unlock: () => void): Prom
   const ch = await createClickHouse({
     url: config.CLICKHOUSE_URL,
     dataDir: stageDir(config, "chdb"),
+    connections: config.CHDB_CONNECTIONS,
     database: clickhouseDatabase(config),
     user: config.CLICKHOUSE_USER,
     password: config.CLICKHOUSE_PASSWORD,
