@@ -9,7 +9,7 @@
  * BENCH_PROCESSORS=holders,series runs only those processors (`-holders` every one but it: a processor's
  * marginal cost); BENCH_NODE_DELAY_MS=500 makes the node double answer each window of blocks that much later, as
  * a remote node would; INGEST_* settings pass through (INGEST_PREFETCH=false, INGEST_WINDOW_MS=120000);
- * BENCH_CPU_PROFILE=<dir> writes a CPU profile of each timed section there;
+ * BENCH_CPU_PROFILE=<dir> writes a CPU profile of each timed section there; CHDB_CONNECTIONS=1 runs on one chDB connection;
  * BENCH_ONLY=embedded runs the embedded pass with the decoders on alone). The embedded pass with the decoders on
  * ends with each table's storage after merges, per event and per raw block (the sizing guide's figures).
  */
@@ -57,7 +57,9 @@ async function run(mode: "embedded" | "kafka", target: number, decoders = true) 
       // Ingest's own settings pass through (INGEST_WINDOW_MS, INGEST_PREFETCH ...): rounds of other sizes, prefetch
       // off; and CHDB_CONNECTIONS.
       ...Object.fromEntries(
-        Object.entries(process.env).filter(([k, v]) => (k.startsWith("INGEST_") || k === "CHDB_CONNECTIONS") && v !== undefined),
+        Object.entries(process.env).filter(
+          ([k, v]) => (k.startsWith("INGEST_") || k === "CHDB_CONNECTIONS") && v !== undefined,
+        ),
       ),
     },
   });
