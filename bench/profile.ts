@@ -1,8 +1,9 @@
 /**
  * Statement time by label, for the benches' profile mode (BENCH_PROFILE=1): wraps a stores' ClickHouse and
  * PostgreSQL handles so every query, command and insert adds its time to its label. ClickHouse calls go one at a
- * time through a queue (chDB runs one statement per session at a time anyway), so a ClickHouse label's time is
- * its run time alone, without the wait for the session, which is counted apart.
+ * time through a queue (so that chDB's CPU counters read around a statement are its own), so a ClickHouse label's
+ * time is its run time alone, without the wait for the queue, which is counted apart. The queue takes the place of
+ * the chDB connection pool: profile mode's throughput is one connection's.
  */
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
@@ -11,19 +12,30 @@ import type { Stores } from "../lib/stores/index.ts";
 
 /**
  * A CPU profile of the main thread over one timed section (not the set-up around it): starts the inspector's
- * profiler and returns a function that stops it and writes a `.cpuprofile` (open it in Chrome's DevTools).
+ * profiler and returns a function that stops it and writes a `.cpuprofile` (open it in Chrome's DevTools), and
+ * beside it a `.heapprofile` of what the section allocated (sampled every 32 KiB, collected objects included:
+ * where the garbage collector's work comes from; DevTools' Memory tab opens it).
  */
 export async function startCpuProfile(path: string): Promise<() => Promise<void>> {
   const session = new Session();
   session.connect();
   await session.post("Profiler.enable");
   await session.post("Profiler.setSamplingInterval", { interval: 500 });
+  await session.post("HeapProfiler.enable");
+  await session.post("HeapProfiler.startSampling", {
+    samplingInterval: 32_768,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
   await session.post("Profiler.start");
   return async () => {
     const { profile } = await session.post("Profiler.stop");
+    const { profile: heap } = await session.post("HeapProfiler.stopSampling");
     writeFileSync(path, JSON.stringify(profile));
+    const heapPath = path.replace(/\.cpuprofile$/, "") + ".heapprofile";
+    writeFileSync(heapPath, JSON.stringify(heap));
     session.disconnect();
-    process.stdout.write(`  CPU profile of the timed section: ${path}\n`);
+    process.stdout.write(`  CPU profile of the timed section: ${path}; allocations: ${heapPath}\n`);
   };
 }
 

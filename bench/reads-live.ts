@@ -1,7 +1,7 @@
 /**
  * Bench (reads with ingest live), embedded stores: the API routes pollers, traders and dashboards hit most, at 10
  * connections while the simulated network keeps producing blocks that ingest and every processor handle in the
- * same process (one chDB session shared by all), p50/p99 beside a bare route serving the same bytes, and the
+ * same process (sharing the chDB connection pool, CHDB_CONNECTIONS), p50/p99 beside a bare route serving the same bytes, and the
  * event loop's delay meanwhile. Targets (issue 22): p99 ≤ 50 ms for event pages and OHLCV, ≤ 20 ms for /status.
  * Run: npm run bench:live   (BENCH_BLOCKS=6000 history, BENCH_SECONDS=5 per route, BENCH_LIVE_MS=50 per block)
  */
@@ -37,6 +37,8 @@ const { config, stores, pg, ch, pipeline, ingestor, drain } = await startBenchPi
   server,
   dir,
   log,
+  // CHDB_CONNECTIONS=1: the API's reads and the pipeline on one chDB connection (as before the pool).
+  env: process.env.CHDB_CONNECTIONS ? { CHDB_CONNECTIONS: process.env.CHDB_CONNECTIONS } : {},
 });
 await ingestHistory({ ingestor, drain }, BLOCKS);
 const pair = await ensureCandles(pg, ch, 1000);

@@ -91,22 +91,32 @@ export interface ListDefinition {
 
 /** The instance id of (series id, dimensions): sha256 hex of the id and the sorted `key=value` pairs. */
 export function instanceIdOf(seriesId: string, dimensions: Record<string, string>): string {
-  const parts = Object.keys(dimensions)
-    .sort()
-    .map((k) => `${k}=${dimensions[k]}`);
-  const text = [seriesId, ...parts].join("\n");
-  // Memoized (bounded): the same instances recur on every block, and a SHA-256 per fact was about a third of
-  // deriving the facts in a bench:pipeline CPU profile.
-  let id = instanceIds.get(text);
-  if (id === undefined) {
-    if (instanceIds.size >= 100_000) instanceIds.clear();
-    id = createHash("sha256").update(text).digest("hex");
-    instanceIds.set(text, id);
-  }
-  return id;
+  return instanceOf(seriesId, dimensions).id;
 }
 
-const instanceIds = new Map<string, string>();
+/**
+ * The instance id and the dimensions' JSON (`dimensionsJson`) of (series id, dimensions), memoized (bounded): the
+ * same instances recur on every block, and a SHA-256 per fact was about a third of deriving the facts in a
+ * bench:pipeline CPU profile; the JSON is kept with it, so a fact costs one key string and one lookup.
+ */
+export function instanceOf(
+  seriesId: string,
+  dimensions: Record<string, string>,
+): { id: string; json: string } {
+  const keys = Object.keys(dimensions);
+  if (keys.length > 1) keys.sort();
+  let text = seriesId;
+  for (const k of keys) text += `\n${k}=${dimensions[k]}`;
+  let hit = instances.get(text);
+  if (hit === undefined) {
+    if (instances.size >= 100_000) instances.clear();
+    hit = { id: createHash("sha256").update(text).digest("hex"), json: dimensionsJson(dimensions) };
+    instances.set(text, hit);
+  }
+  return hit;
+}
+
+const instances = new Map<string, { id: string; json: string }>();
 
 /** Dimensions as stored and served: JSON with sorted keys. */
 export function dimensionsJson(dimensions: Record<string, string>): string {

@@ -20,8 +20,7 @@ import type { Logger } from "../logger.ts";
 import { atKeyParam, type Ch, positionParam } from "../stores/clickhouse.ts";
 import type { ObjectStore } from "../stores/object-store.ts";
 import {
-  dimensionsJson,
-  instanceIdOf,
+  instanceOf,
   SERIES_SCALE_MS,
   type SeriesEvent,
   type SeriesScale,
@@ -71,43 +70,49 @@ export interface FactRow extends FactBase {
  * so counts and sums add up, the last value is the one of the highest event id, and members form a set.
  */
 export function blockFacts(facts: readonly EventFact[]): FactRow[] {
-  const rows = new Map<string, FactRow & { sum: bigint; set: Set<string> | null }>();
+  // Each row with its running sum and member set beside it (not in it: the rows go to the insert as they are).
+  const rows = new Map<string, { row: FactRow; sum: bigint; set: Set<string> | null }>();
   for (const f of facts) {
     const k = `${f.instance_id}/${f.key}/${f.block_hash}`;
     let r = rows.get(k);
     if (!r) {
       r = {
-        series_id: f.series_id,
-        instance_id: f.instance_id,
-        dimensions: f.dimensions,
-        key: f.key,
-        agg: f.agg,
-        ts: f.ts,
-        block_hash: f.block_hash,
-        value: "",
-        last_id: "",
-        members: [],
-        main_chain: true,
-        version: f.version,
+        row: {
+          series_id: f.series_id,
+          instance_id: f.instance_id,
+          dimensions: f.dimensions,
+          key: f.key,
+          agg: f.agg,
+          ts: f.ts,
+          block_hash: f.block_hash,
+          value: "",
+          last_id: "",
+          members: [],
+          main_chain: true,
+          version: f.version,
+        },
         sum: 0n,
         set: f.agg === "distinct" ? new Set() : null,
       };
       rows.set(k, r);
     }
-    if (Number(f.version) > Number(r.version)) r.version = f.version;
+    const row = r.row;
+    if (Number(f.version) > Number(row.version)) row.version = f.version;
     if (f.agg === "count") r.sum += 1n;
     else if (f.agg === "sum" || f.agg === "net") r.sum += BigInt(f.value);
     else if (f.agg === "distinct") r.set!.add(f.member);
-    else if (r.last_id === "" || f.event_id > r.last_id) {
-      r.last_id = f.event_id;
-      r.value = f.value;
+    else if (row.last_id === "" || f.event_id > row.last_id) {
+      row.last_id = f.event_id;
+      row.value = f.value;
     }
   }
-  return [...rows.values()].map(({ sum, set, ...r }) => ({
-    ...r,
-    value: r.agg === "count" || r.agg === "sum" || r.agg === "net" ? sum.toString() : r.value,
-    members: set ? [...set].sort() : [],
-  }));
+  const out: FactRow[] = [];
+  for (const { row, sum, set } of rows.values()) {
+    if (row.agg === "count" || row.agg === "sum" || row.agg === "net") row.value = sum.toString();
+    if (set) row.members = [...set].sort();
+    out.push(row);
+  }
+  return out;
 }
 
 /** Time span of the facts a batch wrote or retracted, per instance. */
@@ -133,10 +138,11 @@ export function factsOfEvent(
     for (const f of def.facts(e)) {
       const agg = def.pointKeys.find((k) => k.key === f.key)?.agg;
       if (!agg) throw new Error(`Series ${def.id} derived a fact for unknown point key ${f.key}`);
+      const instance = instanceOf(def.id, f.dimensions);
       rows.push({
         series_id: def.id,
-        instance_id: instanceIdOf(def.id, f.dimensions),
-        dimensions: dimensionsJson(f.dimensions),
+        instance_id: instance.id,
+        dimensions: instance.json,
         key: f.key,
         agg,
         ts: e.timestamp,
