@@ -32,7 +32,7 @@ export async function startCpuProfile(path: string): Promise<() => Promise<void>
     const { profile } = await session.post("Profiler.stop");
     const { profile: heap } = await session.post("HeapProfiler.stopSampling");
     writeFileSync(path, JSON.stringify(profile));
-    const heapPath = path.replace(/\.cpuprofile$/, "") + ".heapprofile";
+    const heapPath = `${path.replace(/\.cpuprofile$/, "")}.heapprofile`;
     writeFileSync(heapPath, JSON.stringify(heap));
     session.disconnect();
     process.stdout.write(`  CPU profile of the timed section: ${path}; allocations: ${heapPath}\n`);
