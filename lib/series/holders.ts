@@ -12,7 +12,8 @@
  * facts (gained, lost, holders_delta); then the points of those times are recomputed like any other series
  * (lib/series/writer.ts).
  *
- * Order of writes, for crashes: outputs, spends and moves, then facts and points, and holder_changes last.
+ * Order of writes, for crashes: outputs (their moves with them, by a materialized view), spends and spend moves,
+ * then facts and points, and holder_changes last.
  * A batch replayed before holder_changes was written finds the same difference and writes the same facts;
  * after, it finds none. So replays, retractions and reprocessing leave the state of one clean pass. Batches
  * run one at a time (the holders group is consumed by one process; stop it while `series backfill` rebuilds
@@ -171,13 +172,14 @@ export async function handleHolderMessages(
         for (const o of moves.outputs) outputs.push(o);
         for (const s of moves.spends) spends.push(s);
       }
+      // The outputs' own moves come with them (holder_output_moves_mv, clickhouse/0015).
       if (outputs.length > 0) await ch.insert("holder_outputs_insert", "holder_outputs", outputs);
       if (spends.length > 0) await ch.insert("holder_spends_insert", "holder_spends", spends);
       // The run's outputs move their owners' balances; its spends and the earlier spends of its outputs too.
-      const moves: MoveRow[] = outputs.map((o) => ({ ...o, kind: "output" }));
       const keys = [...new Set([...outputs.map((o) => o.key), ...spends.map((s) => s.key)])];
-      for (const move of await spendMoves(ch, keys)) moves.push(move);
+      const moves = await spendMoves(ch, keys);
       if (moves.length > 0) await ch.insert("holder_moves_insert", "holder_moves", moves);
+      for (const o of outputs) touch(touched, o.token_id, o.address, o.ts);
       for (const m of moves) touch(touched, m.token_id, m.address, m.ts);
       pass.outputs += outputs.length;
       pass.spends += spends.length;
