@@ -172,7 +172,7 @@ export async function handleHolderMessages(
         for (const o of moves.outputs) outputs.push(o);
         for (const s of moves.spends) spends.push(s);
       }
-      // The outputs' own moves come with them (holder_output_moves_mv, clickhouse/0015).
+      // The outputs' own moves come with them (holder_output_moves_mv, clickhouse/0016).
       if (outputs.length > 0) await ch.insert("holder_outputs_insert", "holder_outputs", outputs);
       if (spends.length > 0) await ch.insert("holder_spends_insert", "holder_spends", spends);
       // The run's outputs move their owners' balances; its spends and the earlier spends of its outputs too.
