@@ -9,7 +9,8 @@
  * read, measured in the same run, is the bound. Both must serve the same rows (checked on every sample).
  * Data: the simulated network's events through ingest, normalize and the events sink (BENCH_BLOCKS blocks,
  * default 4,000; the processors are BENCH_PROCESSORS, default normalize,events-sink), or with
- * BENCH_DATA=synthetic the synthetic events of bench:events (BENCH_EVENTS, default 1,000,000).
+ * BENCH_DATA=synthetic the synthetic events of bench:events (BENCH_EVENTS, default 1,000,000). BENCH_SAMPLES reads of
+ * each kind per layout (default 300).
  * Run: npm run bench:lookup
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -28,7 +29,7 @@ import { startBenchPipeline } from "./lib.ts";
 const DATA = process.env.BENCH_DATA ?? "devnet";
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 4000);
 const N = Number(process.env.BENCH_EVENTS ?? 1_000_000);
-const SAMPLES = 120;
+const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 300);
 const LIMIT = 50;
 const log = createLogger({ level: "warn" });
 const dir = mkdtempSync(join(tmpdir(), "bench-lookup-"));
@@ -94,8 +95,8 @@ const lean = size.get("events_by_key")!.bytes + size.get("event_ids_by_tx")!.byt
 console.log(`  old lookup (event_lookup):                 ${perEvent(size.get("event_lookup")!.bytes)}`);
 console.log(`  new lookup (events_by_key + event_ids_by_tx): ${perEvent(lean)}`);
 
-// Keys as the API meets them: the addresses, tokens and transactions of randomly drawn events (busy keys
-// come up as often as they have events).
+// Keys as the API meets them: the addresses and tokens of randomly drawn events (busy keys come up as
+// often as they have events), and randomly drawn transactions.
 const draw = async (column: string, n: number) =>
   (
     await ch.query<{ k: string }>(
@@ -106,7 +107,15 @@ const draw = async (column: string, n: number) =>
   ).map((r) => r.k);
 const addresses = await draw("from", SAMPLES);
 const tokens = await draw("token_address", SAMPLES);
-const txs = [...new Set(await draw("tx_id", SAMPLES * 25))];
+const txs = (
+  await ch.query<{ k: string }>(
+    "bench_txs",
+    "SELECT tx_id AS k FROM events WHERE tx_id != '' GROUP BY tx_id ORDER BY cityHash64(tx_id) LIMIT {n:UInt32}",
+    { n: SAMPLES * 21 },
+  )
+).map((r) => r.k);
+/** The k-th batch of 20 transactions (they repeat once the drawn ones run out). */
+const batch = (k: number) => Array.from({ length: 20 }, (_, i) => txs[(k * 20 + i + 1) % txs.length]!);
 
 const reader = createEventsReader(ch);
 const COLUMNS = "id, block_hash, main_chain, version, payload_ref, doc";
@@ -155,11 +164,7 @@ const reads: [string, Read, Read][] = [
     (k) => reader.page({ token_address: tokens[k]! }, page, "9"),
   ],
   ["single tx", (k) => oldTxs([txs[k]!]), (k) => reader.byTransactions([txs[k]!])],
-  [
-    "20-tx batch",
-    (k) => oldTxs(txs.slice(k * 20, k * 20 + 20)),
-    (k) => reader.byTransactions(txs.slice(k * 20, k * 20 + 20)),
-  ],
+  ["20-tx batch", (k) => oldTxs(batch(k)), (k) => reader.byTransactions(batch(k))],
 ];
 const same = (a: StoredRow[], b: StoredRow[]) =>
   a.length === b.length && a.every((r, i) => r.id === b[i]!.id && r.doc === b[i]!.doc);

@@ -3,8 +3,8 @@
 -- * events_by_key: the address and token keys, with the document (an address or token page is one range
 --   of the primary key, documents included; reading them from `events` by id costs one granule of
 --   `events` per row) and only the columns the reader filters on; the block as cityHash64 of its hash.
--- * event_ids_by_tx: transaction id to event ids only. A transaction's events are few and neighbours in
---   `events` (ordered by id), so its documents are read from `events` by id.
+-- * event_ids_by_tx: transaction (cityHash64 of its id) to event ids only. A transaction's events are few
+--   and neighbours in `events` (ordered by id), so its documents are read from `events` by id.
 CREATE TABLE IF NOT EXISTS events_by_key
 (
   kind LowCardinality(String) COMMENT 'What the key is: address (the event''s from or to) or token (its token_address)',
@@ -14,7 +14,8 @@ CREATE TABLE IF NOT EXISTS events_by_key
   dapp_id LowCardinality(String) COMMENT 'events.dapp_id, for the dapp filter',
   category LowCardinality(String) COMMENT 'events.category, for the category filter',
   sub_kind LowCardinality(String) COMMENT 'events.sub_kind, for the sub_kind filter',
-  token_address String COMMENT 'events.token_address, for the token filter on an address read',
+  -- ZSTD only here: on key and id (read by every page) it took 4 % more per address page than LZ4.
+  token_address String COMMENT 'events.token_address, for the token filter on an address read' CODEC(ZSTD(1)),
   main_chain Bool COMMENT 'events.main_chain',
   version UInt64 COMMENT 'events.version: the newest row of an (id, block) wins',
   payload_ref Nullable(String) COMMENT 'events.payload_ref',
@@ -27,12 +28,14 @@ COMMENT 'Events by address and token contract (copies of events rows kept by eve
 
 CREATE TABLE IF NOT EXISTS event_ids_by_tx
 (
-  tx_id String COMMENT 'Transaction id (64 hex)',
-  id String COMMENT 'Id of an event of that transaction in some block (events.id); its rows in `events` say which block and version'
+  tx UInt64 COMMENT 'cityHash64(events.tx_id); a read keeps only the rows of `events` whose tx_id it asked for (two transactions of one hash only add rows)',
+  id String COMMENT 'Id of an event of that transaction in some block (events.id); its rows in `events` say which block and version' CODEC(ZSTD(1))
 )
 ENGINE = ReplacingMergeTree
-ORDER BY (tx_id, id)
-SETTINGS index_granularity = 1024
+ORDER BY (tx, id)
+-- A read takes a few rows per transaction, scattered over the table: small granules (a batch of 20
+-- transactions, p50 21.4 ms against 24.1 ms with granules of 1,024 rows; simulated network, 2026-11-26).
+SETTINGS index_granularity = 256
 COMMENT 'Event ids by transaction (kept by event_ids_by_tx_mv), for the API''s transaction reads: the documents are read from events by id';
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS events_by_key_mv TO events_by_key AS
@@ -42,7 +45,7 @@ FROM events
 ARRAY JOIN arrayDistinct(arrayFilter(x -> x.2 != '', [('address', from), ('address', to), ('token', token_address)])) AS k;
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS event_ids_by_tx_mv TO event_ids_by_tx AS
-SELECT tx_id, id FROM events WHERE tx_id != '';
+SELECT cityHash64(tx_id) AS tx, id FROM events WHERE tx_id != '';
 
 DROP VIEW IF EXISTS event_lookup_mv;
 
@@ -57,6 +60,6 @@ ARRAY JOIN arrayDistinct(arrayFilter(x -> x.2 != '', [('address', from), ('addre
 WHERE main_chain;
 
 INSERT INTO event_ids_by_tx
-SELECT DISTINCT tx_id, id FROM events WHERE tx_id != '';
+SELECT DISTINCT cityHash64(tx_id) AS tx, id FROM events WHERE tx_id != '';
 
 DROP TABLE IF EXISTS event_lookup;

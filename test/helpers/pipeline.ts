@@ -201,7 +201,7 @@ export async function eventsStateHash(ch: TestCh): Promise<{
   const [t] = await ch.ch.query<{ rows: string; hash: string }>(
     "tx_ids_state_hash",
     `SELECT count() AS rows, toString(sum(cityHash64(tx_id, id, block_hash))) AS hash FROM events FINAL
-     WHERE main_chain AND tx_id != '' AND (tx_id, id) IN (SELECT tx_id, id FROM event_ids_by_tx)`,
+     WHERE main_chain AND tx_id != '' AND (cityHash64(tx_id), id) IN (SELECT tx, id FROM event_ids_by_tx)`,
   );
   return {
     rows: Number(r?.rows ?? 0),

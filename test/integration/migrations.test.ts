@@ -3,7 +3,7 @@ import { createEventsReader, type StoredRow } from "../../lib/events/reader.ts";
 import { migrateClickHouse, migratePostgres, readMigrations, splitStatements } from "../../lib/migrate.ts";
 import { openTestCh, openTestPg, quietLog, type TestCh, type TestPg } from "../helpers/stores.ts";
 
-/** A row of `events` as the writer stores it; the document names the row's block and version. */
+/** A row of `events` as the writer stores it; the document names the row's transaction, block and version. */
 function row(
   id: string,
   tx: string,
@@ -42,7 +42,7 @@ function row(
     doc:
       at.block === undefined && at.version === undefined
         ? `{"id":"${id}"}`
-        : `{"id":"${id}","b":"${block[0]}","v":${version}}`,
+        : `{"id":"${id}","tx_id":"${tx}","b":"${block[0]}","v":${version}}`,
     version,
   };
 }
@@ -207,19 +207,19 @@ describe("migrations", () => {
         for (const t of txs) out.set(`tx ${t}`, served(await reader.byTransactions([t])));
         return out;
       };
-      const doc = (n: number, block: string, version: number) =>
-        `${id(n)} {"id":"${id(n)}","b":"${block[0]}","v":${version}}`;
+      const doc = (n: number, tx: string, block: string, version: number) =>
+        `${id(n)} {"id":"${id(n)}","tx_id":"${tx}","b":"${block[0]}","v":${version}}`;
       // The answers, spelled out: the rewrite's newest document, no dropped, moved or orphaned row.
       expect(Object.fromEntries(before)).toEqual({
-        "address 1A": [doc(1, b1, 1), doc(2, b1, 3), doc(3, b3, 6)],
-        "address 1B": [doc(1, b1, 1)],
+        "address 1A": [doc(1, t1, b1, 1), doc(2, t1, b1, 3), doc(3, t3, b3, 6)],
+        "address 1B": [doc(1, t1, b1, 1)],
         "address 1C": [],
-        "address 1D": [doc(2, b1, 3)],
-        "address 1E": [doc(3, b3, 6)],
-        "token tokX": [doc(1, b1, 1)],
-        [`tx ${t1}`]: [doc(1, b1, 1), doc(2, b1, 3)],
+        "address 1D": [doc(2, t1, b1, 3)],
+        "address 1E": [doc(3, t3, b3, 6)],
+        "token tokX": [doc(1, t1, b1, 1)],
+        [`tx ${t1}`]: [doc(1, t1, b1, 1), doc(2, t1, b1, 3)],
         [`tx ${t2}`]: [],
-        [`tx ${t3}`]: [doc(3, b3, 6)],
+        [`tx ${t3}`]: [doc(3, t3, b3, 6)],
       });
       expect(Object.fromEntries(await reads())).toEqual(Object.fromEntries(before));
 
@@ -229,9 +229,9 @@ describe("migrations", () => {
       expect(Object.fromEntries(await reads())).toEqual(Object.fromEntries(before));
       await other.ch.insert("t", "events", [row(id(5), t2, "1C", "1A", "tokX", { block: b3, version: 7 })]);
       const later = await reads();
-      expect(later.get("address 1C")).toEqual([doc(5, b3, 7)]);
-      expect(later.get("token tokX")).toEqual([doc(1, b1, 1), doc(5, b3, 7)]);
-      expect(later.get(`tx ${t2}`)).toEqual([doc(5, b3, 7)]);
+      expect(later.get("address 1C")).toEqual([doc(5, t2, b3, 7)]);
+      expect(later.get("token tokX")).toEqual([doc(1, t1, b1, 1), doc(5, t2, b3, 7)]);
+      expect(later.get(`tx ${t2}`)).toEqual([doc(5, t2, b3, 7)]);
     } finally {
       await other.close();
     }
