@@ -88,7 +88,7 @@ console.log(`lookup layouts on ${events} events (${source}):`);
 for (const t of tables) {
   const s = size.get(t)!;
   console.log(
-    `  ${t.padEnd(16)} ${(s.bytes / 2 ** 20).toFixed(1).padStart(7)} MiB ${String(s.rows).padStart(9)} rows  ${perEvent(s.bytes)}`,
+    `  ${t.padEnd(16)} ${(s.bytes / 2 ** 20).toFixed(1).padStart(7)} MiB ${String(s.rows).padStart(9)} rows ${(s.bytes / s.rows).toFixed(0).padStart(4)} B/row  ${perEvent(s.bytes)}`,
   );
 }
 const lean = size.get("events_by_key")!.bytes + size.get("event_ids_by_tx")!.bytes;
