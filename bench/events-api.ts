@@ -124,7 +124,7 @@ for (const r of routes) {
   // The same address page two ways, straight on chDB: a key range of events_by_key (what the API reads)
   // and the filter on events (bloom filters on from/to: every granule is tested, so it grows with the table).
   const cols = "id, block_hash, main_chain, version, payload_ref, doc";
-  const keyCols = "id, toString(block) AS block_hash, main_chain, version, payload_ref, doc";
+  const keyCols = "id, block AS block_hash, main_chain, version, payload_ref, doc";
   const timePages = async (sql: (k: number) => string) => {
     const t = performance.now();
     for (let k = 0; k < 40; k++) await ch.query("bench_address_page", sql(k), { a: `1From${k * 97}` });

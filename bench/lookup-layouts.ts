@@ -6,7 +6,8 @@
  * a token page (50 events, the API's default), one transaction, a batch of 20 transactions (the explorer's
  * decorated pages). The new reads are the events reader's own; the old ones are the reader's statements before
  * 0015. Old and new alternate (which goes first too) so that a busy machine slows both alike; the old layout's
- * read, measured in the same run, is the bound. Both must serve the same rows (checked on every sample).
+ * read, measured in the same run, is the bound; new/old is the median ratio of the pairs. Both must serve the same
+ * rows (checked on every sample).
  * Data: the simulated network's events through ingest, normalize and the events sink (BENCH_BLOCKS blocks,
  * default 4,000; the processors are BENCH_PROCESSORS, default normalize,events-sink), or with
  * BENCH_DATA=synthetic the synthetic events of bench:events (BENCH_EVENTS, default 1,000,000). BENCH_SAMPLES reads of
@@ -190,8 +191,13 @@ for (const [label, old, lean] of reads) {
     if (!same(got.old!, got.lean!)) throw new Error(`${label} ${k}: the layouts served different rows`);
     rows += got.lean!.length;
   }
+  // The median of new/old over the pairs (each pair read back to back): less noisy than comparing p50s.
+  const ratio = pct(
+    samples.lean.map((t, i) => t / samples.old[i]!),
+    0.5,
+  );
   console.log(
-    `  ${label.padEnd(12)} old (event_lookup) ${fmt(samples.old)} | new ${fmt(samples.lean)}  [${(rows / SAMPLES).toFixed(1)} rows]`,
+    `  ${label.padEnd(12)} old (event_lookup) ${fmt(samples.old)} | new ${fmt(samples.lean)} | new/old ${ratio.toFixed(2)}  [${(rows / SAMPLES).toFixed(1)} rows]`,
   );
 }
 await close();

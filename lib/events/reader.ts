@@ -72,7 +72,8 @@ export function heldEvents(rows: readonly StoredRow[]): HeldEvent[] {
 }
 
 const COLUMNS = "id, block_hash, main_chain, version, payload_ref, doc";
-const KEY_COLUMNS = "id, toString(block) AS block_hash, main_chain, version, payload_ref, doc";
+/** `events_by_key` keeps the block as cityHash64(block_hash): a UInt64, which arrives as a string like `version`. */
+const KEY_COLUMNS = "id, block AS block_hash, main_chain, version, payload_ref, doc";
 
 /** Per (id, block_hash), the row with the highest version. */
 export function resolveVersions<
