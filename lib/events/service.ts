@@ -132,7 +132,7 @@ export function createEventsService(o: EventsServiceOptions): EventsService {
       const out = new Map<string, ApiEvent[]>();
       if (txIds.length === 0) return out;
       // Transactions the tail holds need no store query; the others (older, or not yet under the
-      // watermark) are read from `event_lookup`.
+      // watermark) are read from the store (`event_ids_by_tx`, then `events`).
       let held = new Map<string, HeldEvent[]>();
       let missing = [...txIds];
       if (tail) ({ found: held, missing } = tail.transactions(txIds, await ceiling()));

@@ -1,5 +1,5 @@
 /**
- * The writer of the events tables: `events` (and through `event_lookup_mv`, `event_lookup`),
+ * The writer of the events tables: `events` (and through their views, `events_by_key` and `event_ids_by_tx`),
  * `event_payloads`, `event_rewrites` and `chain_progress`. Rows are keyed by (id, block_hash) with the
  * block message's seq as version, so a replay writes the same rows again and a retraction (a newer
  * seq with main_chain = false) wins. Progress is written after the events it covers: a crash in
@@ -118,10 +118,12 @@ const DAPP_EVENTS_DAPPS = ["furnace", "chainreaction", "elexium", "alphbanx", "d
 
 /**
  * A block normalized again with other results (a reprocess with a new decoder) may drop an event id, or move an
- * event to another address, token, dapp or sub kind. The copies keyed by those (`event_lookup`, `dapp_events`)
+ * event to another address, token, dapp or sub kind. The copies keyed by those (`events_by_key`, `dapp_events`)
  * and the dropped ids would then keep serving the old rows: before the new rows are written, every stored key of
  * these blocks that the new rows do not have is retracted, with the new message's seq as version (only over
- * older rows: a stale replay changes nothing). Identical rows (a plain replay) have no such key.
+ * older rows: a stale replay changes nothing). Identical rows (a plain replay) have no such key. An event's
+ * transaction is its block's at its position, the same in every version: `event_ids_by_tx` needs no retraction
+ * (transaction reads take the rows themselves from `events`).
  */
 async function retractStaleKeys(ch: Ch, blocks: BlockEventsMessage[]): Promise<void> {
   if (blocks.length === 0) return;
@@ -138,7 +140,6 @@ async function retractStaleKeys(ch: Ch, blocks: BlockEventsMessage[]): Promise<v
         ["address", e.from],
         ["address", e.to],
         ["token", e.token_address],
-        ["tx", e.tx_id],
       ] as const;
       for (const [kind, key] of keyed) if (key) lookup.push(`${kind}|${key}|${e.id}|${m.block_hash}`);
       dapp.push(`${e.dapp_id}|${e.sub_kind}|${e.id}|${m.block_hash}`);
@@ -159,11 +160,11 @@ async function retractStaleKeys(ch: Ch, blocks: BlockEventsMessage[]): Promise<v
     WHERE id >= {lo:String} AND id < {hi:String} AND block_hash IN {hashes:Array(String)} AND main_chain AND version < v`;
   await ch.command(
     "events_retract_stale_keys",
-    `INSERT INTO event_lookup
-     SELECT k.1 AS kind, k.2 AS key, id, block_hash, dapp_id, category, sub_kind, token_address, false AS main_chain,
-            v AS version, payload_ref, doc
+    `INSERT INTO events_by_key
+     SELECT k.1 AS kind, k.2 AS key, id, cityHash64(block_hash) AS block, dapp_id, category, sub_kind, token_address,
+            false AS main_chain, v AS version, payload_ref, doc
      FROM (${stored})
-     ARRAY JOIN arrayDistinct(arrayFilter(x -> x.2 != '', [('address', from), ('address', to), ('token', token_address), ('tx', tx_id)])) AS k
+     ARRAY JOIN arrayDistinct(arrayFilter(x -> x.2 != '', [('address', from), ('address', to), ('token', token_address)])) AS k
      WHERE concat(k.1, '|', k.2, '|', id, '|', block_hash) NOT IN {lookup:Array(String)}`,
     params,
   );

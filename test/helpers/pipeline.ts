@@ -178,24 +178,38 @@ export async function waitFor(
  * Reorg notices (chain index 17) are left out: they record what a run went through (a reorg reaching
  * served rows), which a clean pass over the winning chain never sees; `noticesStateHash` covers them.
  */
-export async function eventsStateHash(
-  ch: TestCh,
-): Promise<{ rows: number; hash: string; lookup_rows: number; lookup_hash: string }> {
+export async function eventsStateHash(ch: TestCh): Promise<{
+  rows: number;
+  hash: string;
+  lookup_rows: number;
+  lookup_hash: string;
+  tx_rows: number;
+  tx_hash: string;
+}> {
   const [r] = await ch.ch.query<{ rows: string; hash: string }>(
     "events_state_hash",
     "SELECT count() AS rows, toString(sum(cityHash64(toString(tuple(*))))) AS hash FROM (SELECT * EXCEPT (version) FROM events FINAL WHERE main_chain AND chain_index != {n:UInt8})",
     { n: NOTICE_CHAIN_INDEX },
   );
-  // The lookup copies (by address, token, transaction) must match the events they copy.
+  // The copies keyed by address and token must match the events they copy.
   const [l] = await ch.ch.query<{ rows: string; hash: string }>(
     "lookup_state_hash",
-    "SELECT count() AS rows, toString(sum(cityHash64(toString(tuple(*))))) AS hash FROM (SELECT * EXCEPT (version) FROM event_lookup FINAL WHERE main_chain)",
+    "SELECT count() AS rows, toString(sum(cityHash64(toString(tuple(*))))) AS hash FROM (SELECT * EXCEPT (version) FROM events_by_key FINAL WHERE main_chain)",
+  );
+  // The main-chain events a transaction read finds (`event_ids_by_tx` also keeps ids of orphaned blocks,
+  // which the read drops: they are not state).
+  const [t] = await ch.ch.query<{ rows: string; hash: string }>(
+    "tx_ids_state_hash",
+    `SELECT count() AS rows, toString(sum(cityHash64(tx_id, id, block_hash))) AS hash FROM events FINAL
+     WHERE main_chain AND tx_id != '' AND (cityHash64(tx_id), id) IN (SELECT tx, id FROM event_ids_by_tx)`,
   );
   return {
     rows: Number(r?.rows ?? 0),
     hash: r?.hash ?? "",
     lookup_rows: Number(l?.rows ?? 0),
     lookup_hash: l?.hash ?? "",
+    tx_rows: Number(t?.rows ?? 0),
+    tx_hash: t?.hash ?? "",
   };
 }
 

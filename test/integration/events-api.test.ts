@@ -85,7 +85,7 @@ describe("events API", () => {
     for (const e of tokens) expect(e.token_address).toBe(swap.token_address);
   });
 
-  it("address and token reads (event_lookup) page exactly like the same filter over every event", async () => {
+  it("address and token reads (events_by_key) page exactly like the same filter over every event", async () => {
     const every: Ev[] = [];
     for (let page = await all("limit=200"); page.length > 0; ) {
       every.push(...page);

@@ -187,28 +187,49 @@ describe("reorgs are handled", () => {
     );
     expect(retracted.flatMap((n) => n.retracted_ids).sort()).toEqual(orphanedIds.map((r) => r.id));
 
-    // Per-transaction route: no event of an orphaned block.
+    // Per-transaction route (ids from event_ids_by_tx, which keeps the orphaned blocks' ids, rows from
+    // events): no event of an orphaned block, and exactly the transaction's main-chain events.
+    const mainOf = async (where: string, params: Record<string, unknown>) =>
+      (
+        await pipeline.ch.ch.query<{ id: string; block_hash: string }>(
+          "t",
+          `SELECT id, block_hash FROM events FINAL WHERE main_chain AND chain_index != 17 AND ${where} ORDER BY id`,
+          params,
+        )
+      ).map((e) => `${e.id} ${e.block_hash}`);
     for (const tx of orphanedTxs(reorg.orphaned)) {
       const r = await pipeline.api.app.inject({
         url: `/transaction/${tx}/events`,
         headers: pipeline.api.auth(pipeline.api.userKey),
       });
       expect(r.statusCode).toBe(200);
-      for (const e of r.json().events as { block_hash: string }[])
-        expect(reorg.orphaned).not.toContain(e.block_hash);
+      const events = r.json().events as { id: string; block_hash: string }[];
+      for (const e of events) expect(reorg.orphaned).not.toContain(e.block_hash);
+      expect(events.map((e) => `${e.id} ${e.block_hash}`)).toEqual(
+        await mainOf("tx_id = {tx:String}", { tx }),
+      );
     }
-    // Address reads (event_lookup): none of an orphaned block's events under its addresses either.
-    const orphanedAddresses = await pipeline.ch.ch.query<{ a: string }>(
+    // Address and token reads (events_by_key): none of an orphaned block's events under its addresses or
+    // tokens either, and exactly the main-chain events of each.
+    const orphanedKeys = await pipeline.ch.ch.query<{ kind: string; key: string }>(
       "t",
-      "SELECT DISTINCT from AS a FROM events WHERE block_hash IN {h:Array(String)} AND from != ''",
+      `SELECT DISTINCT k.1 AS kind, k.2 AS key FROM events
+       ARRAY JOIN [('address', from), ('token_address', token_address)] AS k
+       WHERE block_hash IN {h:Array(String)} AND k.2 != '' ORDER BY kind, key`,
       { h: reorg.orphaned },
     );
-    expect(orphanedAddresses.length).toBeGreaterThan(0);
-    for (const { a } of orphanedAddresses) {
-      const r = await pipeline.api.app.inject({ url: `/events/all?address=${a}&limit=200` });
+    expect(orphanedKeys.filter((k) => k.kind === "address").length).toBeGreaterThan(0);
+    for (const { kind, key } of orphanedKeys) {
+      const r = await pipeline.api.app.inject({
+        url: `/events/all?${kind}=${key}&limit=200&poll=1&after_id=0`,
+      });
       expect(r.statusCode).toBe(200);
-      for (const e of r.json().events as { block_hash: string }[])
-        expect(reorg.orphaned).not.toContain(e.block_hash);
+      const events = r.json().events as { id: string; block_hash: string }[];
+      for (const e of events) expect(reorg.orphaned).not.toContain(e.block_hash);
+      const where =
+        kind === "address" ? "(from = {k:String} OR to = {k:String})" : "token_address = {k:String}";
+      const truth = await mainOf(`${where} AND id <= {top:String}`, { k: key, top: events.at(-1)?.id ?? "" });
+      expect(events.map((e) => `${e.id} ${e.block_hash}`)).toEqual(truth.slice(0, 200));
     }
     // List and poll: walk everything served; nothing from orphaned blocks, the new branch is there.
     const seen: { block_hash: string }[] = [];
