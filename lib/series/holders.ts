@@ -25,7 +25,7 @@ import { applyInRuns } from "../batch.ts";
 import { mainRawBlocks } from "../chain/raw-blocks.ts";
 import { ALPH_TOKEN_ID } from "../chain/types.ts";
 import { atKeyParam, type Ch, inParam } from "../stores/clickhouse.ts";
-import { dimensionsJson, instanceIdOf } from "./definition.ts";
+import { instanceOf } from "./definition.ts";
 import { tokenHolders } from "./definitions/token-holders.ts";
 import {
   type FactRow,
@@ -318,12 +318,12 @@ async function recomputeHolders(deps: SeriesDeps, pairs: Touched): Promise<numbe
   const touched: SeriesTouched = new Map();
   const facts: FactRow[] = [];
   for (const m of moments.values()) {
-    const dimensions = { token_id: m.token_id };
-    const instance_id = instanceIdOf(tokenHolders.id, dimensions);
+    const instance = instanceOf(tokenHolders.id, { token_id: m.token_id });
+    const instance_id = instance.id;
     const row = {
       series_id: tokenHolders.id,
       instance_id,
-      dimensions: dimensionsJson(dimensions),
+      dimensions: instance.json,
       ts: Number(m.ts),
       block_hash: HOLDERS_FACT_BLOCK,
       last_id: "",
