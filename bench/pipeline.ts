@@ -16,6 +16,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
 import { createDevnetChain } from "../devnet/chain.ts";
 import { startDevnetServer } from "../devnet/server.ts";
 import type { RawBlock } from "../lib/chain/types.ts";
@@ -71,6 +72,21 @@ async function run(mode: "embedded" | "kafka", target: number, decoders = true) 
     : undefined;
   const chEvents = () => chdbEvents(ch);
   const eventsBefore = PROFILE ? await chEvents() : undefined;
+  // The main thread's garbage-collection pauses over the timed section (scavenges and mark-compacts).
+  let gcMs = 0;
+  let gcCount = 0;
+  let gcMax = 0;
+  const gcObserver = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      gcMs += entry.duration;
+      gcCount++;
+      gcMax = Math.max(gcMax, entry.duration);
+    }
+  });
+  gcObserver.observe({ entryTypes: ["gc"] });
+  // How long a request arriving meanwhile would wait for the main thread (the API's, in the embedded process).
+  const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+  loopDelay.enable();
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
   let rounds = 0;
@@ -78,6 +94,8 @@ async function run(mode: "embedded" | "kafka", target: number, decoders = true) 
   await drain(50);
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
+  gcObserver.disconnect();
+  loopDelay.disable();
   await stopCpu?.();
   const [counts] = await ch.query<{ blocks: string; events: string }>(
     "bench_counts",
@@ -155,6 +173,8 @@ async function run(mode: "embedded" | "kafka", target: number, decoders = true) 
       `  normalize:              ${((normalizeSeconds / blocks) * 1000).toFixed(3).padStart(8)} ms per block in handle (${normalizeSeconds.toFixed(2)} s)`,
       `  ingest waited for the node: ${nodeWait.toFixed(2)} s of the run`,
       `  end to end:             ${(blocks / seconds).toFixed(0).padStart(8)} blocks/s ${(events / seconds).toFixed(0).padStart(8)} events/s  (${seconds.toFixed(2)} s; process CPU ${((cpu.user + cpu.system) / 1e6).toFixed(2)} s, ${(((cpu.user + cpu.system) / 1e6 / seconds) * 100).toFixed(0)}% of one core)`,
+      `  event-loop delay:         p50 ${(loopDelay.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(1)} ms, max ${(loopDelay.max / 1e6).toFixed(0)} ms (what a request waits for the main thread)`,
+      `  main thread in GC:        ${(gcMs / 1000).toFixed(2)} s in ${gcCount} pauses (${((gcMs / 1000 / seconds) * 100).toFixed(0)}% of the run), the longest ${gcMax.toFixed(0)} ms`,
       `  chDB insert alone:      ${"".padStart(8)}          ${(events / insertSeconds).toFixed(0).padStart(8)} events/s  (${insertSeconds.toFixed(2)} s, batches of ${batch}, with the lookup views)`,
       `  chDB insert alone:      ${"".padStart(8)}          ${(events / aloneSeconds).toFixed(0).padStart(8)} events/s  (${aloneSeconds.toFixed(2)} s, events table only)`,
       `  pipeline / insert bound: ${((insertSeconds / seconds) * 100).toFixed(1)}%`,

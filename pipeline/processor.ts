@@ -23,6 +23,7 @@ import { backoffMs, isRetryable, sleep } from "../lib/retry.ts";
 import type { Codec } from "../lib/stores/avro.ts";
 import type { Subscription } from "../lib/stores/bus.ts";
 import { fencedClickHouse, isFenced, type SessionLock, waitForLock } from "../lib/stores/pg-lock.ts";
+import { mapWithTurns } from "../lib/turns.ts";
 import type { PipelineDeps } from "./deps.ts";
 import { type Codecs, TOPICS, type TopicName } from "./messages.ts";
 
@@ -185,7 +186,7 @@ export function defineProcessor<M, S = undefined, B = undefined>(
         group: definition.group,
         concurrency: definition.concurrentPartitions,
         handle: async (records) => {
-          const messages = records.map((r) => codec.decode(r.value));
+          const messages = await mapWithTurns(records, (r) => codec.decode(r.value));
           await handleWithRetry(messages, ctx);
           let newest = 0;
           for (const m of messages) newest = Math.max(newest, blockTsOf(m));

@@ -12,6 +12,7 @@ import { applyInRuns } from "../batch.ts";
 import { idCeiling, idFloor, type NormalizedEvent } from "../chain/types.ts";
 import type { Metrics } from "../metrics.ts";
 import type { Ch } from "../stores/clickhouse.ts";
+import { turn } from "../turns.ts";
 import { EVENT_FIELD_NAMES } from "./fields.ts";
 import {
   noticeCandidates,
@@ -220,6 +221,8 @@ export async function writeEventsBatch(deps: WriterDeps, messages: EventsMessage
       for (const m of run) {
         for (const row of eventRows(m)) rows.push(row);
         for (const o of m.offloaded) payloads.push({ ref: o.ref, payload: o.payload_json, version: m.seq });
+        const t = turn();
+        if (t) await t;
       }
       await ch.insert("events_insert", "events", rows);
       await ch.insert("event_payloads_insert", "event_payloads", payloads);

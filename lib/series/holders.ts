@@ -25,6 +25,7 @@ import { applyInRuns } from "../batch.ts";
 import { mainRawBlocks } from "../chain/raw-blocks.ts";
 import { ALPH_TOKEN_ID } from "../chain/types.ts";
 import { atKeyParam, type Ch, inParam } from "../stores/clickhouse.ts";
+import { turn } from "../turns.ts";
 import { instanceOf } from "./definition.ts";
 import { tokenHolders } from "./definitions/token-holders.ts";
 import {
@@ -171,6 +172,8 @@ export async function handleHolderMessages(
         // Loops, not push(...rows): a backfill batch can hold more rows than a call takes arguments.
         for (const o of moves.outputs) outputs.push(o);
         for (const s of moves.spends) spends.push(s);
+        const t = turn();
+        if (t) await t;
       }
       // The outputs' own moves come with them (holder_output_moves_mv, clickhouse/0016).
       if (outputs.length > 0) await ch.insert("holder_outputs_insert", "holder_outputs", outputs);

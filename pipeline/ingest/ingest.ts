@@ -13,6 +13,7 @@ import { ADDRESS_GROUPS, chainIndexOf } from "../../lib/chain/types.ts";
 import { AppError } from "../../lib/errors.ts";
 import { type IngestProgressRow, saveIngestProgress, setIngestGauges } from "../../lib/pipeline-progress.ts";
 import { backoffMs, isRetryable, sleep } from "../../lib/retry.ts";
+import { mapWithTurns } from "../../lib/turns.ts";
 import type { PipelineDeps } from "../deps.ts";
 import { type BlockMessage, TOPICS } from "../messages.ts";
 import type { NodeClient } from "./node-client.ts";
@@ -387,7 +388,10 @@ export function createIngestor(deps: PipelineDeps, client: NodeClient, options: 
     else if (largest < 2000) windowMs = Math.min(options.maxWindowMs, windowMs * 2);
     const publishing = deps.bus.publish(
       TOPICS.blocks,
-      messages.map((m) => ({ key: String(m.chain_index), value: deps.codecs.blocks.encode(m) })),
+      await mapWithTurns(messages, (m) => ({
+        key: String(m.chain_index),
+        value: deps.codecs.blocks.encode(m),
+      })),
     );
     // Still backfilling and nothing to fetch again (no chain stopped, no reorg): fetch the next windows meanwhile.
     if (options.prefetch !== false && backfilling && stoppedChains.size === 0 && retracted === 0)

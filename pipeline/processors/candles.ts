@@ -19,6 +19,7 @@ import {
   type Touched,
   touch,
 } from "../../lib/prices/writer.ts";
+import { turn } from "../../lib/turns.ts";
 import { CONSUMER_GROUPS, type EventsMessage } from "../messages.ts";
 import { defineProcessor } from "../processor.ts";
 
@@ -49,11 +50,14 @@ export const candlesProcessor = defineProcessor<EventsMessage, { pendingCheckedA
     // A run's trades (every on-chain swap and oracle value) as one insert.
     async blocks(run, { deps }, batch) {
       const trades: TradeRow[] = [];
-      for (const m of run)
+      for (const m of run) {
         for (const t of tradesOfBlock(m, batch.oracles)) {
           trades.push(t);
           touch(batch.touched, t.pool, t.ts);
         }
+        const next = turn();
+        if (next) await next;
+      }
       await insertTrades(deps.ch, trades);
       batch.written += trades.length;
     },

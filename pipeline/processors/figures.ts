@@ -28,6 +28,7 @@ import {
 } from "../../lib/figures/store.ts";
 import type { Ch } from "../../lib/stores/clickhouse.ts";
 import type { Pg } from "../../lib/stores/postgres.ts";
+import { turn } from "../../lib/turns.ts";
 import { CONSUMER_GROUPS, type EventsMessage } from "../messages.ts";
 import { defineProcessor } from "../processor.ts";
 import { type MetadataSource, nodeMetadataSource } from "./registry.ts";
@@ -111,6 +112,8 @@ export const figuresProcessor = defineProcessor<EventsMessage, FiguresState>({
           block.add(e);
         }
         reserves.push(...block.rows({ block_hash: m.block_hash, ts: m.block_timestamp }, true, m.seq));
+        const t = turn();
+        if (t) await t;
       }
       await insertFacts(deps.ch, supply, reserves);
       deps.metrics.pipelineRows.inc({ stage: "figures", table: "supply_changes" }, supply.length);

@@ -17,6 +17,7 @@ import {
   type WalletRanges,
 } from "../../lib/repos/exchange-wallets.ts";
 import type { Pg } from "../../lib/stores/postgres.ts";
+import { mapWithTurns, turn } from "../../lib/turns.ts";
 import type { PipelineDeps } from "../deps.ts";
 import {
   type BlockEventsMessage,
@@ -242,6 +243,8 @@ export async function normalizeBatch(messages: BlockMessage[], deps: PipelineDep
       maxPayloadBytes: deps.config.PAYLOAD_MAX_BYTES,
     };
     out.push(toEventsMessage(m, ctx, raw));
+    const t = turn();
+    if (t) await t;
   }
   if (contracts.length > 0) {
     await deps.pg.query(
@@ -283,6 +286,6 @@ export async function normalizeBatch(messages: BlockMessage[], deps: PipelineDep
   countDecodeErrors(deps.metrics, out);
   await deps.bus.publish(
     TOPICS.events,
-    out.map((m) => ({ key: String(m.chain_index), value: deps.codecs.events.encode(m) })),
+    await mapWithTurns(out, (m) => ({ key: String(m.chain_index), value: deps.codecs.events.encode(m) })),
   );
 }

@@ -1,4 +1,6 @@
 /** Raw sink: keeps every published block in ClickHouse `raw_blocks` so history can be reprocessed offline. */
+
+import { mapWithTurns } from "../../lib/turns.ts";
 import { type BlockMessage, CONSUMER_GROUPS, type RawBlockMessage } from "../messages.ts";
 import { defineProcessor } from "../processor.ts";
 
@@ -24,7 +26,7 @@ export const rawSinkProcessor = defineProcessor<BlockMessage>({
   runs: {
     // A run of blocks as one insert.
     async blocks(run, { deps }) {
-      await deps.ch.insert("raw_blocks_insert", "raw_blocks", run.map(rawBlockRow));
+      await deps.ch.insert("raw_blocks_insert", "raw_blocks", await mapWithTurns(run, rawBlockRow));
       deps.metrics.pipelineRows.inc({ stage: "raw-sink", table: "raw_blocks" }, run.length);
     },
     // A retraction flips the stored block (same JSON) with a newer version; nothing is lost.

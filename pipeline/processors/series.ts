@@ -15,6 +15,7 @@ import {
   type SeriesDeps,
   type SeriesTouched,
 } from "../../lib/series/writer.ts";
+import { turn } from "../../lib/turns.ts";
 import { CONSUMER_GROUPS, type EventsMessage } from "../messages.ts";
 import { defineProcessor } from "../processor.ts";
 
@@ -44,7 +45,11 @@ export const seriesProcessor = defineProcessor<
     // A run's facts of every definition, as one insert.
     async blocks(run, { deps }, batch) {
       const facts: FactRow[] = [];
-      for (const m of run) for (const f of factsOfMessage(m)) facts.push(f);
+      for (const m of run) {
+        for (const f of factsOfMessage(m)) facts.push(f);
+        const t = turn();
+        if (t) await t;
+      }
       await insertFacts(deps.ch, facts, batch.touched);
       batch.written += facts.length;
     },
