@@ -6,6 +6,7 @@
 import type { explorer, node } from "@alephium/web3";
 import Fastify, { type FastifyReply, type FastifyRequest } from "fastify";
 import { ADDRESS_GROUPS } from "../lib/chain/types.ts";
+import { turn } from "../lib/turns.ts";
 import { type DevnetBlock, type DevnetChain, MAX_BLOCK_RANGE_MS } from "./chain.ts";
 import {
   acceptedTransaction,
@@ -139,6 +140,24 @@ function timeRange(q: Query): { fromTs: number; toTs: number } {
 
 const blockAndEvents = (b: DevnetBlock): node.BlockAndEvents => ({ block: b.block, events: b.events });
 
+/**
+ * A window's `BlocksAndEventsPerTimeStampRange` as JSON text, a block at a time with turns for the event loop: a
+ * window is thousands of blocks (tens of MB), and the demo serves its API on this thread (`lib/turns.ts`).
+ */
+async function blocksAndEventsJson(chains: DevnetBlock[][]): Promise<string> {
+  const perChain: string[] = [];
+  for (const blocks of chains) {
+    const texts: string[] = [];
+    for (const b of blocks) {
+      texts.push(JSON.stringify(blockAndEvents(b)));
+      const t = turn();
+      if (t) await t;
+    }
+    perChain.push(`[${texts.join(",")}]`);
+  }
+  return `{"blocksAndEvents":[${perChain.join(",")}]}`;
+}
+
 function callContract(chain: DevnetChain, call: Partial<node.CallContract>): node.CallContractResult {
   const address = call.address ?? "";
   const info = chain.contractInfo(address);
@@ -271,15 +290,14 @@ export async function startDevnetServer(
     const { fromTs, toTs } = timeRange(req.query);
     return { blocks: chain.blocksInRange(fromTs, toTs).map((c) => c.map((b) => b.block)) };
   });
-  app.get(
-    "/blockflow/blocks-with-events",
-    async (req: Req): Promise<node.BlocksAndEventsPerTimeStampRange> => {
-      const { fromTs, toTs } = timeRange(req.query);
-      const delay = options.blocksWithEventsDelayMs ?? 0;
-      if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
-      return { blocksAndEvents: chain.blocksInRange(fromTs, toTs).map((c) => c.map(blockAndEvents)) };
-    },
-  );
+  app.get("/blockflow/blocks-with-events", async (req: Req, reply: FastifyReply) => {
+    const { fromTs, toTs } = timeRange(req.query);
+    const delay = options.blocksWithEventsDelayMs ?? 0;
+    if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+    // node.BlocksAndEventsPerTimeStampRange, serialised with turns.
+    const json = await blocksAndEventsJson(chain.blocksInRange(fromTs, toTs));
+    return reply.type("application/json; charset=utf-8").send(json);
+  });
   app.get("/blockflow/is-block-in-main-chain", async (req: Req, reply) => {
     const hash = hashParam(req.query["blockHash"], "blockHash", "query");
     const b = chain.getBlock(hash);
