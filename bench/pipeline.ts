@@ -3,7 +3,8 @@
  * the bus, normalize and the sinks into ClickHouse, beside chDB's insert rate of the same event rows
  * alone (same batch sizes) in the same run. Embedded bus by default; Kafka too when KAFKA_BROKERS is set.
  * The embedded pass runs twice back to back, with the dapp decoders off and on (DAPP_DECODERS), and prints the
- * normalize processor's time per block in each: the decoders' added cost.
+ * normalize processor's time per block in each: the decoders' added cost. Each pass also prints the main thread's
+ * event-loop delay over the run (what a request to the embedded API waits meanwhile) and its GC pauses.
  * Run: npm run bench:pipeline   (BENCH_BLOCKS=4000; BENCH_PROFILE=1 adds each processor's handle time, the
  * statements' time and chDB CPU by label, and chDB's counters (query and merge CPU) over the run;
  * BENCH_PROCESSORS=holders,series runs only those processors (`-holders` every one but it: a processor's
