@@ -58,6 +58,7 @@ const quantile = (values: number[], q: number) => {
 };
 const answerLine = (path: string) => {
   const v = during[path] ?? [];
+  if (v.length === 0) return `  ${path.padEnd(22)}  no requests (the demo never served a first event)`;
   return `  ${path.padEnd(22)}  ${String(v.length).padStart(4)} requests, p50 ${quantile(v, 0.5).toFixed(0)} ms, p99 ${quantile(v, 0.99).toFixed(0)} ms, max ${Math.max(...v).toFixed(0)} ms`;
 };
 try {
