@@ -264,6 +264,8 @@ export async function storageReport(ch: Ch, events: number, blocks: number): Pro
   const kib = (n: number) => (n / 1024).toFixed(0).padStart(8);
   // A run without the events sink (BENCH_PROCESSORS) has no events to divide by.
   const perEvent = (n: number) => (events > 0 ? (n / events).toFixed(0) : "-").padStart(8);
+  // A run with raw-sink off stores no raw blocks: "-", not Infinity.
+  const perBlock = (n: number) => (blocks > 0 ? (n / blocks).toFixed(0) : "-").padStart(8);
   const lines = [
     `  storage after merges (${events} events, ${blocks} raw blocks):`,
     `  ${"table".padEnd(28)} ${"rows".padStart(9)} ${"KiB".padStart(8)} ${"raw KiB".padStart(8)} ${"B/row".padStart(7)} ${"B/event".padStart(8)} ${"B/block".padStart(8)}`,
@@ -273,11 +275,11 @@ export async function storageReport(ch: Ch, events: number, blocks: number): Pro
     const [rows, bytes] = [Number(p.rows), Number(p.compressed)];
     total += bytes;
     lines.push(
-      `  ${p.table.padEnd(28)} ${String(rows).padStart(9)} ${kib(bytes)} ${kib(Number(p.uncompressed))} ${(rows ? bytes / rows : 0).toFixed(0).padStart(7)} ${perEvent(bytes)} ${(bytes / blocks).toFixed(0).padStart(8)}`,
+      `  ${p.table.padEnd(28)} ${String(rows).padStart(9)} ${kib(bytes)} ${kib(Number(p.uncompressed))} ${(rows ? bytes / rows : 0).toFixed(0).padStart(7)} ${perEvent(bytes)} ${perBlock(bytes)}`,
     );
   }
   lines.push(
-    `  ${"all tables".padEnd(28)} ${"".padStart(9)} ${kib(total)} ${"".padStart(8)} ${"".padStart(7)} ${perEvent(total)} ${(total / blocks).toFixed(0).padStart(8)}`,
+    `  ${"all tables".padEnd(28)} ${"".padStart(9)} ${kib(total)} ${"".padStart(8)} ${"".padStart(7)} ${perEvent(total)} ${perBlock(total)}`,
   );
   return lines.join("\n");
 }

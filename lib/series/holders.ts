@@ -113,36 +113,80 @@ const touch = (touched: Touched, tokenId: string, address: string, ts: number) =
   if (t0 === undefined || ts < t0) touched.set(k, ts);
 };
 
+/** A spend's move of one token of the output it spends. */
+const spendMove = (
+  s: Pick<SpendRow, "key" | "block_hash" | "ts" | "main_chain" | "version">,
+  o: Pick<OutputRow, "token_id" | "address" | "amount">,
+): MoveRow => ({
+  token_id: o.token_id,
+  address: o.address,
+  ts: s.ts,
+  key: s.key,
+  kind: "spend",
+  block_hash: s.block_hash,
+  amount: o.amount,
+  main_chain: s.main_chain,
+  version: s.version,
+});
+
 /**
- * The spend moves of stored spends and outputs: every spend of the given keys, paired with every token of
- * the output it spends. Called with the keys a run stored, so each spend meets its output whichever came
- * first; a spend of an output never seen (indexing started after it) moves no balance we know.
+ * The spend moves a run makes, so that each spend meets its output whichever came first: the run's spends of its
+ * own outputs (most of them: change is spent soon after), paired here; its other spends, paired with the stored
+ * outputs they spend; and the stored spends of its outputs from blocks outside the run (a spend that arrived
+ * first, from another chain's partition, or a sibling block's). A spend of an output never seen (indexing started
+ * after it) moves no balance we know. The outputs and spends are stored before this runs (crash order).
  */
-async function spendMoves(ch: Ch, keys: string[]): Promise<MoveRow[]> {
-  if (keys.length === 0) return [];
-  const rows = await ch.query<
-    Omit<MoveRow, "kind" | "ts" | "version" | "main_chain"> & {
-      ts: string;
-      version: string;
-      main_chain: boolean | number;
-    }
-  >(
-    "holder_spend_moves",
-    `SELECT o.token_id AS token_id, o.address AS address, s.ts AS ts, s.key AS key, s.block_hash AS block_hash,
-       toString(o.amount) AS amount, s.main_chain AS main_chain, s.version AS version
-     FROM (SELECT key, block_hash, ts, main_chain, version FROM holder_spends FINAL WHERE key IN ${inParam("keys")}) AS s
-     INNER JOIN (SELECT key, token_id, any(address) AS address, any(amount) AS amount
-                 FROM holder_outputs FINAL WHERE key IN ${inParam("keys")} GROUP BY key, token_id) AS o
-       ON o.key = s.key`,
-    { keys },
-  );
-  return rows.map((r) => ({
-    ...r,
-    kind: "spend",
-    ts: Number(r.ts),
-    version: Number(r.version),
-    main_chain: Boolean(r.main_chain),
-  }));
+async function spendMoves(
+  ch: Ch,
+  outputs: readonly OutputRow[],
+  spends: readonly SpendRow[],
+  blocks: readonly string[],
+): Promise<MoveRow[]> {
+  // The run's outputs by key, a row per token (one row per token when sibling blocks hold the same output).
+  const byKey = new Map<string, Map<string, OutputRow>>();
+  for (const o of outputs) {
+    const tokens = byKey.get(o.key);
+    if (!tokens) byKey.set(o.key, new Map([[o.token_id, o]]));
+    else if (!tokens.has(o.token_id)) tokens.set(o.token_id, o);
+  }
+  const moves: MoveRow[] = [];
+  const elsewhere = new Set<string>();
+  for (const s of spends) {
+    const tokens = byKey.get(s.key);
+    if (tokens) for (const o of tokens.values()) moves.push(spendMove(s, o));
+    else elsewhere.add(s.key);
+  }
+  type Stored = { ts: string; version: string; main_chain: boolean | number };
+  const [spent, earlier] = await Promise.all([
+    elsewhere.size === 0
+      ? []
+      : ch.query<Pick<OutputRow, "key" | "token_id" | "address" | "amount">>(
+          "holder_spent_outputs",
+          `SELECT key, token_id, any(address) AS address, toString(any(amount)) AS amount
+           FROM holder_outputs FINAL WHERE key IN ${inParam("keys")} GROUP BY key, token_id`,
+          { keys: [...elsewhere] },
+        ),
+    byKey.size === 0
+      ? []
+      : ch.query<Omit<SpendRow, "ts" | "version" | "main_chain"> & Stored>(
+          "holder_earlier_spends",
+          `SELECT key, block_hash, ts, main_chain, version FROM holder_spends FINAL
+           WHERE key IN ${inParam("keys")} AND block_hash NOT IN ${inParam("blocks")}`,
+          { keys: [...byKey.keys()], blocks: [...new Set(blocks)] },
+        ),
+  ]);
+  const outputsOf = new Map<string, (typeof spent)[number][]>();
+  for (const o of spent) {
+    const list = outputsOf.get(o.key);
+    if (list) list.push(o);
+    else outputsOf.set(o.key, [o]);
+  }
+  for (const s of spends) for (const o of outputsOf.get(s.key) ?? []) moves.push(spendMove(s, o));
+  for (const r of earlier) {
+    const s = { ...r, ts: Number(r.ts), version: Number(r.version), main_chain: Boolean(r.main_chain) };
+    for (const o of byKey.get(r.key)!.values()) moves.push(spendMove(s, o));
+  }
+  return moves;
 }
 
 export interface HoldersPass {
@@ -179,8 +223,12 @@ export async function handleHolderMessages(
       if (outputs.length > 0) await ch.insert("holder_outputs_insert", "holder_outputs", outputs);
       if (spends.length > 0) await ch.insert("holder_spends_insert", "holder_spends", spends);
       // The run's outputs move their owners' balances; its spends and the earlier spends of its outputs too.
-      const keys = [...new Set([...outputs.map((o) => o.key), ...spends.map((s) => s.key)])];
-      const moves = await spendMoves(ch, keys);
+      const moves = await spendMoves(
+        ch,
+        outputs,
+        spends,
+        run.map((m) => m.hash),
+      );
       if (moves.length > 0) await ch.insert("holder_moves_insert", "holder_moves", moves);
       for (const o of outputs) touch(touched, o.token_id, o.address, o.ts);
       for (const m of moves) touch(touched, m.token_id, m.address, m.ts);
