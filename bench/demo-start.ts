@@ -5,14 +5,21 @@
  * beside the history it had to ingest; and, while it backfills (from the first event to live), how long `/status`
  * and a page of 50 events take to answer one at a time, as a dashboard polling the demo sees them. Target
  * (issue 22): first event ≤ 20 s.
+ * PGlite's data directory starts as a copy of the initdb template cached in node_modules/.cache (made by the first
+ * start on a machine, lib/stores/pglite-template.ts); the bench says which case it measured, and BENCH_DEMO_COLD=1
+ * removes the template first, to measure a fresh install's first start.
  * Run: npm run bench:demo   (BENCH_DEMO_TIMEOUT_S=600; the demo's own flags after --, e.g. -- --devnet-blocks 4000)
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pgliteVersion, templateCacheDir } from "../lib/stores/pglite-template.ts";
 
 const TIMEOUT_MS = Number(process.env.BENCH_DEMO_TIMEOUT_S ?? 600) * 1000;
+const template = join(templateCacheDir(), `pglite-${pgliteVersion()}`);
+if (process.env.BENCH_DEMO_COLD === "1") rmSync(template, { recursive: true, force: true });
+const templateCached = existsSync(template);
 const dir = mkdtempSync(join(tmpdir(), "bench-demo-"));
 const port = 3900 + Math.floor(Math.random() * 90);
 const base = `http://127.0.0.1:${port}`;
@@ -85,6 +92,7 @@ try {
   process.stdout.write(
     [
       `demo first start (empty ${dir}, port ${port}):`,
+      `  PGlite's initdb template: ${templateCached ? "cached (as for a second data directory on this machine)" : "not cached (this start ran initdb, as a fresh install's first start does)"}`,
       `  API answering:          ${marks.api ?? "—"} s`,
       `  first event served:     ${marks.first ?? "—"} s   (target ≤ 20 s)`,
       `  live (every chain < 1 min behind the simulated tip): ${marks.live ?? `not within ${TIMEOUT_MS / 1000} s`} s`,

@@ -7,6 +7,7 @@ import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
 import { AppError } from "../errors.ts";
 import type { Logger } from "../logger.ts";
+import { seedDataDir } from "./pglite-template.ts";
 
 export type PgParam =
   | string
@@ -41,6 +42,8 @@ export interface PostgresOptions {
   dataDir: string;
   poolSize: number;
   log: Logger;
+  /** PGlite in memory only: start from this dump (`dumpDataDir`) instead of running initdb. */
+  loadDataDir?: Blob;
 }
 
 /** SQLSTATE classes worth retrying: connection failures, serialization failures, deadlocks, shutdown. */
@@ -112,8 +115,13 @@ export async function createPostgres(options: PostgresOptions): Promise<Pg> {
     };
   }
 
+  // A new data directory starts as a copy of the initdb'd template (lib/stores/pglite-template.ts), not by initdb.
+  if (options.dataDir && (await seedDataDir(options.dataDir)))
+    options.log.debug({ dataDir: options.dataDir }, "PGlite data directory started from the cached template");
   if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
-  const db = options.dataDir ? new PGlite(options.dataDir) : new PGlite();
+  const db = options.dataDir
+    ? new PGlite(options.dataDir)
+    : new PGlite(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {});
   await db.waitReady;
   type PgliteLike = Pick<PGlite, "query">;
   const run = async <T>(client: PgliteLike, label: string, sql: string, params?: PgParam[]) => {
