@@ -131,7 +131,10 @@ the table below (\`config --format env\` the \`.env.example\`) from the same sch
 \`DATA_DIR/<stage>/pglite\`; a ClickHouse server when \`CLICKHOUSE_URL\` is set, else chDB in \`DATA_DIR/<stage>/chdb\`;
 Kafka when \`KAFKA_BROKERS\` is set, else the in-process bus. \`DATABASES=off\` runs the API without databases
 (see [the API guide](api.md#no-database-mode)). The embedded stores belong to one process: while it runs, other
-commands on the same \`DATA_DIR\` refuse to start and say so.
+commands on the same \`DATA_DIR\` refuse to start and say so. A new PGlite directory starts as a copy of an
+initdb'd template that the first start on a machine makes and keeps in \`node_modules/.cache/alephium-indexer/\`
+(one per PGlite version; it goes with \`node_modules\`), which saves PGlite's initdb (2–20 s) on every later new
+directory.
 
 **Stages.** \`prod\` and \`dev\` are path prefixes: a process serves its \`STAGE\` at \`/<stage>/...\` and at \`/...\`, with
 its own stores (\`DATA_DIR/<stage>/…\`, database \`alephium_<stage>\`). Run both side by side as two processes, e.g.

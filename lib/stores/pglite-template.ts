@@ -77,7 +77,9 @@ export async function pgliteTemplate(): Promise<string | null> {
     await db.waitReady;
     await db.close();
   });
-  return ok ? join(target, "data") : null;
+  // A template someone emptied or cut short is not copied: PGlite then runs initdb itself.
+  const data = join(target, "data");
+  return ok && existsSync(join(data, "PG_VERSION")) ? data : null;
 }
 
 /**
