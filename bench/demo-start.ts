@@ -14,10 +14,10 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pgliteVersion, templateCacheDir } from "../lib/stores/pglite-template.ts";
+import { templateDir } from "../lib/stores/pglite-template.ts";
 
 const TIMEOUT_MS = Number(process.env.BENCH_DEMO_TIMEOUT_S ?? 600) * 1000;
-const template = join(templateCacheDir(), `pglite-${pgliteVersion()}`);
+const template = templateDir();
 if (process.env.BENCH_DEMO_COLD === "1") rmSync(template, { recursive: true, force: true });
 const templateCached = existsSync(template);
 const dir = mkdtempSync(join(tmpdir(), "bench-demo-"));

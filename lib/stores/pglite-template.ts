@@ -68,9 +68,14 @@ function removeQuietly(dir: string): void {
   }
 }
 
+/** Where this PGlite version's template is kept (its cluster in `data/` under it). */
+export function templateDir(): string {
+  return join(templateCacheDir(), `pglite-${pgliteVersion()}`);
+}
+
 /** The initdb'd cluster of this PGlite version, made on first use; null when it cannot be cached. */
 export async function pgliteTemplate(): Promise<string | null> {
-  const target = join(templateCacheDir(), `pglite-${pgliteVersion()}`);
+  const target = templateDir();
   const ok = await buildOnce(target, async (dir) => {
     const data = join(dir, "data");
     const db = new PGlite(data);

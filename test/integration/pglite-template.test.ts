@@ -48,7 +48,7 @@ describe("PGlite's cached initdb template", () => {
     expect(readdirSync(dataDir)).toEqual(["note.txt"]);
   });
 
-  it("builds a template once when processes race, and reports a cache it cannot write", async () => {
+  it("puts one template in place when builders race, never remakes it, and reports a cache it cannot write", async () => {
     const target = join(root, "race");
     let made = 0;
     const make = async (dir: string) => {
