@@ -88,8 +88,9 @@ export interface ProcessorDefinition<M, S, B = undefined> {
   /** Handles one batch whole, in message order (a processor that does not write per run); or `runs`. */
   handle?: (messages: M[], ctx: ProcessorContext<S>) => Promise<void>;
   /**
-   * Batches of different partitions handled at once over Kafka (default 1). A processor that sets it
-   * keeps `handle` safe to run concurrently (the series processor merges concurrent recomputes).
+   * Batches handled at once over Kafka (default 1; each holds the partitions that arrived together, see
+   * `coalesceBatches` in lib/stores/bus.ts). A processor that sets it keeps `handle` safe to run concurrently (the
+   * series processor merges concurrent recomputes).
    */
   concurrentPartitions?: number;
   /**

@@ -4,6 +4,8 @@
  *   `consumer.commitOffsets`, kafkajs takes the refusal for a crash it never restarts, and the member is gone for
  *   good while its process runs on);
  * - a crash kafkajs does not restart (a handler's TypeError): the subscription starts the consumer again.
+ *
+ * And it hands a processor the batches of the partitions a fetch brings as one batch (`coalesceBatches`).
  */
 import { Writable } from "node:stream";
 import { Kafka, logLevel } from "kafkajs";
@@ -125,6 +127,37 @@ describe.skipIf(!KAFKA_BROKERS)("Kafka bus", () => {
       ),
     );
     expect(fromRebalance).toEqual([]);
+  });
+
+  it("the batches of the partitions one fetch brings are one call of the handler, each partition in order", async () => {
+    const { log } = captureLog();
+    const prefix = `t${suffix()}.`;
+    const a = bus("coalesce-a", prefix, log);
+    // Published before anyone consumes: a broker's first fetch brings every partition it leads. The mock
+    // cluster's topics have more partitions (4) than it has brokers (3), so one broker leads two of them.
+    await a.publish("coalesce", messages(40));
+    const calls: BusRecord[][] = [];
+    await a.subscribe({
+      topic: "coalesce",
+      group: "g",
+      handle: async (records) => {
+        calls.push(records);
+      },
+    });
+    await waitFor(
+      "the group to commit everything",
+      async () => (await a.lag([{ topic: "coalesce", group: "g" }])) === 0,
+    );
+    const records = calls.flat();
+    const partitions = new Set(records.map((r) => r.partition));
+    expect(new Set(records.map((r) => r.value.toString())).size).toBe(40);
+    expect(partitions.size).toBeGreaterThan(1);
+    expect(calls.some((c) => new Set(c.map((r) => r.partition)).size > 1)).toBe(true);
+    expect(calls.length).toBeLessThan(partitions.size);
+    for (const p of partitions) {
+      const offsets = records.filter((r) => r.partition === p).map((r) => Number(r.offset));
+      expect(offsets).toEqual(offsets.map((_, i) => i));
+    }
   });
 
   it("a crash kafkajs does not restart (a handler's TypeError): the consumer is started again and the batch replayed", async () => {
