@@ -21,7 +21,7 @@ import type { Logger } from "../lib/logger.ts";
 import { createProcessorProgressRecorder, type ProcessorProgressRecorder } from "../lib/pipeline-progress.ts";
 import { backoffMs, isRetryable, sleep } from "../lib/retry.ts";
 import type { Codec } from "../lib/stores/avro.ts";
-import type { Subscription } from "../lib/stores/bus.ts";
+import type { BusRecord, Subscription } from "../lib/stores/bus.ts";
 import { fencedClickHouse, isFenced, type SessionLock, waitForLock } from "../lib/stores/pg-lock.ts";
 import { mapWithTurns } from "../lib/turns.ts";
 import type { PipelineDeps } from "./deps.ts";
@@ -127,6 +127,13 @@ function blockTsOf(m: unknown): number {
 /** Retries of one batch before the failure goes back to the bus. */
 const RETRIES = 5;
 
+/**
+ * Messages decoded on the in-process bus, by their bytes: it hands every consumer group of a topic the same
+ * Buffer, so a message is decoded once for all of them (the blocks topic has 3 groups, the events topic 6).
+ * Handlers read messages and never change them.
+ */
+const decodedByBytes = new WeakMap<Buffer, unknown>();
+
 export function defineProcessor<M, S = undefined, B = undefined>(
   definition: ProcessorDefinition<M, S, B>,
 ): ProcessorFactory {
@@ -135,6 +142,17 @@ export function defineProcessor<M, S = undefined, B = undefined>(
     const log = deps.log.child({ component: definition.name });
     const topic = TOPICS[definition.topic];
     const codec = definition.codec(deps.codecs);
+    const decode =
+      deps.bus.kind === "memory"
+        ? (r: BusRecord): M => {
+            let m = decodedByBytes.get(r.value) as M | undefined;
+            if (m === undefined) {
+              m = codec.decode(r.value);
+              decodedByBytes.set(r.value, m);
+            }
+            return m;
+          }
+        : (r: BusRecord): M => codec.decode(r.value);
     let stopping = new AbortController();
     let sub: Subscription | null = null;
     let lock: SessionLock | null = null;
@@ -187,7 +205,7 @@ export function defineProcessor<M, S = undefined, B = undefined>(
         group: definition.group,
         concurrency: definition.concurrentPartitions,
         handle: async (records) => {
-          const messages = await mapWithTurns(records, (r) => codec.decode(r.value));
+          const messages = await mapWithTurns(records, decode);
           await handleWithRetry(messages, ctx);
           let newest = 0;
           for (const m of messages) newest = Math.max(newest, blockTsOf(m));

@@ -90,6 +90,43 @@ describe("defineProcessor", () => {
     await processor.stop();
   });
 
+  it("on the in-process bus, decodes a message once for every consumer group of its topic", async () => {
+    const deps = await memoryDeps();
+    const blocks = deps.codecs.blocks;
+    let decoded = 0;
+    const counting = {
+      ...blocks,
+      decode: (buffer: Buffer) => {
+        decoded++;
+        return blocks.decode(buffer);
+      },
+    };
+    const got = new Map<string, BlockMessage[]>();
+    const processors = ["a", "b", "c"].map((g) =>
+      defineProcessor<BlockMessage>({
+        name: `reader-${g}`,
+        topic: "blocks",
+        group: `test-reader-${g}`,
+        codec: () => counting,
+        async handle(messages) {
+          got.set(g, [...(got.get(g) ?? []), ...messages]);
+        },
+      })(deps),
+    );
+    for (const p of processors) await p.start();
+    const batch = [block(1, 1), block(2, 2)];
+    await deps.bus.publish(
+      TOPICS.blocks,
+      batch.map((m) => ({ key: "3", value: blocks.encode(m) })),
+    );
+    expect(decoded).toBe(2);
+    for (const g of ["a", "b", "c"]) expect(got.get(g)).toEqual(batch);
+    // Each message is decoded once, whichever publish brings it (three groups, one decode).
+    await deps.bus.publish(TOPICS.blocks, [{ key: "3", value: blocks.encode(block(3, 3)) }]);
+    expect(decoded).toBe(3);
+    for (const p of processors) await p.stop();
+  });
+
   it("decodes both branches of the union with their kind", async () => {
     const deps = await memoryDeps();
     const retraction: BlockMessage = { kind: "retraction", ...position(block(5, 8)), seq: 9 };
