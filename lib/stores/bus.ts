@@ -146,7 +146,7 @@ function kafkaLogCreator(log: Logger) {
 
 /**
  * Partition batches kafkajs hands a consumer at once (`partitionsConsumedConcurrently`): every partition of a
- * topic keyed by chain index, so one fetch's batches reach `coalesce` together.
+ * topic keyed by chain index, so one fetch's batches reach `coalesceBatches` together.
  */
 const PARTITION_WORKERS = 16;
 
@@ -171,18 +171,21 @@ export function coalesceBatches(handle: BatchHandler, limit = 1): BatchHandler {
       const records: BusRecord[] = [];
       for (const w of held) for (const r of w.records) records.push(r);
       running += 1;
-      handle(records).then(
-        () => {
-          running -= 1;
-          for (const w of held) w.resolve();
-          if (pending.length > 0) schedule();
-        },
-        (error: unknown) => {
-          running -= 1;
-          for (const w of held) w.reject(error);
-          if (pending.length > 0) schedule();
-        },
-      );
+      // Through a promise: a handler that throws before its first await fails its batches, not this immediate.
+      Promise.resolve(records)
+        .then(handle)
+        .then(
+          () => {
+            running -= 1;
+            for (const w of held) w.resolve();
+            if (pending.length > 0) schedule();
+          },
+          (error: unknown) => {
+            running -= 1;
+            for (const w of held) w.reject(error);
+            if (pending.length > 0) schedule();
+          },
+        );
     }
   };
   // After the batches handed over in this turn of the event loop (kafkajs starts them one after another).

@@ -114,4 +114,12 @@ describe("coalesceBatches", () => {
     await expect(handle(batch(0, 0, 2))).resolves.toBeUndefined();
     expect(seen).toEqual([4, 2]);
   });
+
+  it("fails the batches of a handler that throws before it awaits anything", async () => {
+    const handle = coalesceBatches(((records: BusRecord[]) => {
+      if (records.length > 0) throw new TypeError("a bug in the handler");
+      return Promise.resolve();
+    }) as (records: BusRecord[]) => Promise<void>);
+    await expect(handle(batch(0, 0, 1))).rejects.toThrow("a bug in the handler");
+  });
 });
