@@ -4,6 +4,7 @@
  * are uploaded as Buffers with checksums only when required (stream bodies with the SDK's default
  * checksums are stored corrupted by some S3-compatible servers).
  */
+import { randomBytes } from "node:crypto";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
 import {
@@ -65,8 +66,9 @@ export function createObjectStore(options: ObjectStoreOptions): ObjectStore {
       async put(key, body) {
         const path = pathOf(key);
         await mkdir(dirname(path), { recursive: true });
-        // Write then rename: a reader never sees half a page.
-        const tmp = `${path}.${process.pid}.tmp`;
+        // Write then rename: a reader never sees half a page. The temporary name is the call's own: two puts of
+        // one key at once (replicas in one process) neither share nor steal it.
+        const tmp = `${path}.${process.pid}-${randomBytes(6).toString("hex")}.tmp`;
         await writeFile(tmp, body);
         await rename(tmp, path);
       },

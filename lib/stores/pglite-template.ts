@@ -8,6 +8,7 @@
  * The template is made in a directory of its own and renamed into place, so processes starting together (test
  * files, two commands) never see half of one; a copy is taken only of a template that PGlite shut down cleanly.
  */
+import { randomBytes } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -42,7 +43,8 @@ export function isEmptyDir(dir: string): boolean {
  */
 export async function buildOnce(target: string, make: (dir: string) => Promise<void>): Promise<boolean> {
   if (existsSync(target)) return true;
-  const tmp = `${target}.tmp-${process.pid}-${Date.now()}`;
+  // Unique per call, not only per process and millisecond: two builds in one process share neither directory.
+  const tmp = `${target}.tmp-${process.pid}-${randomBytes(6).toString("hex")}`;
   try {
     mkdirSync(tmp, { recursive: true });
     await make(tmp);
@@ -96,7 +98,7 @@ export async function seedDataDir(dataDir: string): Promise<boolean> {
   const template = await pgliteTemplate();
   if (!template) return false;
   // Copied beside it, then renamed over the empty directory: a start killed mid-copy leaves no half cluster.
-  const tmp = `${dataDir.replace(/\/+$/, "")}.seeding-${process.pid}`;
+  const tmp = `${dataDir.replace(/\/+$/, "")}.seeding-${process.pid}-${randomBytes(6).toString("hex")}`;
   try {
     cpSync(template, tmp, { recursive: true });
     renameSync(tmp, dataDir);
