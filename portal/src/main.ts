@@ -77,19 +77,32 @@ function shell(session: Session): void {
   );
   app.replaceChildren(header, nav, main, footer);
   let cleanup: (() => void) | undefined;
+  // Each navigation renders into a view of its own, and only the newest one is shown and marked
+  // ready. A page still loading when the user moves on (its calls slow under load) finishes into
+  // its detached view, stops its timers, and neither mixes into the next page nor marks it ready.
+  let latest = 0;
   const show = async () => {
+    const mine = ++latest;
     cleanup?.();
     cleanup = undefined;
     const id = location.hash.replace(/^#\/?/, "") || "status";
     const route = ROUTES.find(([r]) => r === id) ?? ROUTES[0]!;
     for (const a of nav.querySelectorAll("a")) a.classList.toggle("active", a.dataset.page === route[0]);
-    main.replaceChildren();
+    const view = h("div", { class: "view" });
+    main.replaceChildren(view);
     main.dataset.page = route[0];
+    delete main.dataset.ready;
+    let stop: (() => void) | undefined;
     try {
-      cleanup = await route[2](main);
+      stop = await route[2](view);
     } catch (error) {
-      main.append(notice("error", (error as Error).message));
+      view.append(notice("error", (error as Error).message));
     }
+    if (mine !== latest) {
+      stop?.();
+      return;
+    }
+    cleanup = stop;
     main.dataset.ready = route[0];
   };
   window.addEventListener("hashchange", () => void show());

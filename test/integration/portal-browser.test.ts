@@ -2,7 +2,8 @@
  * The admin portal end to end in a real browser: Debian's chromium driven by playwright-core, against
  * the API on real stores fed by the pipeline from a simulated network, and the local identity provider
  * (oidc-provider). Signs in, creates and revokes a key, adds a pair and watches its candles draw at two
- * scales, runs a reindex job to completion, draws a series instance, is refused as a non-allow-listed
+ * scales, runs a reindex job to completion, leaves a page still loading for another (the first neither marks
+ * the second ready nor mixes into it), draws a series instance, is refused as a non-allow-listed
  * account, refuses a forged CSRF token and a tampered cookie, and signs out (the portal's key revoked).
  * Screenshots of the keys page, a candles chart and a series chart go to test-output/portal/.
  * Skipped, with a printed notice, where /usr/bin/chromium is missing (.ci/run installs it).
@@ -120,6 +121,37 @@ describe.skipIf(!hasChromium)("admin portal in chromium", () => {
     expect(await page.evaluate(() => JSON.stringify({ ...localStorage, ...sessionStorage }))).not.toContain(
       "alk_",
     );
+  }, 120_000);
+
+  it("a page left while it loads neither marks the next one ready nor mixes into it", async () => {
+    // The status page's call is held until the keys page is shown, as on a loaded machine where
+    // /status answers after the user moved on. Before views were kept apart, the status page then
+    // set data-ready="status" over the keys page and appended its card to it.
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route("**/portal/api/status", async (route) => {
+      await held;
+      await route.continue();
+    });
+    try {
+      await page.goto(`${portal()}#/status`);
+      await page.goto(`${portal()}#/keys`);
+      await page.waitForSelector('main[data-ready="keys"]', { timeout: 60_000 });
+      const answered = page.waitForResponse((r) => r.url().endsWith("/portal/api/status"));
+      release();
+      await answered;
+      // Let the page run what follows the answer (parse, render, the old view's end) before looking.
+      await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 500)));
+      expect(await page.getAttribute("main", "data-ready")).toBe("keys");
+      expect(await page.getAttribute("main", "data-page")).toBe("keys");
+      expect(await page.locator("main").textContent()).not.toContain("Status: chains");
+      expect(await page.locator('main [data-testid="create-key"]').count()).toBe(1);
+    } finally {
+      release();
+      await page.unroute("**/portal/api/status");
+    }
   }, 120_000);
 
   it("creates a user key, lists it, revokes it, and the API then refuses it", async () => {
