@@ -5,7 +5,8 @@
  * time is its run time alone, without the wait for the queue, which is counted apart. The queue takes the place of
  * the chDB connection pool: profile mode's throughput is one connection's.
  */
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
 import { Session } from "node:inspector/promises";
 import type { Ch } from "../lib/stores/clickhouse.ts";
 import type { Stores } from "../lib/stores/index.ts";
@@ -27,6 +28,8 @@ export async function startCpuProfile(path: string): Promise<() => Promise<void>
     includeObjectsCollectedByMajorGC: true,
     includeObjectsCollectedByMinorGC: true,
   });
+  // The directory is made here, so that a run does not fail at its end for want of it.
+  mkdirSync(dirname(path), { recursive: true });
   await session.post("Profiler.start");
   return async () => {
     const { profile } = await session.post("Profiler.stop");
