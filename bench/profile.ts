@@ -6,8 +6,8 @@
  * the chDB connection pool: profile mode's throughput is one connection's.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
 import { Session } from "node:inspector/promises";
+import { dirname } from "node:path";
 import type { Ch } from "../lib/stores/clickhouse.ts";
 import type { Stores } from "../lib/stores/index.ts";
 
