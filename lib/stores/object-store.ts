@@ -4,7 +4,6 @@
  * are uploaded as Buffers with checksums only when required (stream bodies with the SDK's default
  * checksums are stored corrupted by some S3-compatible servers).
  */
-import { randomBytes } from "node:crypto";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
 import {
@@ -15,6 +14,7 @@ import {
   S3Client,
 } from "@aws-sdk/client-s3";
 import { AppError } from "../errors.ts";
+import { tempNameBeside } from "./temp-name.ts";
 
 export interface ObjectStore {
   /** `file` (a local directory) or `s3`. */
@@ -68,7 +68,7 @@ export function createObjectStore(options: ObjectStoreOptions): ObjectStore {
         await mkdir(dirname(path), { recursive: true });
         // Write then rename: a reader never sees half a page. The temporary name is the call's own: two puts of
         // one key at once (replicas in one process) neither share nor steal it.
-        const tmp = `${path}.${process.pid}-${randomBytes(6).toString("hex")}.tmp`;
+        const tmp = tempNameBeside(path, "tmp");
         await writeFile(tmp, body);
         await rename(tmp, path);
       },

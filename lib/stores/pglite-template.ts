@@ -8,13 +8,13 @@
  * The template is made in a directory of its own and renamed into place, so processes starting together (test
  * files, two commands) never see half of one; a copy is taken only of a template that PGlite shut down cleanly.
  */
-import { randomBytes } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { PGlite } from "@electric-sql/pglite";
+import { tempNameBeside } from "./temp-name.ts";
 
 /** The version of the PGlite package in use (a template belongs to one version). */
 export function pgliteVersion(): string {
@@ -44,7 +44,7 @@ export function isEmptyDir(dir: string): boolean {
 export async function buildOnce(target: string, make: (dir: string) => Promise<void>): Promise<boolean> {
   if (existsSync(target)) return true;
   // Unique per call, not only per process and millisecond: two builds in one process share neither directory.
-  const tmp = `${target}.tmp-${process.pid}-${randomBytes(6).toString("hex")}`;
+  const tmp = tempNameBeside(target, "tmp");
   try {
     mkdirSync(tmp, { recursive: true });
     await make(tmp);
@@ -98,7 +98,7 @@ export async function seedDataDir(dataDir: string): Promise<boolean> {
   const template = await pgliteTemplate();
   if (!template) return false;
   // Copied beside it, then renamed over the empty directory: a start killed mid-copy leaves no half cluster.
-  const tmp = `${dataDir.replace(/\/+$/, "")}.seeding-${process.pid}-${randomBytes(6).toString("hex")}`;
+  const tmp = tempNameBeside(dataDir, "seeding");
   try {
     cpSync(template, tmp, { recursive: true });
     renameSync(tmp, dataDir);
