@@ -13,6 +13,8 @@
  * BENCH_CPU_PROFILE=<dir> writes a CPU profile of each timed section there; CHDB_CONNECTIONS=1 runs on one chDB connection;
  * BENCH_ONLY=embedded runs the embedded pass with the decoders on alone, BENCH_ONLY=kafka the Kafka pass alone). The embedded pass with the decoders on
  * ends with each table's storage after merges, per event and per raw block (the sizing guide's figures).
+ * Each pass also prints a second bound: chDB's insert of every row the run stored (all tables, not only the events),
+ * alone, and the pipeline's share of it (`allRowsBound`).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,7 +23,11 @@ import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
 import { createDevnetChain } from "../devnet/chain.ts";
 import { startDevnetServer } from "../devnet/server.ts";
 import type { RawBlock } from "../lib/chain/types.ts";
+import type { Config } from "../lib/config.ts";
 import { createLogger } from "../lib/logger.ts";
+import { migrateClickHouse } from "../lib/migrate.ts";
+import { type Ch, createClickHouse } from "../lib/stores/clickhouse.ts";
+import { stageDir } from "../lib/stores/index.ts";
 import { normalizeBlock } from "../pipeline/normalize/index.ts";
 import { loadNormalizeState } from "../pipeline/processors/normalize.ts";
 import { handleSeconds, startBenchPipeline, storageReport } from "./lib.ts";
@@ -43,7 +49,7 @@ const ONLY = process.env.BENCH_ONLY ?? "";
 async function run(mode: "embedded" | "kafka", target: number, decoders = true) {
   const dir = mkdtempSync(join(tmpdir(), `bench-pipeline-${mode}-`));
   let profile: ReturnType<typeof profileStores> | undefined;
-  const { ch, stores, deps, pipeline, ingestor, drain, metrics } = await startBenchPipeline({
+  const { ch, stores, deps, pipeline, ingestor, drain, metrics, config } = await startBenchPipeline({
     chain,
     server,
     dir,
@@ -167,6 +173,7 @@ async function run(mode: "embedded" | "kafka", target: number, decoders = true) 
     "events_copy",
   ])
     await ch.command("bench_copy_drop", `DROP TABLE IF EXISTS ${t}`);
+  const all = await allRowsBound(ch, config, rounds + 1);
 
   process.stdout.write(
     [
@@ -179,6 +186,8 @@ async function run(mode: "embedded" | "kafka", target: number, decoders = true) 
       `  chDB insert alone:      ${"".padStart(8)}          ${(events / insertSeconds).toFixed(0).padStart(8)} events/s  (${insertSeconds.toFixed(2)} s, batches of ${batch}, with the lookup views)`,
       `  chDB insert alone:      ${"".padStart(8)}          ${(events / aloneSeconds).toFixed(0).padStart(8)} events/s  (${aloneSeconds.toFixed(2)} s, events table only)`,
       `  pipeline / insert bound: ${((insertSeconds / seconds) * 100).toFixed(1)}%`,
+      `  chDB insert of every row the run wrote, alone: ${all.rows} rows in ${all.seconds.toFixed(2)} s (${all.tables} tables, ${rounds + 1} batches each; the biggest: ${all.biggest})`,
+      `  pipeline / insert bound of all its rows: ${((all.seconds / seconds) * 100).toFixed(1)}%`,
       "",
     ].join("\n"),
   );
@@ -210,6 +219,94 @@ async function run(mode: "embedded" | "kafka", target: number, decoders = true) 
   if (mode === "embedded" && decoders) process.stdout.write(`${await storageReport(ch, events, blocks)}\n`);
   await stores.close();
   rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * A second bound, of the whole pipeline's writes: every row the run stored, table by table, inserted alone into a new
+ * database of the same chDB directory with the same migrations (so its views fill the event lookups and the outputs'
+ * balance moves, as in the run), in as many batches as the run had ingest rounds. Rows a view wrote are left to the
+ * view (holder_moves: only the spends' moves are inserted). Columns with a DEFAULT are left to it, as the processors
+ * leave them. What the pipeline does besides writing rows (decoding, reads, recomputes) is not in it.
+ */
+async function allRowsBound(ch: Ch, config: Config, batches: number) {
+  const database = `${ch.database}_bound`;
+  const bound = await createClickHouse({
+    url: "",
+    user: "",
+    password: "",
+    dataDir: stageDir(config, "chdb"),
+    connections: config.CHDB_CONNECTIONS,
+    database,
+    log,
+  });
+  try {
+    await migrateClickHouse(bound, log);
+    const viewTargets = await ch.query<{ target: string }>(
+      "bench_view_targets",
+      `SELECT arrayJoin(extractAll(create_table_query, 'TO [^ .]+[.]([A-Za-z0-9_]+)')) AS target
+       FROM system.tables WHERE database = {db:String} AND engine = 'MaterializedView'`,
+      { db: ch.database },
+    );
+    const byView = new Set(viewTargets.map((v) => v.target).filter((t) => t !== "holder_moves"));
+    const tables = await ch.query<{ tbl: string; columns: string[]; types: string[] }>(
+      "bench_tables",
+      `SELECT table AS tbl, groupArray(name) AS columns, groupArray(type) AS types FROM system.columns
+       WHERE database = {db:String} AND default_kind NOT IN ('DEFAULT', 'MATERIALIZED', 'ALIAS')
+         AND table IN (SELECT name FROM system.tables WHERE database = {db:String} AND engine LIKE '%MergeTree')
+       GROUP BY tbl`,
+      { db: ch.database },
+    );
+    let seconds = 0;
+    let rows = 0;
+    const sizes: { name: string; rows: number; seconds: number }[] = [];
+    for (const t of tables) {
+      const name = t.tbl;
+      if (byView.has(name) || name === "schema_migrations") continue;
+      // 128- and 256-bit integers as text (JSON numbers would lose their digits), as the processors write them.
+      const cols = t.columns
+        .map((c, i) =>
+          /Int(128|256)/.test(t.types[i] ?? "") ? `toString(\`${c}\`) AS \`${c}\`` : `\`${c}\``,
+        )
+        .join(", ");
+      const where = name === "holder_moves" ? " WHERE kind = 'spend'" : "";
+      if (t.types.some((type) => type.includes("AggregateFunction"))) {
+        // Aggregate states are only written inside the engine (the processors' recomputes): copied there too.
+        const [count] = await ch.query<{ n: string }>("bench_rows", `SELECT count() AS n FROM ${name}`);
+        const t0 = performance.now();
+        await bound.command(
+          "bench_bound_copy",
+          `INSERT INTO ${database}.${name} (${cols}) SELECT ${cols} FROM ${ch.database}.${name}`,
+        );
+        const took = (performance.now() - t0) / 1000;
+        seconds += took;
+        rows += Number(count?.n ?? 0);
+        sizes.push({ name, rows: Number(count?.n ?? 0), seconds: took });
+        continue;
+      }
+      const data = await ch.query<Record<string, unknown>>(
+        "bench_rows",
+        `SELECT ${cols} FROM ${name}${where}`,
+      );
+      if (data.length === 0) continue;
+      const size = Math.max(1, Math.ceil(data.length / batches));
+      const t0 = performance.now();
+      for (let i = 0; i < data.length; i += size)
+        await bound.insert("bench_bound_insert", name, data.slice(i, i + size));
+      const took = (performance.now() - t0) / 1000;
+      seconds += took;
+      rows += data.length;
+      sizes.push({ name, rows: data.length, seconds: took });
+    }
+    const biggest = sizes
+      .sort((a, b) => b.seconds - a.seconds)
+      .slice(0, 4)
+      .map((x) => `${x.name} ${x.rows} rows ${x.seconds.toFixed(2)} s`)
+      .join(", ");
+    return { seconds, rows, tables: sizes.length, biggest };
+  } finally {
+    await bound.command("bench_bound_drop", `DROP DATABASE IF EXISTS ${database}`);
+    await bound.close();
+  }
 }
 
 if (ONLY === "") await run("embedded", BLOCKS, false);
