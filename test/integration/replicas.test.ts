@@ -14,19 +14,11 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createBus } from "../../lib/stores/bus.ts";
 import type { Ch } from "../../lib/stores/clickhouse.ts";
 import type { PipelineDeps } from "../../pipeline/deps.ts";
-import { TOPICS } from "../../pipeline/messages.ts";
 import { type Processor, processorLockName } from "../../pipeline/processor.ts";
 import { PROCESSORS, type ProcessorName } from "../../pipeline/runtime.ts";
-import {
-  eventsStateHash,
-  KAFKA_BROKERS,
-  startTestPipeline,
-  type TestPipeline,
-  waitFor,
-} from "../helpers/pipeline.ts";
-import { pricesStateHash } from "../helpers/prices.ts";
-import { seriesStateHash } from "../helpers/series.ts";
-import { openTestCh, openTestPg, quietLog, type TestCh } from "../helpers/stores.ts";
+import { KAFKA_BROKERS, startTestPipeline, type TestPipeline } from "../helpers/pipeline.ts";
+import { drainGroups, expectStateOfCleanPass, ingestAll, PROCESSOR_NAMES } from "../helpers/replicas.ts";
+import { quietLog } from "../helpers/stores.ts";
 
 const serverPg = Boolean(process.env.TEST_POSTGRES_URL);
 const ready = Boolean(KAFKA_BROKERS) && serverPg;
@@ -35,29 +27,6 @@ if (!ready)
     "[skip notice] processor replicas: need Kafka (KAFKA_BROKERS, the kcat mock cluster) and PostgreSQL " +
       "(TEST_POSTGRES_URL) for the series and holders locks",
   );
-
-const NAMES = Object.keys(PROCESSORS) as ProcessorName[];
-const GROUPS = NAMES.map((n) => ({
-  topic: TOPICS[PROCESSORS[n].definition.topic],
-  group: PROCESSORS[n].definition.group,
-}));
-
-async function rawStateHash(ch: Ch) {
-  const [r] = await ch.query<{ rows: string; hash: string }>(
-    "raw_state_hash",
-    "SELECT count() AS rows, toString(sum(cityHash64(toString(tuple(*))))) AS hash FROM (SELECT * EXCEPT (version) FROM raw_blocks FINAL)",
-  );
-  return { rows: Number(r?.rows ?? 0), hash: r?.hash ?? "" };
-}
-
-async function stateOf(ch: TestCh) {
-  return {
-    events: await eventsStateHash(ch),
-    raw: await rawStateHash(ch.ch),
-    prices: await pricesStateHash(ch),
-    series: await seriesStateHash(ch),
-  };
-}
 
 /** A store handle whose writes and reads fail once `kill()` is called, as a killed process's would. */
 function killable(ch: Ch): { ch: Ch; kill(): void } {
@@ -148,25 +117,6 @@ async function endLockSession(p: TestPipeline, name: ProcessorName): Promise<boo
   return rows.some((r) => r.ok);
 }
 
-/** Publishes everything the node has, without waiting for the consumer groups. */
-async function ingestAll(p: TestPipeline): Promise<void> {
-  for (let i = 0; i < 500; i++) if ((await p.ingestor.runOnce()).caughtUp) return;
-  throw new Error("ingest did not catch up");
-}
-
-/** Waits until every consumer group (wherever its members run) has committed everything published. */
-async function drain(p: TestPipeline): Promise<void> {
-  let zeros = 0;
-  await waitFor(
-    "every consumer group to drain",
-    async () => {
-      zeros = (await p.deps.bus.lag(GROUPS)) === 0 ? zeros + 1 : 0;
-      return zeros >= 2;
-    },
-    180_000,
-  );
-}
-
 describe.skipIf(!ready)("every processor as 3 replicas of its consumer group", () => {
   let p: TestPipeline | undefined;
   const replicas: Replica[] = [];
@@ -180,11 +130,12 @@ describe.skipIf(!ready)("every processor as 3 replicas of its consumer group", (
     // The pipeline's own processors are the first replica of each group; two more join beside them.
     p = await startTestPipeline({ blocks: 90, confirmations: 2, kafka: true });
     const pipeline = p;
-    for (const name of NAMES) for (let i = 0; i < 2; i++) replicas.push(startReplica(pipeline, name));
+    for (const name of PROCESSOR_NAMES)
+      for (let i = 0; i < 2; i++) replicas.push(startReplica(pipeline, name));
 
     // A third of the stream, then (while the groups still work through it) one replica of each dies.
     await ingestAll(pipeline);
-    for (const name of NAMES) {
+    for (const name of PROCESSOR_NAMES) {
       const victim = replicas.find((r) => r.name === name);
       await victim?.kill();
     }
@@ -195,10 +146,10 @@ describe.skipIf(!ready)("every processor as 3 replicas of its consumer group", (
     pipeline.chain.advance(90);
     await ingestAll(pipeline);
     // One replica of each joins mid-stream.
-    for (const name of NAMES) replicas.push(startReplica(pipeline, name));
+    for (const name of PROCESSOR_NAMES) replicas.push(startReplica(pipeline, name));
     pipeline.chain.advance(90);
     await ingestAll(pipeline);
-    await drain(pipeline);
+    await drainGroups(pipeline);
 
     // Some fenced write happened or the lock changed hands: the fencing tokens moved past the first holder's.
     const fences = await pipeline.pg.pg.query<{ token: string }>(
@@ -209,34 +160,6 @@ describe.skipIf(!ready)("every processor as 3 replicas of its consumer group", (
     expect(fences).toHaveLength(2);
     for (const f of fences) expect(Number(f.token)).toBeGreaterThan(1);
 
-    const replicated = await stateOf(pipeline.ch);
-    expect(replicated.events.rows).toBeGreaterThan(200);
-    expect(replicated.series.points!.rows).toBeGreaterThan(100);
-    expect(replicated.series.holders!.rows).toBeGreaterThan(100);
-    expect(replicated.prices.trades!.rows).toBeGreaterThan(0);
-    expect(replicated.prices.supply_changes!.rows).toBeGreaterThan(50);
-
-    // One clean single-replica pass over the same chain into fresh stores (a new database in the same chDB).
-    const pg = await openTestPg();
-    const ch = await openTestCh({ dataDir: pipeline.ch.dataDir });
-    const clean = await startTestPipeline({
-      chain: pipeline.chain,
-      server: pipeline.server,
-      stores: { pg, ch },
-      confirmations: 2,
-      kafka: true,
-    });
-    try {
-      await clean.catchUp();
-      const single = await stateOf(ch);
-      expect(replicated.events).toEqual(single.events);
-      expect(replicated.raw).toEqual(single.raw);
-      expect(replicated.prices).toEqual(single.prices);
-      expect(replicated.series).toEqual(single.series);
-    } finally {
-      await clean.close();
-      await pg.close();
-      await ch.close();
-    }
+    await expectStateOfCleanPass(pipeline);
   }, 300_000);
 });

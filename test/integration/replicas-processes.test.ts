@@ -1,0 +1,175 @@
+/**
+ * Scale-out across processes: every processor runs as 3 replicas of its consumer group in 3 child processes (each
+ * runs one replica of every processor, test/helpers/replica-process.ts), over Kafka (the kcat mock cluster) and the
+ * PostgreSQL server. The first child holds the series and holders locks; it is killed with SIGKILL while the groups
+ * work through the stream, a fourth child joins, and the end state equals one clean single-replica pass by hash
+ * (events, raw blocks, prices and figures' facts, series and holders).
+ *
+ * What the kill leaves is what a killed process leaves: its Kafka group members stop heartbeating (the brokers
+ * hand their partitions to the others after the session timeout, and the batches they had not committed are
+ * replayed), and its PostgreSQL connections close, which frees its locks (a standby takes them, with a newer
+ * fencing token). The children reach the test's chDB through this process (test/helpers/ch-over-ipc.ts), because
+ * chDB opens its data directory in one process only and CI has no ClickHouse server.
+ *
+ * Opt-in (REPLICA_PROCESSES=1 with KAFKA_BROKERS and TEST_POSTGRES_URL): 25 of 27 runs passed here (2026-11-27),
+ * and two, both on a loaded machine, ended with series facts and points unlike the clean pass while events, raw
+ * blocks and prices matched; the cause is not found yet. On a mismatch the test prints the rows that differ.
+ */
+import { type ChildProcess, fork } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { processorLockName } from "../../pipeline/processor.ts";
+import { PROCESSORS, type ProcessorName } from "../../pipeline/runtime.ts";
+import { serveChOverIpc } from "../helpers/ch-over-ipc.ts";
+import { KAFKA_BROKERS, startTestPipeline, type TestPipeline, waitFor } from "../helpers/pipeline.ts";
+import { drainGroups, expectStateOfCleanPass, ingestAll, PROCESSOR_NAMES } from "../helpers/replicas.ts";
+
+// Opt-in (REPLICA_PROCESSES=1): 2 runs of 27 here ended with series facts and points unlike the clean pass (docs/known-gaps.md).
+const optedIn = process.env.REPLICA_PROCESSES === "1";
+const ready = optedIn && Boolean(KAFKA_BROKERS) && Boolean(process.env.TEST_POSTGRES_URL);
+if (!ready)
+  console.warn(
+    optedIn
+      ? "[skip notice] processor replicas in processes: need Kafka (KAFKA_BROKERS, the kcat mock cluster) and " +
+          "PostgreSQL (TEST_POSTGRES_URL) for the series and holders locks"
+      : "[skip notice] processor replicas in processes: opt-in (REPLICA_PROCESSES=1), because 2 runs of 27 " +
+          "diverged in the series (docs/known-gaps.md, Scale-out); the in-process replica test runs in CI's Kafka pass",
+  );
+
+const ENTRY = fileURLToPath(new URL("../helpers/replica-process.ts", import.meta.url));
+const SINGLETONS = ["series", "holders"] as const;
+
+interface Child {
+  process: ChildProcess;
+  /** Processors whose start resolved (a singleton's once it holds its lock). */
+  started: Set<string>;
+  failures: string[];
+  calls: () => number;
+}
+
+function startChild(p: TestPipeline): Child {
+  const env = {
+    LOG_LEVEL: "silent",
+    NODE_URL: p.config.NODE_URL,
+    EXPLORER_URL: p.config.EXPLORER_URL,
+    CONFIRMATIONS: String(p.config.CONFIRMATIONS),
+    KAFKA_BROKERS: p.config.KAFKA_BROKERS,
+    KAFKA_TOPIC_PREFIX: p.config.KAFKA_TOPIC_PREFIX,
+  };
+  const child = fork(ENTRY, [], {
+    execArgv: ["--import", "tsx"],
+    serialization: "advanced",
+    env: {
+      ...process.env,
+      REPLICA_ENV: JSON.stringify(env),
+      REPLICA_PG_URL: p.pg.url,
+      REPLICA_CH_DATABASE: p.ch.ch.database,
+    },
+    stdio: ["ignore", "ignore", "pipe", "ipc"],
+  });
+  const c: Child = { process: child, started: new Set(), failures: [], calls: () => 0 };
+  c.calls = serveChOverIpc(child, p.ch.ch).calls;
+  child.on("message", (m: { t?: string; name?: string; message?: string }) => {
+    if (m.t === "started" && m.name) c.started.add(m.name);
+    if (m.t === "failed") c.failures.push(`${m.name}: ${m.message}`);
+  });
+  // What a child says on stderr (a crash's stack) reaches the test's output.
+  child.stderr?.on("data", (d: Buffer) => process.stderr.write(`[replica ${child.pid}] ${d}`));
+  return c;
+}
+
+/** Waits until the child started `names` (a singleton starts once it holds its lock). */
+async function startedIn(c: Child, names: readonly string[], what: string) {
+  await waitFor(
+    what,
+    async () => {
+      if (c.failures.length > 0) throw new Error(`a replica failed to start: ${c.failures.join("; ")}`);
+      if (c.process.exitCode !== null) throw new Error(`a replica exited with ${c.process.exitCode}`);
+      return names.every((n) => c.started.has(n));
+    },
+    120_000,
+  );
+}
+
+const lockNames = SINGLETONS.map((n) => processorLockName(PROCESSORS[n as ProcessorName].definition.group));
+
+/** The fencing token of the series and holders locks (it grows each time a lock changes hands). */
+async function fenceTokens(p: TestPipeline): Promise<number[]> {
+  const rows = await p.pg.pg.query<{ name: string; token: string }>(
+    "fences",
+    "SELECT name, token FROM processor_fences WHERE name = ANY($1) ORDER BY name",
+    [lockNames],
+  );
+  return rows.map((r) => Number(r.token));
+}
+
+describe.skipIf(!ready)("every processor as 3 replicas in 3 processes", () => {
+  let p: TestPipeline | undefined;
+  const children: Child[] = [];
+  afterAll(async () => {
+    for (const c of children)
+      if (c.process.exitCode === null && c.process.signalCode === null) c.process.kill("SIGTERM");
+    await Promise.all(
+      children.map(
+        (c) =>
+          new Promise<void>((resolve) => {
+            if (c.process.exitCode !== null || c.process.signalCode !== null) return resolve();
+            const timer = setTimeout(() => {
+              c.process.kill("SIGKILL");
+              resolve();
+            }, 15_000);
+            c.process.once("exit", () => {
+              clearTimeout(timer);
+              resolve();
+            });
+          }),
+      ),
+    );
+    await p?.close();
+  });
+
+  it("the lock holder killed with SIGKILL mid-stream and one process added: the state of one clean single-replica pass", async () => {
+    p = await startTestPipeline({ blocks: 90, confirmations: 2, kafka: true });
+    const pipeline = p;
+    // This process only ingests: every replica runs in a child.
+    for (const [name, processor] of pipeline.processors) {
+      await processor.stop();
+      pipeline.processors.delete(name);
+    }
+
+    // The first child starts alone and takes the series and holders locks; two more join and stand by for them.
+    const first = startChild(pipeline);
+    children.push(first);
+    await startedIn(first, PROCESSOR_NAMES, "the first replica process to start every processor");
+    const tokensBefore = await fenceTokens(pipeline);
+    expect(tokensBefore).toHaveLength(2);
+    for (let i = 0; i < 2; i++) children.push(startChild(pipeline));
+    const others = PROCESSOR_NAMES.filter((n) => !(SINGLETONS as readonly string[]).includes(n));
+    for (const c of children.slice(1)) await startedIn(c, others, "two more replica processes to start");
+
+    // A third of the stream; the first child is killed while the groups still work through it.
+    await ingestAll(pipeline);
+    await waitFor("the first replica to write", async () => first.calls() > 50, 60_000);
+    first.process.kill("SIGKILL");
+    await new Promise<void>((resolve) => first.process.once("exit", () => resolve()));
+    expect(first.process.signalCode).toBe("SIGKILL");
+
+    pipeline.chain.advance(90);
+    await ingestAll(pipeline);
+    // A fourth process joins mid-stream.
+    const added = startChild(pipeline);
+    children.push(added);
+    await startedIn(added, others, "the added replica process to start");
+    pipeline.chain.advance(90);
+    await ingestAll(pipeline);
+    await drainGroups(pipeline);
+
+    // The killed holder's locks went to standbys in the other processes, each with a newer fencing token.
+    const tokensAfter = await fenceTokens(pipeline);
+    for (const [i, t] of tokensAfter.entries()) expect(t).toBeGreaterThan(tokensBefore[i]!);
+    for (const name of SINGLETONS) expect(children.slice(1).some((c) => c.started.has(name))).toBe(true);
+    for (const c of children.slice(1)) expect(c.calls()).toBeGreaterThan(0);
+
+    await expectStateOfCleanPass(pipeline);
+  }, 400_000);
+});
