@@ -8,14 +8,17 @@
  *
  * A batch changes a pair's moves only from its earliest touched time t0 on, so only the crossings from t0
  * can change: they are recomputed from the balance before t0 (one sum) and the moves after it, compared
- * with the stored ones (holder_changes), and the difference, per token and block time, becomes the series
- * facts (gained, lost, holders_delta); then the points of those times are recomputed like any other series
- * (lib/series/writer.ts).
+ * with the stored ones (holder_changes); the difference is stored, and each token and block time it touches gets
+ * its series facts (gained, lost, holders_delta) counted from the stored crossings; then the points of those
+ * times are recomputed like any other series (lib/series/writer.ts).
  *
- * Order of writes, for crashes: outputs (their moves with them, by a materialized view), spends and spend moves,
- * then facts and points, and holder_changes last.
- * A batch replayed before holder_changes was written finds the same difference and writes the same facts;
- * after, it finds none. So replays, retractions and reprocessing leave the state of one clean pass. Batches
+ * Order of writes, for crashes: outputs (their moves with them, by a materialized view), spends and spend moves;
+ * then the moments (token, time) the pass will finish (holder_pending_moments), its crossings (holder_changes), the
+ * facts and points of those moments counted from the stored crossings, and last an empty pending set. A pass that
+ * dies anywhere in between leaves its moments pending, and the next pass finishes them with its own: their facts
+ * are counted again from the stored crossings, whatever blocks that pass holds (a replay may hold more than the
+ * dead pass and find other crossings, so finding the same difference cannot be relied on). So replays,
+ * retractions and reprocessing leave the state of one clean pass. Batches
  * run one at a time (the holders group is consumed by one process; stop it while `series backfill` rebuilds
  * token-holders).
  */
@@ -330,14 +333,33 @@ async function recomputeHolders(deps: SeriesDeps, pairs: Touched): Promise<numbe
   const changed: Crossing[] = [];
   for (const [k, c] of after) if (before.get(k)?.change !== c.change) changed.push(c);
   for (const [k, c] of before) if (!after.has(k)) changed.push({ ...c, change: 0 });
-  if (changed.length === 0) return 0;
 
-  // Per (token, time): the stored totals, then the difference the changed pairs make.
-  const moments = new Map<string, { token_id: string; ts: string; gained: number; lost: number }>();
-  for (const c of changed) {
-    const k = `${c.token_id}:${c.ts}`;
-    if (!moments.has(k)) moments.set(k, { token_id: c.token_id, ts: c.ts, gained: 0, lost: 0 });
-  }
+  // The moments a pass that died left unfinished: their facts may not match the stored crossings (a replay may hold
+  // more blocks than the dead pass and find other crossings, so it cannot be trusted to find the same difference).
+  const [left] = await ch.query<{ tokens: string[]; times: string[] }>(
+    "holder_pending_read",
+    "SELECT tokens, arrayMap(t -> toString(t), times) AS times FROM holder_pending_moments FINAL WHERE slot = 0",
+  );
+  const moments = new Map<string, { token_id: string; ts: string }>();
+  for (const [i, token_id] of (left?.tokens ?? []).entries())
+    moments.set(`${token_id}:${left!.times[i]}`, { token_id, ts: left!.times[i]! });
+  for (const c of changed) moments.set(`${c.token_id}:${c.ts}`, { token_id: c.token_id, ts: c.ts });
+  if (moments.size === 0) return 0;
+
+  // What this pass finishes, then its crossings: from here on the stored crossings are the truth of every moment.
+  const version = await nextVersion(deps);
+  const list = [...moments.values()];
+  await ch.insert("holder_pending_insert", "holder_pending_moments", [
+    { slot: 0, tokens: list.map((m) => m.token_id), times: list.map((m) => Number(m.ts)), version },
+  ]);
+  if (changed.length > 0)
+    await ch.insert(
+      "holder_changes_insert",
+      "holder_changes",
+      changed.map((c) => ({ token_id: c.token_id, address: c.address, ts: c.ts, change: c.change, version })),
+    );
+
+  // Per (token, time): the gains and losses of the stored crossings.
   const totals = await ch.query<{ token_id: string; ts: string; gained: string; lost: string }>(
     "holder_changes_totals",
     `SELECT token_id, toString(ts) AS ts, countIf(change > 0) AS gained, countIf(change < 0) AS lost
@@ -346,29 +368,18 @@ async function recomputeHolders(deps: SeriesDeps, pairs: Touched): Promise<numbe
        AND concat(token_id, ':', toString(ts)) IN {moments:Array(String)}
      GROUP BY token_id, ts`,
     {
-      tokens: [...new Set(changed.map((c) => c.token_id))],
-      times: [...new Set(changed.map((c) => Number(c.ts)))],
+      tokens: [...new Set(list.map((m) => m.token_id))],
+      times: [...new Set(list.map((m) => Number(m.ts)))],
       moments: [...moments.keys()],
     },
   );
-  for (const t of totals) {
-    const m = moments.get(`${t.token_id}:${t.ts}`)!;
-    m.gained = Number(t.gained);
-    m.lost = Number(t.lost);
-  }
-  for (const c of changed) {
-    const m = moments.get(`${c.token_id}:${c.ts}`)!;
-    const old = before.get(at(c))?.change ?? 0;
-    if (old > 0) m.gained--;
-    if (old < 0) m.lost--;
-    if (c.change > 0) m.gained++;
-    if (c.change < 0) m.lost++;
-  }
+  const totalOf = new Map(totals.map((t) => [`${t.token_id}:${t.ts}`, t]));
 
-  const version = await nextVersion(deps);
   const touched: SeriesTouched = new Map();
   const facts: FactRow[] = [];
-  for (const m of moments.values()) {
+  for (const [k, m] of moments) {
+    const gained = Number(totalOf.get(k)?.gained ?? 0);
+    const lost = Number(totalOf.get(k)?.lost ?? 0);
     const instance = instanceOf(tokenHolders.id, { token_id: m.token_id });
     const instance_id = instance.id;
     const row = {
@@ -380,24 +391,23 @@ async function recomputeHolders(deps: SeriesDeps, pairs: Touched): Promise<numbe
       last_id: "",
       members: [],
       // No crossing left at this time: the facts leave the series like a retracted block's.
-      main_chain: m.gained + m.lost > 0,
+      main_chain: gained + lost > 0,
       // The write clock (decimal text: UInt64 past 2^53), newer than the facts this replaces.
       version,
     };
     facts.push(
-      { ...row, key: "gained", agg: "sum", value: String(m.gained) },
-      { ...row, key: "lost", agg: "sum", value: String(m.lost) },
-      { ...row, key: "holders_delta", agg: "net", value: String(m.gained - m.lost) },
+      { ...row, key: "gained", agg: "sum", value: String(gained) },
+      { ...row, key: "lost", agg: "sum", value: String(lost) },
+      { ...row, key: "holders_delta", agg: "net", value: String(gained - lost) },
     );
     touchSeries(touched, instance_id, tokenHolders.id, Number(m.ts));
   }
   await ch.insert("holder_facts_insert", "series_block_facts", facts);
   await recomputeSeries(deps, touched);
-  await ch.insert(
-    "holder_changes_insert",
-    "holder_changes",
-    changed.map((c) => ({ token_id: c.token_id, address: c.address, ts: c.ts, change: c.change, version })),
-  );
+  // Finished: nothing pending.
+  await ch.insert("holder_pending_done", "holder_pending_moments", [
+    { slot: 0, tokens: [], times: [], version: await nextVersion(deps) },
+  ]);
   return changed.length;
 }
 

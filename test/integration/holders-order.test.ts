@@ -157,6 +157,65 @@ describe("holders: the same crossings whatever the order of spends and outputs",
     }
   });
 
+  it("a pass that dies after writing, replayed with more blocks, leaves the state of one clean pass", async () => {
+    // The dead pass sees only A: X gains at T+1s. Its replay (a new holder gets everything uncommitted as one
+    // batch) also holds Z (Y gets tokens at T+0.5s, from another chain) and B0 (X's output spent to Y at T+1s):
+    // nobody crosses zero at T+1s any more, so what the dead pass wrote for that moment must be taken back.
+    const Z = block(hex("5"), T + 500, 20, [], [{ key: hex("6"), address: Y, alph: 2n, token: 5n }]);
+    const B0 = block(
+      hex("7"),
+      T + 1_000,
+      21,
+      [hex("1")],
+      [{ key: hex("8"), address: Y, alph: 5n, token: 10n }],
+    );
+    const clean = await run([[A, Z, B0]]);
+    expect(clean.crossings).toEqual([`${Y} 500 1`]);
+    for (const label of ["holder_pending_insert", "holder_changes_insert", "holder_facts_insert"]) {
+      for (const t of opened.splice(0)) await t.close();
+      const t = await openTestCh();
+      opened.push(t);
+      let armed = true;
+      const ch = {
+        ...t.ch,
+        query: t.ch.query.bind(t.ch),
+        command: t.ch.command.bind(t.ch),
+        async insert(l: string, table: string, rows: readonly object[]) {
+          await t.ch.insert(l, table, rows);
+          if (armed && l === label) {
+            armed = false;
+            throw new Error(`the pass dies after ${label}`);
+          }
+        },
+      } as typeof t.ch;
+      const deps: SeriesDeps = {
+        ch,
+        objects: createObjectStore({ dir: mkdtempSync(join(tmpdir(), "holders-d-")) }),
+        settings: {
+          retentionMs: 1000 * 86_400_000,
+          pageDays: 1,
+          segmentPoints: 240,
+          rawSegmentMs: 3_600_000,
+        },
+        log: quietLog,
+      };
+      await expect(handleHolderMessages(deps, [A])).rejects.toThrow(/dies after/);
+      expect(armed).toBe(false);
+      await handleHolderMessages(deps, [A, Z, B0]);
+      const raw = await t.ch.query<{ p: string }>(
+        "t",
+        `SELECT concat(toString(t - ${T}), ' ', key, '=', value) AS p FROM series_points FINAL
+         WHERE instance_id = {id:String} AND scale = '0' AND deleted = 0 ORDER BY t, key`,
+        { id: instanceIdOf("token-holders", { token_id: TOKEN }) },
+      );
+      expect(
+        raw.map((r) => r.p),
+        label,
+      ).toEqual(clean.raw);
+      expect(await seriesStateHash(t), label).toEqual(clean.state);
+    }
+  });
+
   it("counts ALPH holders from the same outputs", async () => {
     const r = await run([[A], [B], [C]]);
     const [alph] = await opened[0]!.ch.query<{ n: string }>(
