@@ -10,7 +10,7 @@ import { type DevnetServer, startDevnetServer } from "../../devnet/server.ts";
 import { type Config, loadConfig } from "../../lib/config.ts";
 import { NOTICE_CHAIN_INDEX } from "../../lib/events/notices.ts";
 import { createMetrics } from "../../lib/metrics.ts";
-import { createBus } from "../../lib/stores/bus.ts";
+import { type Bus, createBus } from "../../lib/stores/bus.ts";
 import type { PipelineDeps } from "../../pipeline/deps.ts";
 import { createIngestor, type Ingestor } from "../../pipeline/ingest/ingest.ts";
 import { createNodeClient } from "../../pipeline/ingest/node-client.ts";
@@ -48,6 +48,8 @@ export interface TestPipelineOptions {
   stores?: { pg: TestPg; ch: TestCh };
   chain?: DevnetChain;
   server?: DevnetServer;
+  /** Wraps the bus the pipeline uses (for example test/helpers/rebatch.ts's, which re-batches deliveries). */
+  wrapBus?: (bus: Bus) => Bus;
 }
 
 export async function startTestPipeline(options: TestPipelineOptions = {}): Promise<TestPipeline> {
@@ -73,12 +75,13 @@ export async function startTestPipeline(options: TestPipelineOptions = {}): Prom
     KAFKA_TOPIC_PREFIX: useKafka ? `t${suffix()}.` : "",
     ...options.env,
   });
-  const bus = createBus({
+  const created = createBus({
     brokers: config.KAFKA_BROKERS,
     clientId: "test",
     topicPrefix: config.KAFKA_TOPIC_PREFIX,
     log: quietLog,
   });
+  const bus = options.wrapBus ? options.wrapBus(created) : created;
   const deps: PipelineDeps = {
     config,
     log: quietLog,

@@ -55,8 +55,14 @@ export async function drainGroups(p: TestPipeline): Promise<void> {
   );
 }
 
-/** The replicated state has data in every part, and equals one clean single-replica pass over the same chain. */
-export async function expectStateOfCleanPass(pipeline: TestPipeline): Promise<void> {
+/**
+ * The replicated state has data in every part, and equals one clean single-replica pass over the same chain (over
+ * Kafka unless `kafka` is false).
+ */
+export async function expectStateOfCleanPass(
+  pipeline: TestPipeline,
+  options: { kafka?: boolean } = {},
+): Promise<void> {
   const replicated = await replicaStateOf(pipeline.ch);
   expect(replicated.events.rows).toBeGreaterThan(200);
   expect(replicated.series.points!.rows).toBeGreaterThan(100);
@@ -72,7 +78,7 @@ export async function expectStateOfCleanPass(pipeline: TestPipeline): Promise<vo
     server: pipeline.server,
     stores: { pg, ch },
     confirmations: 2,
-    kafka: true,
+    kafka: options.kafka ?? true,
   });
   try {
     await clean.catchUp();

@@ -11,10 +11,11 @@
  * fencing token). The children reach the test's chDB through this process (test/helpers/ch-over-ipc.ts), because
  * chDB opens its data directory in one process only and CI has no ClickHouse server.
  *
- * Opt-in (REPLICA_PROCESSES=1 with KAFKA_BROKERS and TEST_POSTGRES_URL): before the holders' pending moments
- * (ClickHouse 0017), 3 of 34 runs here ended with token-holders facts a killed holders batch wrote and its larger
- * replay did not take back (docs/known-gaps.md, Scale-out; holders-order.test.ts now reproduces it in one process).
- * It stays opt-in until enough runs on a loaded machine show nothing else. On a mismatch it prints the rows.
+ * Runs with KAFKA_BROKERS and TEST_POSTGRES_URL (CI's Kafka pass; REPLICA_PROCESSES=0 skips it). Before the
+ * holders' pending moments (ClickHouse 0017), 3 of 34 runs here ended with token-holders facts a killed holders
+ * batch wrote and its larger replay did not take back (docs/known-gaps.md, Scale-out; holders-order.test.ts and
+ * replay-rebatch.test.ts now reproduce it in one process); since the fix, 18 of 18 runs passed, most of them beside
+ * other tests on both cores. On a mismatch it prints the rows.
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -25,16 +26,14 @@ import { serveChOverIpc } from "../helpers/ch-over-ipc.ts";
 import { KAFKA_BROKERS, startTestPipeline, type TestPipeline, waitFor } from "../helpers/pipeline.ts";
 import { drainGroups, expectStateOfCleanPass, ingestAll, PROCESSOR_NAMES } from "../helpers/replicas.ts";
 
-// Opt-in (REPLICA_PROCESSES=1): it found a holders crash-order bug (fixed); more runs before it joins CI.
-const optedIn = process.env.REPLICA_PROCESSES === "1";
-const ready = optedIn && Boolean(KAFKA_BROKERS) && Boolean(process.env.TEST_POSTGRES_URL);
+const optedOut = process.env.REPLICA_PROCESSES === "0";
+const ready = !optedOut && Boolean(KAFKA_BROKERS) && Boolean(process.env.TEST_POSTGRES_URL);
 if (!ready)
   console.warn(
-    optedIn
-      ? "[skip notice] processor replicas in processes: need Kafka (KAFKA_BROKERS, the kcat mock cluster) and " +
-          "PostgreSQL (TEST_POSTGRES_URL) for the series and holders locks"
-      : "[skip notice] processor replicas in processes: opt-in (REPLICA_PROCESSES=1) until more runs on a loaded " +
-          "machine back the holders fix it led to (docs/known-gaps.md, Scale-out); the in-process replica test runs in CI's Kafka pass",
+    optedOut
+      ? "[skip notice] processor replicas in processes: REPLICA_PROCESSES=0 skips it"
+      : "[skip notice] processor replicas in processes: need Kafka (KAFKA_BROKERS, the kcat mock cluster) and " +
+          "PostgreSQL (TEST_POSTGRES_URL) for the series and holders locks",
   );
 
 const ENTRY = fileURLToPath(new URL("../helpers/replica-process.ts", import.meta.url));

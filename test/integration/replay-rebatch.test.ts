@@ -1,0 +1,120 @@
+/**
+ * Guarantee 2 (a replay is harmless) with the batches Kafka may make, for every processor at once. Deliveries are
+ * held back and handed over with later ones, or split, at random; processes die at random store writes, before
+ * or after the write reaches the store; a dead processor's unfinished records wait for its restart and come back
+ * together with whatever arrived meanwhile, as Kafka hands a new group member everything uncommitted. The other
+ * crash tests replay the batch that failed as it was, which is how a bug in the holders' crash order hid until
+ * the multi-process replica test (a replay holding more blocks than the batch that died) found it.
+ *
+ * The end state equals one clean pass by hash: events, raw blocks, prices and figures' facts, series and holders.
+ * Runs on the in-process bus (test/helpers/rebatch.ts wraps it), in the embedded pass; CI's Kafka pass skips it
+ * (it would run on the same in-process bus) and runs the multi-process replica test, which gets Kafka's own batches.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { PROCESSORS, type ProcessorName } from "../../pipeline/runtime.ts";
+import { KAFKA_BROKERS, startTestPipeline, type TestPipeline } from "../helpers/pipeline.ts";
+import {
+  crashingClickHouse,
+  InjectedCrash,
+  type RebatchingBus,
+  rebatchingBus,
+  seededStreams,
+} from "../helpers/rebatch.ts";
+import { expectStateOfCleanPass, PROCESSOR_NAMES } from "../helpers/replicas.ts";
+
+const nameOfGroup = (group: string): ProcessorName => {
+  const name = PROCESSOR_NAMES.find((n) => PROCESSORS[n].definition.group === group);
+  if (!name) throw new Error(`no processor has the consumer group ${group}`);
+  return name;
+};
+
+/** Ingest rounds until the node has nothing new, restarting dead processors between rounds. */
+async function ingestThroughCrashes(p: TestPipeline, bus: RebatchingBus): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    for (const group of bus.crashed()) await p.restartProcessor(nameOfGroup(group));
+    try {
+      if ((await p.ingestor.runOnce()).caughtUp) return;
+    } catch (error) {
+      // Ingest's own write died (chain progress, raw blocks): the round is tried again, as after a restart.
+      if (!(error instanceof InjectedCrash)) throw error;
+    }
+  }
+  throw new Error("ingest did not catch up within 500 rounds");
+}
+
+/** Restarts the dead and hands over what is held, until every group has handled everything. */
+async function settle(p: TestPipeline, bus: RebatchingBus): Promise<void> {
+  for (let i = 0; i < 1000; i++) {
+    const dead = bus.crashed();
+    if (dead.length === 0 && bus.held() === 0) return;
+    for (const group of dead) await p.restartProcessor(nameOfGroup(group));
+    await bus.flush();
+  }
+  throw new Error(
+    `${bus.held()} records still held after 1000 rounds; dead groups: ${bus.crashed().join(", ")}`,
+  );
+}
+
+// The seeds CI runs: each of them ended unlike the clean pass with the holders' crash order before c68cd7c, in each
+// of two runs of seeds 1-12 (as 3 of the 12 did). REBATCH_SEEDS=20-40 (a range, or a list: 3,5,7) searches further.
+const seeds = (process.env.REBATCH_SEEDS ?? "3,5,7").split(",").flatMap((part) => {
+  const [first, last = first] = part.split("-").map(Number) as [number, number?];
+  if (!Number.isInteger(first) || !Number.isInteger(last) || last < first)
+    throw new Error(`REBATCH_SEEDS: expected seeds such as 3,5,7 or 20-40, got ${JSON.stringify(part)}`);
+  return Array.from({ length: last - first + 1 }, (_, i) => first + i);
+});
+
+const kafkaPass = Boolean(KAFKA_BROKERS);
+if (kafkaPass)
+  console.warn(
+    "[skip notice] replays in other batch compositions: runs on the in-process bus, in the embedded pass; the Kafka " +
+      "pass runs the multi-process replica test instead",
+  );
+
+describe.skipIf(kafkaPass)("replays in other batch compositions", () => {
+  let p: TestPipeline | undefined;
+  afterEach(async () => {
+    await p?.close();
+    p = undefined;
+  });
+
+  for (const seed of seeds)
+    it(`seed ${seed}: batches held back, merged and split, processes dying at random writes: the state of one clean pass`, async () => {
+      const random = seededStreams(seed);
+      let bus: RebatchingBus | undefined;
+      p = await startTestPipeline({
+        blocks: 90,
+        confirmations: 2,
+        kafka: false,
+        // Rounds of about two blocks per chain, so each group gets many deliveries to hold back, merge and split.
+        env: { INGEST_WINDOW_MS: "16000", INGEST_FIRST_WINDOW_MS: "16000" },
+        wrapBus: (inner) => {
+          bus = rebatchingBus(inner, random);
+          return bus;
+        },
+      });
+      const pipeline = p;
+      if (!bus) throw new Error("the pipeline did not take the wrapped bus");
+      const rebatching = bus;
+      // Started after the migrations and the processors' set-up: only the handling of batches dies.
+      const crash = crashingClickHouse(pipeline.deps.ch, random, 0.1, 60);
+
+      // The chain grows in three steps, so deliveries come in several rounds with held ones in between.
+      for (let step = 0; step < 3; step++) {
+        if (step > 0) pipeline.chain.advance(90);
+        await ingestThroughCrashes(pipeline, rebatching);
+      }
+      await settle(pipeline, rebatching);
+      crash.disarm();
+      console.info(
+        `[replay-rebatch] seed ${seed}: ${crash.crashes} store crashes, ${JSON.stringify(rebatching.counts)}`,
+      );
+      // The run did what it is for: deaths, and batches unlike the published ones.
+      expect(crash.crashes).toBeGreaterThan(5);
+      expect(rebatching.counts.crashes).toBeGreaterThan(3);
+      expect(rebatching.counts.held).toBeGreaterThan(10);
+      expect(rebatching.counts.split).toBeGreaterThan(10);
+
+      await expectStateOfCleanPass(pipeline, { kafka: false });
+    }, 300_000);
+});
