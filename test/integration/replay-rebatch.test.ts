@@ -57,12 +57,17 @@ async function settle(p: TestPipeline, bus: RebatchingBus): Promise<void> {
 
 // The seeds CI runs: each of them ended unlike the clean pass with the holders' crash order before c68cd7c, in each
 // of two runs of seeds 1-12 (as 3 of the 12 did). REBATCH_SEEDS=20-40 (a range, or a list: 3,5,7) searches further.
-const seeds = (process.env.REBATCH_SEEDS ?? "3,5,7").split(",").flatMap((part) => {
-  const [first, last = first] = part.split("-").map(Number) as [number, number?];
-  if (!Number.isInteger(first) || !Number.isInteger(last) || last < first)
-    throw new Error(`REBATCH_SEEDS: expected seeds such as 3,5,7 or 20-40, got ${JSON.stringify(part)}`);
-  return Array.from({ length: last - first + 1 }, (_, i) => first + i);
-});
+const seedsOf = (name: string, fallback: string) =>
+  (process.env[name] ?? fallback).split(",").flatMap((part) => {
+    if (part === "") return [];
+    const [first, last = first] = part.split("-").map(Number) as [number, number?];
+    if (!Number.isInteger(first) || !Number.isInteger(last) || last < first)
+      throw new Error(`${name}: expected seeds such as 3,5,7 or 20-40, got ${JSON.stringify(part)}`);
+    return Array.from({ length: last - first + 1 }, (_, i) => first + i);
+  });
+const seeds = seedsOf("REBATCH_SEEDS", "3,5,7");
+// The same with a reorg of chain 0's tips and no confirmations (REBATCH_REORG_SEEDS, the same forms).
+const reorgSeeds = seedsOf("REBATCH_REORG_SEEDS", "1");
 
 const kafkaPass = Boolean(KAFKA_BROKERS);
 if (kafkaPass)
@@ -78,43 +83,71 @@ describe.skipIf(kafkaPass)("replays in other batch compositions", () => {
     p = undefined;
   });
 
+  /**
+   * The chain grows in three steps, so deliveries come in several rounds with held ones in between; with `reorg`,
+   * nothing waits for confirmations and the tips of chain 0 are replaced after the first step.
+   */
+  async function rebatchedRun(seed: number, options: { reorg: boolean }) {
+    const random = seededStreams(seed);
+    let bus: RebatchingBus | undefined;
+    p = await startTestPipeline({
+      blocks: 90,
+      confirmations: options.reorg ? 0 : 2,
+      kafka: false,
+      // Rounds of about two blocks per chain, so each group gets many deliveries to hold back, merge and split.
+      env: { INGEST_WINDOW_MS: "16000", INGEST_FIRST_WINDOW_MS: "16000" },
+      wrapBus: (inner) => {
+        bus = rebatchingBus(inner, random);
+        return bus;
+      },
+    });
+    const pipeline = p;
+    if (!bus) throw new Error("the pipeline did not take the wrapped bus");
+    const rebatching = bus;
+    // Started after the migrations and the processors' set-up: only the handling of batches dies.
+    const crash = crashingClickHouse(pipeline.deps.ch, random, 0.1, 60);
+
+    let orphaned: string[] = [];
+    for (let step = 0; step < 3; step++) {
+      if (step > 0) pipeline.chain.advance(90);
+      await ingestThroughCrashes(pipeline, rebatching);
+      if (step === 0 && options.reorg) orphaned = pipeline.chain.reorg(0, 2).orphaned;
+    }
+    await settle(pipeline, rebatching);
+    crash.disarm();
+    if (options.reorg) {
+      // The orphaned blocks were stored before the reorg and are off the main chain now.
+      expect(orphaned).toHaveLength(2);
+      const [raw] = await pipeline.ch.ch.query<{ n: string; main: string }>(
+        "t",
+        "SELECT count() AS n, countIf(main_chain) AS main FROM raw_blocks FINAL WHERE hash IN {h:Array(String)}",
+        { h: orphaned },
+      );
+      expect([Number(raw?.n), Number(raw?.main)]).toEqual([2, 0]);
+    }
+    console.info(
+      `[replay-rebatch] seed ${seed}: ${crash.crashes} store crashes, ${JSON.stringify(rebatching.counts)}`,
+    );
+    // The run did what it is for: deaths, and batches unlike the published ones.
+    expect(crash.crashes).toBeGreaterThan(5);
+    expect(rebatching.counts.crashes).toBeGreaterThan(3);
+    expect(rebatching.counts.held).toBeGreaterThan(10);
+    expect(rebatching.counts.split).toBeGreaterThan(10);
+
+    await expectStateOfCleanPass(pipeline, {
+      kafka: false,
+      confirmations: options.reorg ? 0 : 2,
+      afterReorg: options.reorg,
+    });
+  }
+
   for (const seed of seeds)
     it(`seed ${seed}: batches held back, merged and split, processes dying at random writes: the state of one clean pass`, async () => {
-      const random = seededStreams(seed);
-      let bus: RebatchingBus | undefined;
-      p = await startTestPipeline({
-        blocks: 90,
-        confirmations: 2,
-        kafka: false,
-        // Rounds of about two blocks per chain, so each group gets many deliveries to hold back, merge and split.
-        env: { INGEST_WINDOW_MS: "16000", INGEST_FIRST_WINDOW_MS: "16000" },
-        wrapBus: (inner) => {
-          bus = rebatchingBus(inner, random);
-          return bus;
-        },
-      });
-      const pipeline = p;
-      if (!bus) throw new Error("the pipeline did not take the wrapped bus");
-      const rebatching = bus;
-      // Started after the migrations and the processors' set-up: only the handling of batches dies.
-      const crash = crashingClickHouse(pipeline.deps.ch, random, 0.1, 60);
+      await rebatchedRun(seed, { reorg: false });
+    }, 300_000);
 
-      // The chain grows in three steps, so deliveries come in several rounds with held ones in between.
-      for (let step = 0; step < 3; step++) {
-        if (step > 0) pipeline.chain.advance(90);
-        await ingestThroughCrashes(pipeline, rebatching);
-      }
-      await settle(pipeline, rebatching);
-      crash.disarm();
-      console.info(
-        `[replay-rebatch] seed ${seed}: ${crash.crashes} store crashes, ${JSON.stringify(rebatching.counts)}`,
-      );
-      // The run did what it is for: deaths, and batches unlike the published ones.
-      expect(crash.crashes).toBeGreaterThan(5);
-      expect(rebatching.counts.crashes).toBeGreaterThan(3);
-      expect(rebatching.counts.held).toBeGreaterThan(10);
-      expect(rebatching.counts.split).toBeGreaterThan(10);
-
-      await expectStateOfCleanPass(pipeline, { kafka: false });
+  for (const seed of reorgSeeds)
+    it(`seed ${seed}, with a reorg and no confirmations: the state of one clean pass over the final chain`, async () => {
+      await rebatchedRun(seed, { reorg: true });
     }, 300_000);
 });
