@@ -57,12 +57,17 @@ export async function drainGroups(p: TestPipeline): Promise<void> {
 
 /**
  * The replicated state has data in every part, and equals one clean single-replica pass over the same chain (over
- * Kafka unless `kafka` is false; with `confirmations`, default 2). After a reorg the raw blocks are left out: the
+ * Kafka unless `kafka` is false; with `confirmations`, default 2, and the pipeline's `env`). After a reorg the raw blocks are left out: the
  * replicated pass keeps the orphaned ones (as no longer on the main chain), which a clean pass never saw.
  */
 export async function expectStateOfCleanPass(
   pipeline: TestPipeline,
-  options: { kafka?: boolean; confirmations?: number; afterReorg?: boolean } = {},
+  options: {
+    kafka?: boolean;
+    confirmations?: number;
+    afterReorg?: boolean;
+    env?: Record<string, string>;
+  } = {},
 ): Promise<void> {
   const replicated = await replicaStateOf(pipeline.ch);
   expect(replicated.events.rows).toBeGreaterThan(200);
@@ -80,6 +85,7 @@ export async function expectStateOfCleanPass(
     stores: { pg, ch },
     confirmations: options.confirmations ?? 2,
     kafka: options.kafka ?? true,
+    env: options.env,
   });
   try {
     await clean.catchUp();

@@ -10,6 +10,9 @@
  * Runs on the in-process bus (test/helpers/rebatch.ts wraps it), in the embedded pass; CI's Kafka pass skips it
  * (it would run on the same in-process bus) and runs the multi-process replica test, which gets Kafka's own batches.
  */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { PROCESSORS, type ProcessorName } from "../../pipeline/runtime.ts";
 import { KAFKA_BROKERS, startTestPipeline, type TestPipeline } from "../helpers/pipeline.ts";
@@ -21,6 +24,7 @@ import {
   seededStreams,
 } from "../helpers/rebatch.ts";
 import { expectStateOfCleanPass, PROCESSOR_NAMES } from "../helpers/replicas.ts";
+import { SERIES_DEVNET, SERIES_TEST_ENV } from "../helpers/series.ts";
 
 const nameOfGroup = (group: string): ProcessorName => {
   const name = PROCESSOR_NAMES.find((n) => PROCESSORS[n].definition.group === group);
@@ -66,6 +70,14 @@ const seedsOf = (name: string, fallback: string) =>
     return Array.from({ length: last - first + 1 }, (_, i) => first + i);
   });
 const seeds = seedsOf("REBATCH_SEEDS", "3,5,7");
+// REBATCH_CHAIN=long: 1,800 blocks over 28 hours of chain time instead of 270 over 3 minutes, so the series roll
+// into hours and days, and raw pages are archived (as series-guarantees does); about 4 minutes a seed here.
+const longChain = process.env.REBATCH_CHAIN === "long";
+if (!["long", "short", undefined].includes(process.env.REBATCH_CHAIN))
+  throw new Error(`REBATCH_CHAIN: expected short or long, got ${JSON.stringify(process.env.REBATCH_CHAIN)}`);
+const steps = longChain ? 600 : 90;
+const window = longChain ? 2 * SERIES_DEVNET.blockIntervalMs : 16_000;
+const timeout = longChain ? 1_800_000 : 300_000;
 // The same with a reorg of chain 0's tips and no confirmations (REBATCH_REORG_SEEDS, the same forms).
 const reorgSeeds = seedsOf("REBATCH_REORG_SEEDS", "1");
 
@@ -90,12 +102,16 @@ describe.skipIf(kafkaPass)("replays in other batch compositions", () => {
   async function rebatchedRun(seed: number, options: { reorg: boolean }) {
     const random = seededStreams(seed);
     let bus: RebatchingBus | undefined;
+    const env = longChain
+      ? { ...SERIES_TEST_ENV, SERIES_ARCHIVE_DIR: mkdtempSync(join(tmpdir(), "rebatch-")) }
+      : {};
     p = await startTestPipeline({
-      blocks: 90,
+      blocks: steps,
+      devnet: longChain ? SERIES_DEVNET : undefined,
       confirmations: options.reorg ? 0 : 2,
       kafka: false,
       // Rounds of about two blocks per chain, so each group gets many deliveries to hold back, merge and split.
-      env: { INGEST_WINDOW_MS: "16000", INGEST_FIRST_WINDOW_MS: "16000" },
+      env: { ...env, INGEST_WINDOW_MS: String(window), INGEST_FIRST_WINDOW_MS: String(window) },
       wrapBus: (inner) => {
         bus = rebatchingBus(inner, random);
         return bus;
@@ -104,12 +120,13 @@ describe.skipIf(kafkaPass)("replays in other batch compositions", () => {
     const pipeline = p;
     if (!bus) throw new Error("the pipeline did not take the wrapped bus");
     const rebatching = bus;
-    // Started after the migrations and the processors' set-up: only the handling of batches dies.
-    const crash = crashingClickHouse(pipeline.deps.ch, random, 0.1, 60);
+    // Started after the migrations and the processors' set-up: only the handling of batches dies. The long chain has
+    // about six times the writes: a smaller chance spreads its deaths over the run instead of spending them early.
+    const crash = crashingClickHouse(pipeline.deps.ch, random, longChain ? 0.02 : 0.1, 60);
 
     let orphaned: string[] = [];
     for (let step = 0; step < 3; step++) {
-      if (step > 0) pipeline.chain.advance(90);
+      if (step > 0) pipeline.chain.advance(steps);
       await ingestThroughCrashes(pipeline, rebatching);
       if (step === 0 && options.reorg) orphaned = pipeline.chain.reorg(0, 2).orphaned;
     }
@@ -138,16 +155,25 @@ describe.skipIf(kafkaPass)("replays in other batch compositions", () => {
       kafka: false,
       confirmations: options.reorg ? 0 : 2,
       afterReorg: options.reorg,
+      env: longChain ? { ...env, SERIES_ARCHIVE_DIR: mkdtempSync(join(tmpdir(), "rebatch-clean-")) } : {},
     });
   }
 
   for (const seed of seeds)
-    it(`seed ${seed}: batches held back, merged and split, processes dying at random writes: the state of one clean pass`, async () => {
-      await rebatchedRun(seed, { reorg: false });
-    }, 300_000);
+    it(
+      `seed ${seed}: batches held back, merged and split, processes dying at random writes: the state of one clean pass`,
+      async () => {
+        await rebatchedRun(seed, { reorg: false });
+      },
+      timeout,
+    );
 
   for (const seed of reorgSeeds)
-    it(`seed ${seed}, with a reorg and no confirmations: the state of one clean pass over the final chain`, async () => {
-      await rebatchedRun(seed, { reorg: true });
-    }, 300_000);
+    it(
+      `seed ${seed}, with a reorg and no confirmations: the state of one clean pass over the final chain`,
+      async () => {
+        await rebatchedRun(seed, { reorg: true });
+      },
+      timeout,
+    );
 });
