@@ -57,8 +57,9 @@ export async function drainGroups(p: TestPipeline): Promise<void> {
 
 /**
  * The replicated state has data in every part, and equals one clean single-replica pass over the same chain (over
- * Kafka unless `kafka` is false; with `confirmations`, default 2, and the pipeline's `env`). After a reorg the raw blocks are left out: the
- * replicated pass keeps the orphaned ones (as no longer on the main chain), which a clean pass never saw.
+ * Kafka unless `kafka` is false, with `confirmations` (default 2) and `env` as the replicated pass had them). After
+ * a reorg the raw blocks are left out: the replicated pass keeps the orphaned ones (off the main chain), which a
+ * clean pass never saw.
  */
 export async function expectStateOfCleanPass(
   pipeline: TestPipeline,

@@ -32,10 +32,23 @@ const nameOfGroup = (group: string): ProcessorName => {
   return name;
 };
 
+/** Starts the dead groups' processors again (a start that dies is tried again, as a supervisor would). */
+async function restartDead(p: TestPipeline, bus: RebatchingBus): Promise<void> {
+  for (const group of bus.crashed())
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await p.restartProcessor(nameOfGroup(group));
+        break;
+      } catch (error) {
+        if (!(error instanceof InjectedCrash) || attempt >= 10) throw error;
+      }
+    }
+}
+
 /** Ingest rounds until the node has nothing new, restarting dead processors between rounds. */
 async function ingestThroughCrashes(p: TestPipeline, bus: RebatchingBus): Promise<void> {
   for (let i = 0; i < 500; i++) {
-    for (const group of bus.crashed()) await p.restartProcessor(nameOfGroup(group));
+    await restartDead(p, bus);
     try {
       if ((await p.ingestor.runOnce()).caughtUp) return;
     } catch (error) {
@@ -51,7 +64,7 @@ async function settle(p: TestPipeline, bus: RebatchingBus): Promise<void> {
   for (let i = 0; i < 1000; i++) {
     const dead = bus.crashed();
     if (dead.length === 0 && bus.held() === 0) return;
-    for (const group of dead) await p.restartProcessor(nameOfGroup(group));
+    await restartDead(p, bus);
     await bus.flush();
   }
   throw new Error(
@@ -70,7 +83,7 @@ const seedsOf = (name: string, fallback: string) =>
     return Array.from({ length: last - first + 1 }, (_, i) => first + i);
   });
 const seeds = seedsOf("REBATCH_SEEDS", "3,5,7");
-// REBATCH_CHAIN=long: 1,800 blocks over 28 hours of chain time instead of 270 over 3 minutes, so the series roll
+// REBATCH_CHAIN=long: 1,800 blocks over 28 hours of chain time instead of 270 over about 2 minutes, so the series roll
 // into hours and days, and raw pages are archived (as series-guarantees does); about 4 minutes a seed here.
 const longChain = process.env.REBATCH_CHAIN === "long";
 if (!["long", "short", undefined].includes(process.env.REBATCH_CHAIN))

@@ -14,7 +14,7 @@
  * Runs with KAFKA_BROKERS and TEST_POSTGRES_URL (CI's Kafka pass; REPLICA_PROCESSES=0 skips it). Before the
  * holders' pending moments (ClickHouse 0017), 3 of 34 runs here ended with token-holders facts a killed holders
  * batch wrote and its larger replay did not take back (docs/known-gaps.md, Scale-out; holders-order.test.ts and
- * replay-rebatch.test.ts now reproduce it in one process); since the fix, 18 of 18 runs passed, most of them beside
+ * replay-rebatch.test.ts now reproduce it in one process); since the fix, 19 of 19 runs passed, most of them beside
  * other tests on both cores. On a mismatch it prints the rows.
  */
 import { type ChildProcess, fork } from "node:child_process";
