@@ -203,8 +203,8 @@ export interface CrashingClickHouse {
 
 /**
  * Makes `ch`'s writes (inserts and statements) throw `InjectedCrash` with the given chance each, half of them
- * before the write reaches the store and half after it, `limit` times at most (each label draws from its own stream). Patches the object in place, as
- * every processor holds the same one.
+ * before the write reaches the store and half after it, `limit` times at most (each label draws from its own
+ * stream). Patches the object in place, as every processor holds the same one.
  */
 export function crashingClickHouse(
   ch: Ch,
