@@ -17,7 +17,7 @@ export class InjectedCrash extends Error {}
 export type Random = () => number;
 
 /** A seeded linear congruential generator. */
-export function seeded(seed: number): Random {
+function seeded(seed: number): Random {
   let s = seed;
   return () => {
     s = (s * 1103515245 + 12345) % 2 ** 31;
@@ -53,7 +53,6 @@ const partitionOf = (key: string) => {
 };
 
 interface GroupState {
-  topic: string;
   group: string;
   random: Random;
   /** Handed to this process's bus but not yet handled by the group, per partition, in publish order. */
@@ -94,7 +93,6 @@ export function rebatchingBus(
     let s = groups.get(key);
     if (!s) {
       s = {
-        topic,
         group,
         random: randomOf(`bus ${topic} ${group}`),
         held: Array.from({ length: PARTITIONS }, () => []),
