@@ -87,6 +87,12 @@ export const CONFIG_SPEC = {
   KAFKA_BROKERS: str("", "Comma-separated Kafka brokers; empty uses the in-process bus."),
   KAFKA_CLIENT_ID: str("alephium-indexer", "Kafka client id."),
   KAFKA_TOPIC_PREFIX: str("", "Prefix prepended to every topic name (for example `staging.`)."),
+  KAFKA_PRODUCE_MAX_BYTES: int(
+    50_000_000,
+    1_024,
+    1_000_000_000,
+    "Most bytes (keys, values and about 32 bytes a record, before compression) one Kafka produce request carries: a larger publish goes out in several requests, in order. When the brokers refuse a record batch as too large (`message.max.bytes`, 1 MiB by default, checked per partition after compression), the send goes again in halves until each is taken, and the process keeps the smaller size.",
+  ),
   SCHEMA_REGISTRY_URL: str(
     "",
     "Confluent schema registry URL; empty uses the built-in schema ids.",

@@ -47,6 +47,7 @@ export async function createPipelineDeps(
     clientId: ctx.config.KAFKA_CLIENT_ID,
     topicPrefix: ctx.config.KAFKA_TOPIC_PREFIX,
     log: ctx.log,
+    produceMaxBytes: ctx.config.KAFKA_PRODUCE_MAX_BYTES,
   });
   return { ...ctx, pg: stores.pg, ch: stores.ch, bus, codecs: await createCodecs(ctx.config) };
 }

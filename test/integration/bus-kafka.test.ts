@@ -1,5 +1,8 @@
 /**
- * The Kafka bus keeps a subscription consuming through what kafkajs gives up on (over the kcat mock cluster):
+ * The Kafka bus cuts a large publish into produce requests the brokers accept (the mock cluster enforces no
+ * `message.max.bytes`, so the test reads what each `send` carried).
+ *
+ * It keeps a subscription consuming through what kafkajs gives up on (over the kcat mock cluster):
  * - a commit refused because the group is rebalancing: the member rejoins (committed through
  *   `consumer.commitOffsets`, kafkajs takes the refusal for a crash it never restarts, and the member is gone for
  *   good while its process runs on);
@@ -7,9 +10,11 @@
  *
  * And it hands a processor the batches of the partitions a fetch brings as one batch (`coalesceBatches`).
  */
+import { randomBytes } from "node:crypto";
 import { Writable } from "node:stream";
-import { Kafka, logLevel } from "kafkajs";
-import { afterAll, describe, expect, it } from "vitest";
+import { Kafka, KafkaJSNonRetriableError, KafkaJSProtocolError, logLevel } from "kafkajs";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import type { AppError } from "../../lib/errors.ts";
 import { createLogger } from "../../lib/logger.ts";
 import { type Bus, type BusRecord, createBus } from "../../lib/stores/bus.ts";
 import { KAFKA_BROKERS, waitFor } from "../helpers/pipeline.ts";
@@ -72,6 +77,50 @@ async function publishLedByEveryBroker(bus: Bus, prefix: string, base: string, n
   }
 }
 
+/**
+ * Records what each `send` of a kafkajs producer made from now on carries (keys and values), on the real producer.
+ * With `refuseAbove`, a send carrying more is refused with the broker's MESSAGE_TOO_LARGE, as kafkajs reports it:
+ * the kcat mock cluster enforces no `message.max.bytes`, real brokers do.
+ */
+function spyOnSends(refuseAbove = Number.POSITIVE_INFINITY) {
+  const bytes: number[] = [];
+  const producer = Kafka.prototype.producer;
+  const spy = vi.spyOn(Kafka.prototype, "producer").mockImplementation(function (this: Kafka, config) {
+    const p = producer.call(this, config);
+    const send = p.send.bind(p);
+    p.send = async (record) => {
+      const size = record.messages.reduce(
+        (n, m) => n + Buffer.byteLength(String(m.key ?? "")) + (m.value as Buffer).length,
+        0,
+      );
+      bytes.push(size);
+      if (size > refuseAbove) {
+        const refusal = new KafkaJSProtocolError(
+          Object.assign(
+            new Error(
+              "The request included a message larger than the max message size the server will accept",
+            ),
+            {
+              type: "MESSAGE_TOO_LARGE",
+              code: 10,
+              retriable: false,
+            },
+          ),
+        );
+        // As kafkajs's retrier hands a non-retriable error to the caller.
+        const NonRetriable = KafkaJSNonRetriableError as unknown as new (
+          e: Error,
+          o: { cause: Error },
+        ) => Error;
+        throw new NonRetriable(refusal, { cause: refusal });
+      }
+      return send(record);
+    };
+    return p;
+  });
+  return { bytes, restore: () => spy.mockRestore() };
+}
+
 describe.skipIf(!KAFKA_BROKERS)("Kafka bus", () => {
   const buses: Bus[] = [];
   const bus = (clientId: string, prefix: string, log: ReturnType<typeof captureLog>["log"]) => {
@@ -81,6 +130,120 @@ describe.skipIf(!KAFKA_BROKERS)("Kafka bus", () => {
   };
   afterAll(async () => {
     for (const b of buses) await b.close().catch(() => undefined);
+  });
+
+  it("a publish larger than the produce limit goes out in sends of at most that size, each key's messages in order", async () => {
+    const { log } = captureLog();
+    const prefix = `t${suffix()}.`;
+    const sends = spyOnSends();
+    const limit = 100_000;
+    const a = createBus({
+      brokers: KAFKA_BROKERS,
+      clientId: "chunks",
+      topicPrefix: prefix,
+      log,
+      produceMaxBytes: limit,
+    });
+    buses.push(a);
+    // 3 MB that gzip cannot shrink, over 16 keys (as ingest keys blocks by chain), each value naming its key and rank.
+    const published = Array.from({ length: 300 }, (_, i) => ({
+      key: String(i % 16),
+      value: Buffer.concat([Buffer.from(`${i % 16}:${Math.floor(i / 16)}:`), randomBytes(10_000)]),
+    }));
+    try {
+      await a.publish("chunks", published);
+    } finally {
+      sends.restore();
+    }
+    expect(sends.bytes.length).toBeGreaterThanOrEqual(30);
+    expect(Math.max(...sends.bytes)).toBeLessThanOrEqual(limit);
+    expect(sends.bytes.reduce((x, y) => x + y, 0)).toBe(
+      published.reduce((n, m) => n + Buffer.byteLength(m.key) + m.value.length, 0),
+    );
+
+    const received: BusRecord[] = [];
+    await a.subscribe({
+      topic: "chunks",
+      group: "g",
+      handle: async (records) => {
+        received.push(...records);
+      },
+    });
+    await waitFor(
+      "the group to commit everything",
+      async () => (await a.lag([{ topic: "chunks", group: "g" }])) === 0,
+    );
+    expect(received.length).toBe(300);
+    for (let key = 0; key < 16; key++) {
+      const ranks = received
+        .filter((r) => r.key === String(key))
+        .map((r) => Number(r.value.subarray(0, 12).toString("latin1").split(":")[1]));
+      expect(ranks).toEqual(ranks.map((_, i) => i));
+    }
+  });
+
+  it("a send the brokers refuse as too large goes again in halves until taken, and later publishes are cut at that size", async () => {
+    const { lines, log } = captureLog();
+    const prefix = `t${suffix()}.`;
+    const round = (n: number, from: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        key: String((from + i) % 16),
+        value: Buffer.concat([Buffer.from(`${(from + i) % 16}:${from + i}:`), randomBytes(20_000)]),
+      }));
+    // Brokers that take at most 200,000 bytes a batch; the bus's default limit is far above.
+    const sends = spyOnSends(200_000);
+    const a = createBus({ brokers: KAFKA_BROKERS, clientId: "refused", topicPrefix: prefix, log });
+    buses.push(a);
+    try {
+      await a.publish("large", round(30, 0));
+      // 30 × 20 kB refused, then its 2 halves of 15 refused, then their halves of 8 and 7 taken.
+      expect(sends.bytes.filter((b) => b > 200_000)).toHaveLength(3);
+      expect(sends.bytes.filter((b) => b <= 200_000)).toHaveLength(4);
+      const warned = lines
+        .filter((l) => String(l.msg ?? "").includes("refused a record batch as too large"))
+        .map((l) => Number(l.produce_max_bytes));
+      expect(warned).toHaveLength(2);
+      expect(warned[0]).toBeGreaterThan(warned[1] ?? Number.POSITIVE_INFINITY);
+      expect(warned[1]).toBeLessThanOrEqual(200_000);
+
+      // The next publish starts at the size taken: no refusal.
+      sends.bytes.length = 0;
+      await a.publish("large", round(30, 30));
+      expect(sends.bytes.length).toBe(4);
+      expect(Math.max(...sends.bytes)).toBeLessThanOrEqual(200_000);
+
+      // A message the brokers refuse alone fails the publish, naming its key and size.
+      const refused = await a.publish("large", [{ key: "7", value: randomBytes(250_000) }]).then(
+        () => null,
+        (error: unknown) => error as AppError,
+      );
+      expect(refused?.code).toBe("kafka_publish_failed");
+      expect(refused?.retryable).toBe(false);
+      expect(refused?.message).toMatch(/MESSAGE_TOO_LARGE\): key "7", 250000 bytes/);
+    } finally {
+      sends.restore();
+    }
+    // Every message of the two publishes arrived once (the double refuses a whole send), each key's in order.
+    const received: BusRecord[] = [];
+    await a.subscribe({
+      topic: "large",
+      group: "g",
+      handle: async (records) => {
+        received.push(...records);
+      },
+    });
+    await waitFor(
+      "the group to commit everything",
+      async () => (await a.lag([{ topic: "large", group: "g" }])) === 0,
+    );
+    expect(received.length).toBe(60);
+    for (let key = 0; key < 16; key++) {
+      const ranks = received
+        .filter((r) => r.key === String(key))
+        .map((r) => Number(r.value.subarray(0, 12).toString("latin1").split(":")[1]));
+      expect(ranks).toEqual([...ranks].sort((x, y) => x - y));
+      expect(new Set(ranks).size).toBe(ranks.length);
+    }
   });
 
   it("a commit refused while the group rebalances: the member rejoins, nothing crashes, every message is committed", async () => {
