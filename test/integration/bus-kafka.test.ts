@@ -121,6 +121,26 @@ function spyOnSends(refuseAbove = Number.POSITIVE_INFINITY) {
   return { bytes, restore: () => spy.mockRestore() };
 }
 
+/**
+ * Consumes a topic whole (group `g`) and returns each key's ranks in the order they arrived: values start with
+ * `key:rank:`.
+ */
+async function ranksByKey(bus: Bus, topic: string): Promise<Map<string, number[]>> {
+  const ranks = new Map<string, number[]>();
+  await bus.subscribe({
+    topic,
+    group: "g",
+    handle: async (records) => {
+      for (const r of records) {
+        const rank = Number(r.value.subarray(0, 12).toString("latin1").split(":")[1]);
+        ranks.set(r.key, [...(ranks.get(r.key) ?? []), rank]);
+      }
+    },
+  });
+  await waitFor("the group to commit everything", async () => (await bus.lag([{ topic, group: "g" }])) === 0);
+  return ranks;
+}
+
 describe.skipIf(!KAFKA_BROKERS)("Kafka bus", () => {
   const buses: Bus[] = [];
   const bus = (clientId: string, prefix: string, log: ReturnType<typeof captureLog>["log"]) => {
@@ -161,25 +181,10 @@ describe.skipIf(!KAFKA_BROKERS)("Kafka bus", () => {
       published.reduce((n, m) => n + Buffer.byteLength(m.key) + m.value.length, 0),
     );
 
-    const received: BusRecord[] = [];
-    await a.subscribe({
-      topic: "chunks",
-      group: "g",
-      handle: async (records) => {
-        received.push(...records);
-      },
-    });
-    await waitFor(
-      "the group to commit everything",
-      async () => (await a.lag([{ topic: "chunks", group: "g" }])) === 0,
-    );
-    expect(received.length).toBe(300);
-    for (let key = 0; key < 16; key++) {
-      const ranks = received
-        .filter((r) => r.key === String(key))
-        .map((r) => Number(r.value.subarray(0, 12).toString("latin1").split(":")[1]));
-      expect(ranks).toEqual(ranks.map((_, i) => i));
-    }
+    const ranks = await ranksByKey(a, "chunks");
+    expect(ranks.size).toBe(16);
+    expect([...ranks.values()].flat()).toHaveLength(300);
+    for (const r of ranks.values()) expect(r).toEqual(r.map((_, i) => i));
   });
 
   it("a send the brokers refuse as too large goes again in halves until taken, and later publishes are cut at that size", async () => {
@@ -209,7 +214,9 @@ describe.skipIf(!KAFKA_BROKERS)("Kafka bus", () => {
       // The next publish starts at the size taken: no refusal.
       sends.bytes.length = 0;
       await a.publish("large", round(30, 30));
-      expect(sends.bytes.length).toBe(4);
+      // (4 or 5 sends of 7 or 8 messages, as the keys' and ranks' digits make them fit the size kept.)
+      expect(sends.bytes.length).toBeGreaterThanOrEqual(4);
+      expect(sends.bytes.length).toBeLessThanOrEqual(5);
       expect(Math.max(...sends.bytes)).toBeLessThanOrEqual(200_000);
 
       // A message the brokers refuse alone fails the publish, naming its key and size.
@@ -224,25 +231,12 @@ describe.skipIf(!KAFKA_BROKERS)("Kafka bus", () => {
       sends.restore();
     }
     // Every message of the two publishes arrived once (the double refuses a whole send), each key's in order.
-    const received: BusRecord[] = [];
-    await a.subscribe({
-      topic: "large",
-      group: "g",
-      handle: async (records) => {
-        received.push(...records);
-      },
-    });
-    await waitFor(
-      "the group to commit everything",
-      async () => (await a.lag([{ topic: "large", group: "g" }])) === 0,
-    );
-    expect(received.length).toBe(60);
-    for (let key = 0; key < 16; key++) {
-      const ranks = received
-        .filter((r) => r.key === String(key))
-        .map((r) => Number(r.value.subarray(0, 12).toString("latin1").split(":")[1]));
-      expect(ranks).toEqual([...ranks].sort((x, y) => x - y));
-      expect(new Set(ranks).size).toBe(ranks.length);
+    const ranks = await ranksByKey(a, "large");
+    expect(ranks.size).toBe(16);
+    expect([...ranks.values()].flat()).toHaveLength(60);
+    for (const r of ranks.values()) {
+      expect(r).toEqual([...r].sort((x, y) => x - y));
+      expect(new Set(r).size).toBe(r.length);
     }
   });
 
