@@ -92,6 +92,11 @@ interface SourceState {
   /** Listing time per pair symbol, from the markets. */
   listed: Map<string, number | null>;
   failures: number;
+  /**
+   * Failed cycles since the poller started (never reset). A cycle that sees it change while it runs
+   * ended after a newer failure, so its success does not make the source healthy again.
+   */
+  failedCycles: number;
   /** Newest recorded fill id per pair symbol. */
   cursors: Map<string, string>;
   /** Whether the source has a pair with enable_trades (its loop then wakes every tradesPollMs). */
@@ -112,6 +117,7 @@ export function createExchangePoller(
       marketsAt: 0,
       listed: new Map(),
       failures: 0,
+      failedCycles: 0,
       cursors: new Map(),
       trades: false,
       nextAt: 0,
@@ -207,6 +213,7 @@ export function createExchangePoller(
   const cycle = async (s: SourceState, what = { candles: true, trades: true }): Promise<SourcePoll> => {
     const id = s.client.id;
     if (now() < s.nextAt) return "waiting";
+    const failedBefore = s.failedCycles;
     try {
       if (s.marketsAt === 0 || now() - s.marketsAt >= MARKETS_REFRESH_MS) await refreshMarkets(s);
       const candlesDue = what.candles;
@@ -224,6 +231,10 @@ export function createExchangePoller(
         if (candlesDue) await pollPair(s, pair.pair_symbol);
         if (what.trades && pair.enable_trades && deps.sink) await pollTrades(s, pair, deps.sink);
       }
+      // The candle and trade loops share the source: a cycle whose requests were answered before the
+      // other loop's cycle failed may finish (its writes) after that failure. It says nothing of the
+      // exchange since, so the source stays degraded until a cycle begun after the failure succeeds.
+      if (s.failedCycles !== failedBefore) return "degraded";
       const at = now();
       if (s.failures > 0) log.info({ source: id, failures: s.failures }, "Exchange recovered.");
       s.failures = 0;
@@ -234,6 +245,7 @@ export function createExchangePoller(
       return "ok";
     } catch (error) {
       s.failures += 1;
+      s.failedCycles += 1;
       const retryAfter = error instanceof ExchangeError ? (error.retryAfterMs ?? 0) : 0;
       const backoff = Math.min(MAX_BACKOFF_MS, options.pollMs * 2 ** (s.failures - 1));
       const wait = Math.max(retryAfter, backoff);

@@ -364,6 +364,63 @@ describe("exchange price sources through ccxt", () => {
     expect(await pricesStateHash(ch)).toEqual(hash);
   });
 
+  it("keeps a source degraded when a poll answered before a failure finishes after it", async () => {
+    // The candle and trade loops share a source. Here one poll's answers arrive, then its first write is
+    // held; meanwhile another poll fails. The first poll's late success must not make the source ok.
+    let hold: Promise<void> | null = null;
+    let release = () => {};
+    let reached = () => {};
+    const held = new Promise<void>((r) => {
+      reached = r;
+    });
+    const slowCh = new Proxy(ch.ch, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop) as unknown;
+        if (typeof value !== "function") return value;
+        if (prop !== "insert") return value.bind(target);
+        return async (...args: unknown[]) => {
+          if (hold) {
+            const wait = hold;
+            hold = null;
+            reached();
+            await wait;
+          }
+          return value.apply(target, args);
+        };
+      },
+    });
+    const second = createExchangePoller(
+      { pg: pg.pg, ch: slowCh, log: quietLog, metrics },
+      {
+        sources: ["gate"],
+        apiUrls: { gate: gate.url },
+        pollMs: 50,
+        timeoutMs: 300,
+        backfillDays: 0,
+        now: clock,
+      },
+    );
+    gate.failure = { kind: "none" };
+    now += MINUTE;
+    hold = new Promise<void>((r) => {
+      release = r;
+    });
+    const answered = second.pollOnce();
+    await held;
+    gate.failure = { kind: "5xx", status: 503 };
+    expect(await second.pollOnce()).toEqual({ gate: "degraded" });
+    gate.failure = { kind: "none" };
+    release();
+    expect(await answered).toEqual({ gate: "degraded" });
+    expect((await sourceStatus("gate"))?.status).toBe("degraded");
+    expect(await up("gate")).toBe(0);
+    // A poll begun after the failure, past its backoff, makes it ok again.
+    now += 10 * MINUTE;
+    expect(await second.pollOnce()).toEqual({ gate: "ok" });
+    expect((await sourceStatus("gate"))?.status).toBe("ok");
+    expect(await up("gate")).toBe(1);
+  });
+
   it("follows the exchange's markets: a delisted pair leaves the available list and is skipped", async () => {
     const ayin = ids["gate:AYIN_USDT"]!;
     const served = await ohlcv(ayin, "1m");

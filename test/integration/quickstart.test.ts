@@ -147,7 +147,12 @@ describe.skipIf(serverPass)("README quick start", () => {
 
     start(demoLine!.replace(/^npm install && /, ""), port);
     /** Runs a README block as one shell session until `ready` accepts the JSON values it printed. */
-    const runBlock = (what: string, lines: string[], ready: (values: unknown[]) => boolean) =>
+    const runBlock = (
+      what: string,
+      lines: string[],
+      ready: (values: unknown[]) => boolean,
+      timeoutMs = 120_000,
+    ) =>
       waitUntil(
         what,
         async () => {
@@ -159,8 +164,11 @@ describe.skipIf(serverPass)("README quick start", () => {
           const values = r.status === 0 ? jsonValues(r.stdout) : [];
           return ready(values) ? values : undefined;
         },
-        120_000,
-      );
+        timeoutMs,
+      ).catch(async (error: Error) => {
+        const status = await get(port, "/status").catch(() => undefined);
+        throw new Error(`${error.message}\n/status: ${JSON.stringify(status?.body)}\n${log.slice(-4000)}`);
+      });
     await waitUntil(
       "the demo's API answers",
       async () => ((await get(port, "/healthz")).status === 200 ? true : undefined),
@@ -241,6 +249,9 @@ describe.skipIf(serverPass)("README quick start", () => {
       "cex events of the simulated exchange",
       exchangeLines!,
       (values) => values.length === 2 && ((values[1] as { events?: unknown[] }).events?.length ?? 0) > 0,
+      // Served once ingest has caught up with the two hours of history and the watermark passes the
+      // fills: about half a minute on an idle machine, several on a loaded one.
+      600_000,
     );
     expect((exchange[0] as { pairs: { pair_symbol: string; enable_trades: boolean }[] }).pairs).toEqual([
       expect.objectContaining({ pair_symbol: "ALPH_USDT", enable_trades: true }),
@@ -398,7 +409,7 @@ describe.skipIf(serverPass)("README quick start", () => {
     expect(result.holders.blocks).toBeGreaterThan(0);
     expect(result.holders.changes).toBe(0);
     expect(backfill.stderr).toMatch(/series backfill: token-holders, block \d+\/\d+, 0 holder changes/);
-  }, 900_000);
+  }, 1_200_000);
 
   it("prints a data command's result alone on stdout, so it pipes to jq", () => {
     const run = spawnSync(
