@@ -7,13 +7,14 @@
  * another chain's partition). The balance at time t is the sum of a pair's main-chain moves up to t.
  *
  * A batch changes a pair's moves only from its earliest touched time t0 on, so only the crossings from t0
- * can change: they are recomputed from the balance before t0 (one sum) and the moves after it, compared
+ * can change: they are recomputed from the balance before t0 (the pair's net moves per hour before t0's hour,
+ * holder_hour_sums, plus its moves since that hour's start) and the moves after it, compared
  * with the stored ones (holder_changes); the difference is stored, and each token and block time it touches gets
  * its series facts (gained, lost, holders_delta) counted from the stored crossings; then the points of those
  * times are recomputed like any other series (lib/series/writer.ts).
  *
  * Order of writes, for crashes: outputs (their moves with them, by a materialized view), spends and spend moves;
- * then the moments (token, time) the pass will finish (holder_pending_moments), its crossings (holder_changes), the
+ * the net moves of the hours they touched (recomputed from the stored moves); then the moments (token, time) the pass will finish (holder_pending_moments), its crossings (holder_changes), the
  * facts and points of those moments counted from the stored crossings, and last an empty pending set. A pass that
  * dies anywhere in between leaves its moments pending, and the next pass finishes them with its own: their facts
  * are counted again from the stored crossings, whatever blocks that pass holds (a replay may hold more than the
@@ -108,12 +109,20 @@ function movesOfBlock(
   return { outputs, spends };
 }
 
-/** The earliest time each touched (token, address) pair's moves changed. */
-type Touched = Map<string, number>;
+/** Width of the stored net moves per hour (holder_hour_sums, clickhouse/0018; changing it needs a migration). */
+const HOUR_MS = 3_600_000;
+
+/** Per touched (token, address) pair: the earliest time its moves changed, and the hours they changed in. */
+type Touched = Map<string, { t0: number; hours: Set<number> }>;
 const touch = (touched: Touched, tokenId: string, address: string, ts: number) => {
   const k = pairKey(tokenId, address);
-  const t0 = touched.get(k);
-  if (t0 === undefined || ts < t0) touched.set(k, ts);
+  const hour = ts - (ts % HOUR_MS);
+  const pair = touched.get(k);
+  if (!pair) touched.set(k, { t0: ts, hours: new Set([hour]) });
+  else {
+    if (ts < pair.t0) pair.t0 = ts;
+    pair.hours.add(hour);
+  }
 };
 
 /** A spend's move of one token of the output it spends. */
@@ -241,13 +250,13 @@ export async function handleHolderMessages(
     async retraction(m) {
       // The retracted block's moves (its outputs, and the outputs it spent) change balances from their time on.
       // (Flipped ones too: a replay after a crash past the flip must still recompute their pairs.)
-      const moved = await ch.query<{ token_id: string; address: string; t0: string }>(
+      const moved = await ch.query<{ token_id: string; address: string; times: string[] }>(
         "holder_retracted_moves",
-        `SELECT token_id, address, min(ts) AS t0 FROM holder_moves FINAL
+        `SELECT token_id, address, arrayMap(t -> toString(t), groupUniqArray(ts)) AS times FROM holder_moves FINAL
          WHERE block_hash = {hash:String} GROUP BY token_id, address`,
         { hash: m.hash },
       );
-      for (const r of moved) touch(touched, r.token_id, r.address, Number(r.t0));
+      for (const r of moved) for (const t of r.times) touch(touched, r.token_id, r.address, Number(t));
       for (const table of ["holder_outputs", "holder_spends", "holder_moves"])
         await ch.command(
           `${table}_retract`,
@@ -268,13 +277,28 @@ interface Crossing {
   change: number;
 }
 
-/** The touched pairs and their t0 as parameters: the key prefixes narrow the read, the pairs decide. */
+/**
+ * The touched pairs, their t0, the start of t0's hour and every touched hour as parameters: the key prefixes
+ * narrow the read, the pairs decide.
+ */
 const pairParams = (touched: Touched) => {
   const pairs = [...touched.keys()];
   const split = pairs.map((p) => p.split(":") as [string, string]);
+  const t0s = pairs.map((p) => touched.get(p)!.t0);
+  const pairHours: string[] = [];
+  for (const [p, { hours }] of touched) for (const h of hours) pairHours.push(`${p}:${h}`);
+  const h0s = t0s.map((t) => t - (t % HOUR_MS));
+  // The earliest t0: a constant bound the tables' sort keys can use (the per-pair ones are not). A loop: a backfill
+  // batch touches more pairs than a call takes arguments.
+  let tmin = Number.POSITIVE_INFINITY;
+  for (const t of t0s) if (t < tmin) tmin = t;
   return {
     pairs,
-    t0s: pairs.map((p) => touched.get(p)!),
+    t0s,
+    h0s,
+    tmin,
+    hmin: tmin - (tmin % HOUR_MS),
+    pairHours,
     tokens: [...new Set(split.map(([t]) => t))],
     addresses: [...new Set(split.map(([, a]) => a))],
   };
@@ -283,6 +307,8 @@ const PAIR_WHERE = `token_id IN ${inParam("tokens")} AND address IN ${inParam("a
   AND concat(token_id, ':', address) IN ${inParam("pairs")}`;
 /** The pair's t0 (for a row of a touched pair). */
 const T0 = atKeyParam("concat(token_id, ':', address)", "pairs", "t0s");
+/** The start of the hour of the pair's t0. */
+const H0 = atKeyParam("concat(token_id, ':', address)", "pairs", "h0s");
 
 /**
  * Each move's amount capped at 2^250 before it is summed as Int256: a bridge pool's u256Max supply would overflow
@@ -291,11 +317,27 @@ const T0 = atKeyParam("concat(token_id, ':', address)", "pairs", "t0s");
  */
 const CAP = "toUInt256('1809251394333065553493296640760748560207343510400633813116524750123642650624')";
 
+/** A move's signed, capped amount. */
+const SIGNED = `if(kind = 'output', 1, -1) * toInt256(least(amount, ${CAP}))`;
+
 /**
- * The zero crossings of each pair's balance from its t0 on: the moves before t0 collapse into one opening
- * balance (time -1), the later ones are summed per block time (blocks of one time count as one change,
- * whatever their order), and a time where the balance goes from ≤ 0 to > 0 gains a holder, from > 0 to ≤ 0
- * loses one.
+ * The touched hours' net moves, recomputed from the stored moves (main chain; an hour whose moves all left it
+ * sums to 0). They are written before the crossings are read, so a pass that dies in between leaves them
+ * already right for the moves it stored, and its replay recomputes the same hours.
+ */
+const HOUR_SUMS_SQL = `
+  INSERT INTO holder_hour_sums (token_id, address, hour, net, version)
+  SELECT token_id, address, ts - ts % ${HOUR_MS} AS h, sumIf(${SIGNED}, main_chain), toUInt64({version:String})
+  FROM holder_moves FINAL
+  WHERE ${PAIR_WHERE} AND ts >= {hmin:UInt64} AND ts >= ${H0}
+    AND concat(token_id, ':', address, ':', toString(ts - ts % ${HOUR_MS})) IN ${inParam("pairHours")}
+  GROUP BY token_id, address, h`;
+
+/**
+ * The zero crossings of each pair's balance from its t0 on: its net moves of the hours before t0's hour and its
+ * moves from that hour to t0 collapse into one opening balance (time -1), the later moves are summed per block
+ * time (blocks of one time count as one change, whatever their order), and a time where the balance goes from
+ * ≤ 0 to > 0 gains a holder, from > 0 to ≤ 0 loses one. The read grows with the pair's hours, not its moves.
  */
 const CROSSINGS_SQL = `
   SELECT token_id, address, toString(t) AS ts, toInt8((bal > 0) - (bal - d > 0)) AS change
@@ -303,10 +345,16 @@ const CROSSINGS_SQL = `
     SELECT token_id, address, t, d,
       sum(d) OVER (PARTITION BY token_id, address ORDER BY t ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS bal
     FROM (
-      SELECT token_id, address, if(ts >= ${T0}, toInt64(ts), -1) AS t,
-        sum(if(kind = 'output', 1, -1) * toInt256(least(amount, ${CAP}))) AS d
-      FROM holder_moves FINAL
-      WHERE main_chain AND ${PAIR_WHERE}
+      SELECT token_id, address, t, sum(d) AS d
+      FROM (
+        SELECT token_id, address, toInt64(-1) AS t, net AS d
+        FROM holder_hour_sums FINAL
+        WHERE ${PAIR_WHERE} AND hour < ${H0}
+        UNION ALL
+        SELECT token_id, address, if(ts >= ${T0}, toInt64(ts), toInt64(-1)) AS t, ${SIGNED} AS d
+        FROM holder_moves FINAL
+        WHERE main_chain AND ${PAIR_WHERE} AND ts >= {hmin:UInt64} AND ts >= ${H0}
+      )
       GROUP BY token_id, address, t
     )
   )
@@ -315,14 +363,18 @@ const CROSSINGS_SQL = `
 /** Recomputes the crossings of the touched pairs from their t0; writes what changed (facts, points, then holder_changes). */
 async function recomputeHolders(deps: SeriesDeps, pairs: Touched): Promise<number> {
   const { ch } = deps;
-  const params = pairParams(pairs);
-  const [fresh, stored] = await Promise.all([
+  const { pairHours, ...params } = pairParams(pairs);
+  const version = await nextVersion(deps);
+  const [, fresh, stored] = await Promise.all([
+    // A pair's touched hours are all at or after its t0's hour, and the crossings read only its hours before that:
+    // the two statements are independent. The hours are for later passes; this one awaits them before it goes on.
+    ch.command("holder_hour_sums_recompute", HOUR_SUMS_SQL, { ...params, pairHours, version }),
     ch.query<Crossing>("holder_crossings", CROSSINGS_SQL, params),
     ch.query<Crossing>(
       "holder_changes_read",
       `SELECT token_id, address, toString(t) AS ts, change FROM (
          SELECT token_id, address, ts AS t, change FROM holder_changes FINAL
-         WHERE change != 0 AND ${PAIR_WHERE} AND ts >= ${T0}
+         WHERE change != 0 AND ${PAIR_WHERE} AND ts >= {tmin:UInt64} AND ts >= ${T0}
        )`,
       params,
     ),
@@ -347,7 +399,6 @@ async function recomputeHolders(deps: SeriesDeps, pairs: Touched): Promise<numbe
   if (moments.size === 0) return 0;
 
   // What this pass finishes, then its crossings: from here on the stored crossings are the truth of every moment.
-  const version = await nextVersion(deps);
   const list = [...moments.values()];
   await ch.insert("holder_pending_insert", "holder_pending_moments", [
     { slot: 0, tokens: list.map((m) => m.token_id), times: list.map((m) => Number(m.ts)), version },

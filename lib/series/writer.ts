@@ -316,7 +316,8 @@ export async function nextVersion(deps: Pick<SeriesDeps, "ch">): Promise<string>
         `SELECT toString(greatest(
            (SELECT max(version) FROM series_points), (SELECT max(version) FROM series_segments),
            (SELECT max(version) FROM series_instances), (SELECT max(version) FROM series_archive_pages),
-           (SELECT max(version) FROM holder_changes), (SELECT max(version) FROM holder_pending_moments))) AS v`,
+           (SELECT max(version) FROM holder_changes), (SELECT max(version) FROM holder_pending_moments),
+           (SELECT max(version) FROM holder_hour_sums))) AS v`,
       );
       const stored = BigInt(row?.v ?? "0");
       if (stored > c.last) c.last = stored;

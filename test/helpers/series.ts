@@ -183,7 +183,8 @@ export async function seriesStateHash(ch: TestCh): Promise<Record<string, { rows
        UNION ALL SELECT 's', '', '', key, block_hash, ts, '', '' FROM holder_spends FINAL WHERE main_chain
        UNION ALL SELECT toString(kind), token_id, address, key, block_hash, ts, toString(amount), ''
          FROM holder_moves FINAL WHERE main_chain
-       UNION ALL SELECT 'c', token_id, address, '', '', ts, '', toString(change) FROM holder_changes FINAL WHERE change != 0`,
+       UNION ALL SELECT 'c', token_id, address, '', '', ts, '', toString(change) FROM holder_changes FINAL WHERE change != 0
+       UNION ALL SELECT 'h', token_id, address, '', '', hour, '', toString(net) FROM holder_hour_sums FINAL WHERE net != 0`,
     ),
   };
 }

@@ -4,11 +4,12 @@
  * batching, the holders pass must give the same crossings and token-holders points as blocks in time
  * order: these cases feed it small hand-made blocks (node BlockEntry shapes) directly.
  */
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { node } from "@alephium/web3";
 import { afterEach, describe, expect, it } from "vitest";
+import { splitStatements } from "../../lib/migrate.ts";
 import { instanceIdOf } from "../../lib/series/definition.ts";
 import { type HolderMessage, handleHolderMessages } from "../../lib/series/holders.ts";
 import type { SeriesDeps } from "../../lib/series/writer.ts";
@@ -92,22 +93,32 @@ describe("holders: the same crossings whatever the order of spends and outputs",
 
   /**
    * Fresh stores, the batches in the given order, then the state and the token's 1m points. With `dieAfter`, the
-   * pass dies once, right after the insert of that label (it is written, the pass throws), and the next batch goes on.
+   * pass dies once, right after the insert or statement of that label (it is written, the pass throws), in the batch
+   * at `dieInBatch` when given (else the first to write it), and the next batch goes on.
    */
-  async function run(batches: HolderMessage[][], options: { dieAfter?: string } = {}) {
+  async function run(batches: HolderMessage[][], options: { dieAfter?: string; dieInBatch?: number } = {}) {
     // chDB holds one data directory per process: the previous run's stores close first.
     for (const t of opened.splice(0)) await t.close();
     const t = await openTestCh();
     opened.push(t);
     let died = false;
+    let batchIndex = 0;
+    const dieAfter = (label: string) => {
+      const inBatch = options.dieInBatch === undefined || options.dieInBatch === batchIndex;
+      if (label === options.dieAfter && inBatch && !died) {
+        died = true;
+        throw new Error(`the pass dies after ${label}`);
+      }
+    };
     const ch: Ch = {
       ...t.ch,
       async insert(label, table, rows) {
         await t.ch.insert(label, table, rows);
-        if (label === options.dieAfter && !died) {
-          died = true;
-          throw new Error(`the pass dies after ${label}`);
-        }
+        dieAfter(label);
+      },
+      async command(label, sql, params) {
+        await t.ch.command(label, sql, params);
+        dieAfter(label);
       },
     };
     const deps: SeriesDeps = {
@@ -116,10 +127,12 @@ describe("holders: the same crossings whatever the order of spends and outputs",
       settings: { retentionMs: 1000 * 86_400_000, pageDays: 1, segmentPoints: 240, rawSegmentMs: 3_600_000 },
       log: quietLog,
     };
-    for (const batch of batches)
+    for (const [i, batch] of batches.entries()) {
+      batchIndex = i;
       await handleHolderMessages(deps, batch).catch((error: Error) => {
         if (!/dies after/.test(error.message)) throw error;
       });
+    }
     const crossings = await t.ch.query<{ c: string }>(
       "t",
       `SELECT concat(address, ' ', toString(ts - ${T}), ' ', toString(change)) AS c FROM holder_changes FINAL
@@ -196,6 +209,103 @@ describe("holders: the same crossings whatever the order of spends and outputs",
       expect(replayed.raw, label).toEqual(clean.raw);
       expect(replayed.state, label).toEqual(clean.state);
     }
+  });
+
+  describe("over several hours (the opening balance from the stored hours' net moves)", () => {
+    const H = 3_600_000;
+    const k = (n: number) => n.toString(16).padStart(64, "0");
+    // X receives 10 in the first hour and 5 in the second; a fork in the second hour gives X 3 more and is
+    // retracted; X sends the 10 to Y in the third hour (Y gains) and the 5 in the fourth (X loses, its balance 0).
+    const A1 = block(k(0xa1), T + 1_000, 30, [], [{ key: k(1), address: X, alph: 1n, token: 10n }]);
+    const A2 = block(k(0xa2), T + H + 1_000, 31, [], [{ key: k(2), address: X, alph: 1n, token: 5n }]);
+    const F2 = block(k(0xf2), T + H + 2_000, 32, [], [{ key: k(9), address: X, alph: 1n, token: 3n }]);
+    const unF2: HolderMessage = { kind: "retraction", hash: k(0xf2), seq: 33 };
+    const B3 = block(
+      k(0xb3),
+      T + 2 * H + 1_000,
+      34,
+      [k(1)],
+      [{ key: k(3), address: Y, alph: 1n, token: 10n }],
+    );
+    const C4 = block(
+      k(0xc4),
+      T + 3 * H + 1_000,
+      35,
+      [k(2)],
+      [{ key: k(4), address: Y, alph: 1n, token: 5n }],
+    );
+    const expected = [`${X} 1000 1`, `${Y} ${2 * H + 1_000} 1`, `${X} ${3 * H + 1_000} -1`];
+
+    const hourSums = async () =>
+      (
+        await opened[0]!.ch.query<{ s: string }>(
+          "t",
+          `SELECT concat(address, ' ', toString(intDiv(hour - ${T}, ${H})), ' ', toString(net)) AS s
+           FROM holder_hour_sums FINAL WHERE token_id = {token:String} AND net != 0 ORDER BY address, hour`,
+          { token: TOKEN },
+        )
+      ).map((r) => r.s);
+
+    it("gives the crossings of blocks in time order, whatever the order of hours, forks and retractions", async () => {
+      const inOrder = await run([[A1], [A2], [B3], [C4]]);
+      expect(inOrder.crossings).toEqual(expected);
+      // Y's address sorts before X's.
+      expect(await hourSums()).toEqual([
+        `${Y} 2 10`,
+        `${Y} 3 5`,
+        `${X} 0 10`,
+        `${X} 1 5`,
+        `${X} 2 -10`,
+        `${X} 3 -5`,
+      ]);
+      for (const batches of [
+        // The fork's retraction reaches an earlier hour than the batch's: X's fourth-hour loss depends on it.
+        [[A1], [A2], [F2], [B3], [unF2], [C4]],
+        [[A1], [A2], [F2], [B3], [C4], [unF2]],
+        // Spends before the outputs they spend, hours out of order, replays.
+        [[C4], [B3], [F2], [A2], [A1], [unF2]],
+        [[B3, C4], [A2, F2], [A1], [unF2], [A1, A2, B3, C4]],
+      ]) {
+        const other = await run(batches);
+        expect(other.crossings, JSON.stringify(batches.map((b) => b.map((m) => m.hash.slice(-2))))).toEqual(
+          expected,
+        );
+        expect(other.raw).toEqual(inOrder.raw);
+        expect(other.state).toEqual(inOrder.state);
+      }
+      // The fork kept (never retracted): X holds 3 at the end and does not lose in the fourth hour.
+      const forkKept = await run([[A1], [F2], [C4], [B3], [A2]]);
+      expect(forkKept.crossings).toEqual([`${X} 1000 1`, `${Y} ${2 * H + 1_000} 1`]);
+    });
+
+    it("a pass that dies before or after the hours' write, replayed, leaves the state of one clean pass", async () => {
+      const clean = await run([[A1], [A2], [B3, C4]]);
+      expect(clean.crossings).toEqual(expected);
+      for (const label of ["holder_moves_insert", "holder_hour_sums_recompute", "holder_changes_insert"]) {
+        // The pass of the third and fourth hours dies; its replay reads the opening balance from the hours.
+        const replayed = await run([[A1], [A2], [B3, C4], [B3, C4]], { dieAfter: label, dieInBatch: 2 });
+        expect(replayed.died, label).toBe(true);
+        expect(replayed.crossings, label).toEqual(expected);
+        expect(replayed.state, label).toEqual(clean.state);
+      }
+    });
+
+    it("the migration's rebuild of the hours from stored moves gives the pass's own sums", async () => {
+      const r = await run([[A1], [A2], [F2], [B3], [unF2], [C4]]);
+      const before = await hourSums();
+      const ch = opened[0]!.ch;
+      const sql = readFileSync(
+        new URL("../../clickhouse/0018_holder_hour_sums.sql", import.meta.url),
+        "utf8",
+      );
+      const rebuild = splitStatements(sql).find((q) => q.replace(/--.*$/gm, "").trim().startsWith("INSERT"));
+      expect(rebuild).toBeDefined();
+      await ch.command("t", "TRUNCATE TABLE holder_hour_sums");
+      expect(await hourSums()).toEqual([]);
+      await ch.command("t", rebuild!);
+      expect(await hourSums()).toEqual(before);
+      expect(await seriesStateHash(opened[0]!)).toEqual(r.state);
+    });
   });
 
   it("counts ALPH holders from the same outputs", async () => {
