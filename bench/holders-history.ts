@@ -2,9 +2,9 @@
  * What a live holders batch costs once its pairs have a long history. A pool-like address P takes an output and
  * spends its previous one in every block (ALPH and a token), and pays one of 200 users: P's pairs gain two moves a
  * block. The same small batches (BENCH_LIVE_BLOCKS blocks each, BENCH_LIVE_BATCHES of them) are timed twice, in one
- * run on one chDB store: first before any history (the bound: a batch whose pairs have nothing before it), then after
- * BENCH_HOURS hours of history (a block every 8 s, stored in backfill batches of 900 blocks). A batch whose cost
- * grows with its pairs' history falls behind the bound as the hours grow.
+ * run on one chDB store: first before any history (the bound: a batch whose pairs have next to nothing before it),
+ * then after BENCH_HOURS hours of history (a block every 8 s, stored in backfill batches of 900 blocks). A batch
+ * whose cost grows with its pairs' history falls behind the bound as the hours grow.
  *
  * Run: npm run bench:holders   (BENCH_HOURS=48, BENCH_LIVE_BATCHES=40, BENCH_LIVE_BLOCKS=4; BENCH_PROFILE=1 adds
  * each phase's statements by label; the holders pass itself, lib/series/holders.ts, without Kafka or the other
@@ -105,11 +105,11 @@ const stats = (ms: number[]) => {
 };
 
 const T0 = Date.UTC(2026, 0, 1);
-// Warm-up (the first statements of a store cost more), then the bound: P with no history before the batches.
+// Warm-up (the first statements of a store cost more), then the bound: P with only the warm-up's blocks before.
 await live(chain("c", 0), T0 - 3_600_000);
-const boundProfile = PROFILE ? profileStores(stores) : undefined;
+const profile = PROFILE ? profileStores(stores) : undefined;
 const bound = await live(chain("b", 10_000), T0);
-const boundTable = boundProfile?.table((meanOf(bound) * bound.length) / 1000, 12);
+const boundTable = profile?.table((meanOf(bound) * bound.length) / 1000, 12);
 
 // The history: HOURS hours of P's blocks, in backfill batches.
 const next = chain("a", 1_000_000);
@@ -124,7 +124,7 @@ for (let done = 0; done < total; ) {
 }
 process.stderr.write("\n");
 const backfillS = (performance.now() - started) / 1000;
-const afterProfile = PROFILE ? profileStores(stores) : undefined;
+profile?.reset();
 const after = await live(next, start + total * BLOCK_MS);
 
 console.log(
@@ -136,8 +136,7 @@ console.log(
 );
 console.log(`  after / bound: ${(meanOf(after) / meanOf(bound)).toFixed(2)}x`);
 if (boundTable) console.log(`before any history:\n${boundTable}`);
-if (afterProfile)
-  console.log(`after the history:\n${afterProfile.table((meanOf(after) * after.length) / 1000, 12)}`);
+if (profile) console.log(`after the history:\n${profile.table((meanOf(after) * after.length) / 1000, 12)}`);
 
 await stores.close();
 rmSync(dir, { recursive: true, force: true });

@@ -115,6 +115,11 @@ export function profileStores(stores: Stores) {
   const pg = stores.pg;
   if (pg) pg.query = timed("pg", "query", pg.query.bind(pg)) as typeof pg.query;
   return {
+    /** Forgets what was measured so far (the next table covers what runs from here). */
+    reset(): void {
+      tallies.clear();
+      waitMs = 0;
+    },
     /** The labels taking the most time, with calls, ms per call and rows inserted. */
     table(seconds: number, top = 25): string {
       const rows = [...tallies.entries()].sort((a, b) => b[1].ms - a[1].ms).slice(0, top);

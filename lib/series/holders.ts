@@ -14,14 +14,14 @@
  * times are recomputed like any other series (lib/series/writer.ts).
  *
  * Order of writes, for crashes: outputs (their moves with them, by a materialized view), spends and spend moves;
- * the net moves of the hours they touched (recomputed from the stored moves); then the moments (token, time) the pass will finish (holder_pending_moments), its crossings (holder_changes), the
- * facts and points of those moments counted from the stored crossings, and last an empty pending set. A pass that
- * dies anywhere in between leaves its moments pending, and the next pass finishes them with its own: their facts
- * are counted again from the stored crossings, whatever blocks that pass holds (a replay may hold more than the
- * dead pass and find other crossings, so finding the same difference cannot be relied on). So replays,
- * retractions and reprocessing leave the state of one clean pass. Batches
- * run one at a time (the holders group is consumed by one process; stop it while `series backfill` rebuilds
- * token-holders).
+ * the net moves of the hours they touched (recomputed from the stored moves); then the moments (token, time) the
+ * pass will finish (holder_pending_moments), its crossings (holder_changes), the facts and points of those moments
+ * counted from the stored crossings, and last an empty pending set. A pass that dies anywhere in between leaves its
+ * moments pending, and the next pass finishes them with its own: their facts are counted again from the stored
+ * crossings, whatever blocks that pass holds (a replay may hold more than the dead pass and find other crossings, so
+ * finding the same difference cannot be relied on). So replays, retractions and reprocessing leave the state of one
+ * clean pass. Batches run one at a time (the holders group is consumed by one process; stop it while `series
+ * backfill` rebuilds token-holders).
  */
 
 import type { node } from "@alephium/web3";
@@ -322,8 +322,8 @@ const SIGNED = `if(kind = 'output', 1, -1) * toInt256(least(amount, ${CAP}))`;
 
 /**
  * The touched hours' net moves, recomputed from the stored moves (main chain; an hour whose moves all left it
- * sums to 0). They are written before the crossings are read, so a pass that dies in between leaves them
- * already right for the moves it stored, and its replay recomputes the same hours.
+ * sums to 0). Later passes read them; this one writes them beside its crossings read and awaits them before it
+ * writes its moments, so a pass that dies first leaves hours its replay recomputes (it touches the same ones).
  */
 const HOUR_SUMS_SQL = `
   INSERT INTO holder_hour_sums (token_id, address, hour, net, version)
