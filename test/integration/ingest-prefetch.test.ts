@@ -83,6 +83,8 @@ describe("ingest prefetch", () => {
     p = await startTestPipeline({
       blocks: 3200,
       env: { INGEST_FIRST_WINDOW_MS: "60000", INGEST_WINDOW_MS: "120000", ...env },
+      // Ingest publishes to the blocks topic; one of its consumers is enough for a publish to wait on.
+      processors: ["raw-sink"],
     });
     return p;
   };

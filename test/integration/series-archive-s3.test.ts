@@ -55,7 +55,14 @@ describe("series archive on S3", () => {
       SERIES_S3_ACCESS_KEY_ID: CREDENTIALS.accessKeyId,
       SERIES_S3_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey,
     };
-    p = await startTestPipeline({ blocks: 1800, devnet: SERIES_DEVNET, env, kafka: false });
+    // chain-blocks comes from the series processor alone (holders write only token-holders).
+    p = await startTestPipeline({
+      blocks: 1800,
+      devnet: SERIES_DEVNET,
+      env,
+      kafka: false,
+      processors: ["normalize", "series"],
+    });
     await p.catchUp();
     const pipeline = p;
     const headers = pipeline.api.auth(pipeline.api.userKey);
