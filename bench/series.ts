@@ -5,6 +5,9 @@
  *  2. `GET /series/instances/{id}/0/chart` returning 1,000 and 5,000 raw points at one connection, beside a
  *     bare route serving the same bytes.
  * Run: npm run bench:series   (BENCH_BLOCKS=8000, BENCH_SECONDS=5)
+ * BENCH_ARCHIVE=1: a chain of a block every 15 minutes per chain (2,000 blocks are 31 hours) with 3 hours of raw
+ * retention and 1-day pages, so that the backfill archives raw pages as a backfill of a long history does (the
+ * default retention, 30 days, archives nothing on the demo stream).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -51,7 +54,11 @@ function profileStatements(ch: Ch) {
   ch.insert = profiled("insert", ch.insert.bind(ch));
 }
 
-const chain = createDevnetChain({ seed: 5 });
+const ARCHIVE = process.env.BENCH_ARCHIVE === "1";
+const chain = createDevnetChain({
+  seed: 5,
+  ...(ARCHIVE ? { startTimestamp: Date.UTC(2025, 6, 15), blockIntervalMs: 15 * 60_000 } : {}),
+});
 chain.advance(BLOCKS);
 const server = await startDevnetServer(chain, { port: 0 });
 const dir = mkdtempSync(join(tmpdir(), "bench-series-"));
@@ -61,7 +68,18 @@ const { config, metrics, stores, pg, ch, pipeline, ingestor, drain } = await sta
   dir,
   log,
   // One-minute raw segments: a 5,000-point chart reads a few dozen sealed segments and the pending span.
-  env: { SERIES_RAW_SEGMENT_MS: "60000" },
+  env: {
+    SERIES_RAW_SEGMENT_MS: "60000",
+    // Windows of 30 minutes (the largest allowed): fewer rounds over the longer chain time.
+    ...(ARCHIVE
+      ? {
+          SERIES_RAW_RETENTION_HOURS: "3",
+          SERIES_RAW_ARCHIVE_PAGE_DAYS: "1",
+          INGEST_WINDOW_MS: String(30 * 60_000),
+          INGEST_FIRST_WINDOW_MS: String(30 * 60_000),
+        }
+      : {}),
+  },
   onStores: (opened) => profileStatements(opened.ch!),
 });
 const t0 = performance.now();
@@ -69,16 +87,23 @@ while (!(await ingestor.runOnce()).caughtUp) {}
 await drain();
 const wall = (performance.now() - t0) / 1000;
 await pipeline.stop();
-const [counts] = await ch.query<{ blocks: string; events: string; facts: string; points: string }>(
+const [counts] = await ch.query<{
+  blocks: string;
+  events: string;
+  facts: string;
+  points: string;
+  pages: string;
+}>(
   "bench_counts",
   `SELECT (SELECT count() FROM raw_blocks) AS blocks, (SELECT count() FROM events) AS events,
-          (SELECT count() FROM series_block_facts) AS facts, (SELECT count() FROM series_points) AS points`,
+          (SELECT count() FROM series_block_facts) AS facts, (SELECT count() FROM series_points) AS points,
+          (SELECT count() FROM series_archive_pages FINAL) AS pages`,
 );
 const blocks = Number(counts?.blocks);
 const rate = await handleRates(metrics, blocks);
 process.stdout.write(
   [
-    `\nseries bench (embedded: chDB, ${pg.kind}): ${blocks} blocks, ${counts?.events} events, ${counts?.facts} series block facts, ${counts?.points} point rows; end to end ${wall.toFixed(1)} s`,
+    `\nseries bench (embedded: chDB, ${pg.kind}): ${blocks} blocks, ${counts?.events} events, ${counts?.facts} series block facts, ${counts?.points} point rows, ${counts?.pages} archived raw pages; end to end ${wall.toFixed(1)} s`,
     `  series processor: ${rate("series")}`,
     `  holders processor: ${rate("holders")}   (blocks topic: outputs, spends, balance crossings, token-holders points)`,
     `  events sink:      ${rate("events-sink")}   (same stream; the bound the series processor must keep up with)`,

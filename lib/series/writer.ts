@@ -513,37 +513,38 @@ function pageOf(instanceId: string, pageStart: number, pageEnd: number, rows: Po
   return { instanceId, scale: "0", pageStart, pageEnd, points };
 }
 
-/** Writes a page, its segments and its row; the segments of its spans without points are deleted. */
-async function storePage(deps: SeriesDeps, page: ArchivePage, version: string): Promise<void> {
+/**
+ * Stores archive pages in one version: each page's object, then the raw segments of their spans (pointing at the
+ * pages) and the page rows, one statement each for all the pages. A span of a page that no longer has points (an
+ * existing segment row inside the page) gets an empty row.
+ */
+async function storePages(deps: SeriesDeps, pages: readonly ArchivePage[], version: string): Promise<void> {
+  if (pages.length === 0) return;
   const { ch, objects, settings } = deps;
-  const key = pageKeyOf(page.instanceId, page.pageStart, page.pageEnd);
-  const body = Buffer.from(JSON.stringify(page));
-  await objects.put(key, body);
-  const stats = new Map<number, { first: number; last: number; count: number }>();
-  for (const p of page.points) {
-    const s = spanOf(settings, "0", p.t);
-    const st = stats.get(s);
-    if (!st) stats.set(s, { first: p.t, last: p.t, count: 1 });
-    else {
-      st.last = p.t;
-      st.count++;
+  const segments: SegmentRow[] = [];
+  const pageRows: Record<string, unknown>[] = [];
+  /** Per instance, its pages in this call with the spans their points cover. */
+  const byInstance = new Map<string, { start: number; end: number; key: string; spans: Set<number> }[]>();
+  for (const page of pages) {
+    const key = pageKeyOf(page.instanceId, page.pageStart, page.pageEnd);
+    const body = Buffer.from(JSON.stringify(page));
+    await objects.put(key, body);
+    const stats = new Map<number, { first: number; last: number; count: number }>();
+    for (const p of page.points) {
+      const s = spanOf(settings, "0", p.t);
+      const st = stats.get(s);
+      if (!st) stats.set(s, { first: p.t, last: p.t, count: 1 });
+      else {
+        st.last = p.t;
+        st.count++;
+      }
     }
-  }
-  const existing = await ch.query<{ s: string }>(
-    "series_page_segments_existing",
-    `SELECT span_start AS s FROM series_segments FINAL WHERE instance_id = {id:String} AND scale = '0'
-     AND deleted = 0 AND span_start >= {lo:UInt64} AND span_start < {hi:UInt64}`,
-    { id: page.instanceId, lo: page.pageStart, hi: page.pageEnd },
-  );
-  const rows = [...stats.entries()].map(([s, st]) =>
-    segmentRow(settings, page.instanceId, "0", s, st, key, version),
-  );
-  for (const e of existing)
-    if (!stats.has(Number(e.s)))
-      rows.push(segmentRow(settings, page.instanceId, "0", Number(e.s), null, "", version));
-  await ch.insert("series_segments_insert", "series_segments", rows);
-  await ch.insert("series_archive_pages_insert", "series_archive_pages", [
-    {
+    for (const [s, st] of stats)
+      segments.push(segmentRow(settings, page.instanceId, "0", s, st, key, version));
+    const list = byInstance.get(page.instanceId) ?? [];
+    list.push({ start: page.pageStart, end: page.pageEnd, key, spans: new Set(stats.keys()) });
+    byInstance.set(page.instanceId, list);
+    pageRows.push({
       instance_id: page.instanceId,
       page_start: page.pageStart,
       page_end: page.pageEnd,
@@ -551,8 +552,27 @@ async function storePage(deps: SeriesDeps, page: ArchivePage, version: string): 
       point_count: page.points.length,
       sha256: createHash("sha256").update(body).digest("hex"),
       version,
-    },
-  ]);
+    });
+  }
+  const ids = [...byInstance.keys()];
+  const los = ids.map((id) => Math.min(...byInstance.get(id)!.map((x) => x.start)));
+  const his = ids.map((id) => Math.max(...byInstance.get(id)!.map((x) => x.end)));
+  const existing = await ch.query<{ instance_id: string; s: string }>(
+    "series_page_segments_existing",
+    `SELECT instance_id, toString(span_start) AS s FROM series_segments FINAL
+     WHERE instance_id IN {ids:Array(String)} AND scale = '0' AND deleted = 0
+       AND span_start >= ${atKeyParam("instance_id", "ids", "los")} AND span_start < ${atKeyParam("instance_id", "ids", "his")}`,
+    { ids, los, his },
+  );
+  for (const e of existing) {
+    const s = Number(e.s);
+    // Only spans inside a page of this call (a rebuild's pages of one instance need not be contiguous).
+    const page = byInstance.get(e.instance_id)?.find((x) => x.start <= s && s < x.end);
+    if (page && !page.spans.has(s))
+      segments.push(segmentRow(settings, e.instance_id, "0", s, null, "", version));
+  }
+  await ch.insert("series_segments_insert", "series_segments", segments);
+  await ch.insert("series_archive_pages_insert", "series_archive_pages", pageRows);
 }
 
 /** What a pass reads of the touched instances before it writes: in one statement. */
@@ -603,11 +623,22 @@ async function rebuildPages(deps: SeriesDeps, pages: { id: string; start: number
       `SELECT o_t AS t, o_key AS key, o_value AS value FROM (${pointsFromFactsSql()}) WHERE o_deleted = 0`,
       { ids: [p.id], los: [p.start], his: [p.end], scale: "0", width: 1, version: "0" },
     );
-    await storePage(deps, pageOf(p.id, p.start, p.end, rows), version);
+    await storePages(deps, [pageOf(p.id, p.start, p.end, rows)], version);
   }
 }
 
-/** Archives the raw points of whole pages that ended before the instance's newest point minus retention. */
+/**
+ * A round of statements reads, stores and deletes the pages of instances until it holds this many pages (their points
+ * are in memory; one instance's due pages always go in one round).
+ */
+const ARCHIVE_PAGES_PER_ROUND = 64;
+
+/**
+ * Archives the raw points of whole pages that ended before the instance's newest point minus retention. About
+ * ARCHIVE_PAGES_PER_ROUND pages are handled by one round of statements: one read of their points, their objects,
+ * one insert of their segments and one of their rows, then one delete of the archived points (a statement per page
+ * made a backfill's archive cost grow with its instances: a delete took about 100 ms).
+ */
 async function archiveRaw(
   deps: SeriesDeps,
   ids: string[],
@@ -627,35 +658,87 @@ async function archiveRaw(
     { ids: live, floors },
   );
   const firstOf = new Map(firsts.map((r) => [r.instance_id, Number(r.f)]));
+  // The pages each instance can archive: whole pages from its first live point up to the limit, contiguous.
+  const due: { id: string; starts: number[]; end: number }[] = [];
   for (const [i, id] of live.entries()) {
+    const firstLive = firstOf.get(id);
+    if (firstLive === undefined) continue;
     const newestT = newest.get(`${id}/0`)!;
     const limit = Math.min(newestT - settings.retentionMs, spanOf(settings, "0", newestT));
     const pageMs = (days.get(id) ?? settings.pageDays) * DAY_MS;
-    const archivedUntil = floors[i]!;
-    const firstLive = firstOf.get(id);
-    if (firstLive === undefined) continue;
-    let start = Math.max(archivedUntil, firstLive - (firstLive % pageMs));
+    let start = Math.max(floors[i]!, firstLive - (firstLive % pageMs));
+    const starts: number[] = [];
     while (start + pageMs - (start % pageMs) <= limit) {
-      const end = start - (start % pageMs) + pageMs;
-      const version = await nextVersion(deps);
-      const rows = await ch.query<PointRow>(
-        "series_raw_page_points",
-        `SELECT t, key, value FROM series_points FINAL
-         WHERE instance_id = {id:String} AND scale = '0' AND deleted = 0 AND t >= {lo:UInt64} AND t < {hi:UInt64}`,
-        { id, lo: start, hi: end },
-      );
-      if (rows.length > 0) {
-        await storePage(deps, pageOf(id, start, end, rows), version);
-        // The page is durable: its points leave ClickHouse (readers go to the page for times before its end).
-        await ch.command(
-          "series_raw_archived_delete",
-          "DELETE FROM series_points WHERE instance_id = {id:String} AND scale = '0' AND t < {hi:UInt64}",
-          { id, hi: end },
-        );
-      }
-      start = end;
+      starts.push(start);
+      start = start - (start % pageMs) + pageMs;
+    }
+    if (starts.length > 0) due.push({ id, starts, end: start });
+  }
+  let round: typeof due = [];
+  let roundPages = 0;
+  for (const [i, d] of due.entries()) {
+    round.push(d);
+    roundPages += d.starts.length;
+    if (roundPages >= ARCHIVE_PAGES_PER_ROUND || i === due.length - 1) {
+      await archiveRound(deps, round, days);
+      round = [];
+      roundPages = 0;
     }
   }
+}
+
+/** One round of archiveRaw: the given instances' due pages (contiguous per instance, ending at `end`). */
+async function archiveRound(
+  deps: SeriesDeps,
+  due: readonly { id: string; starts: number[]; end: number }[],
+  days: Map<string, number>,
+): Promise<void> {
+  const { ch, settings } = deps;
+  const version = await nextVersion(deps);
+  const ids = due.map((d) => d.id);
+  const rows = await ch.query<PointRow & { instance_id: string }>(
+    "series_raw_page_points",
+    `SELECT instance_id, t, key, value FROM series_points FINAL
+     WHERE instance_id IN {ids:Array(String)} AND scale = '0' AND deleted = 0
+       AND t >= ${atKeyParam("instance_id", "ids", "los")} AND t < ${atKeyParam("instance_id", "ids", "his")}`,
+    { ids, los: due.map((d) => d.starts[0]!), his: due.map((d) => d.end) },
+  );
+  const byPage = new Map<string, PointRow[]>();
+  for (const r of rows) {
+    const pageMs = (days.get(r.instance_id) ?? settings.pageDays) * DAY_MS;
+    const t = Number(r.t);
+    const k = `${r.instance_id}/${t - (t % pageMs)}`;
+    const list = byPage.get(k);
+    if (list) list.push(r);
+    else byPage.set(k, [r]);
+  }
+  const archived: ArchivePage[] = [];
+  const deleteIds: string[] = [];
+  const deleteUntil: number[] = [];
+  for (const d of due) {
+    const pageMs = (days.get(d.id) ?? settings.pageDays) * DAY_MS;
+    let last = 0;
+    for (const start of d.starts) {
+      const end = start - (start % pageMs) + pageMs;
+      const points = byPage.get(`${d.id}/${start - (start % pageMs)}`);
+      if (!points) continue;
+      archived.push(pageOf(d.id, start, end, points));
+      last = end;
+    }
+    if (last > 0) {
+      deleteIds.push(d.id);
+      deleteUntil.push(last);
+    }
+  }
+  if (archived.length === 0) return;
+  await storePages(deps, archived, version);
+  // The pages are durable: their points leave ClickHouse (readers go to the pages for times before their end).
+  await ch.command(
+    "series_raw_archived_delete",
+    `DELETE FROM series_points WHERE instance_id IN {ids:Array(String)} AND scale = '0'
+       AND t < ${atKeyParam("instance_id", "ids", "until")}`,
+    { ids: deleteIds, until: deleteUntil },
+  );
 }
 
 /** last_seen_at of the touched instances: their newest main-chain fact (0 when none is left). */
