@@ -524,7 +524,7 @@ async function storePages(deps: SeriesDeps, pages: readonly ArchivePage[], versi
   const segments: SegmentRow[] = [];
   const pageRows: Record<string, unknown>[] = [];
   /** Per instance, its pages in this call with the spans their points cover. */
-  const byInstance = new Map<string, { start: number; end: number; key: string; spans: Set<number> }[]>();
+  const byInstance = new Map<string, { start: number; end: number; spans: Set<number> }[]>();
   for (const page of pages) {
     const key = pageKeyOf(page.instanceId, page.pageStart, page.pageEnd);
     const body = Buffer.from(JSON.stringify(page));
@@ -542,7 +542,7 @@ async function storePages(deps: SeriesDeps, pages: readonly ArchivePage[], versi
     for (const [s, st] of stats)
       segments.push(segmentRow(settings, page.instanceId, "0", s, st, key, version));
     const list = byInstance.get(page.instanceId) ?? [];
-    list.push({ start: page.pageStart, end: page.pageEnd, key, spans: new Set(stats.keys()) });
+    list.push({ start: page.pageStart, end: page.pageEnd, spans: new Set(stats.keys()) });
     byInstance.set(page.instanceId, list);
     pageRows.push({
       instance_id: page.instanceId,
