@@ -104,7 +104,8 @@ const rate = await handleRates(metrics, blocks);
 process.stdout.write(
   [
     `\nseries bench (embedded: chDB, ${pg.kind}): ${blocks} blocks, ${counts?.events} events, ${counts?.facts} series block facts, ${counts?.points} point rows, ${counts?.pages} archived raw pages; end to end ${wall.toFixed(1)} s`,
-    `  series processor: ${rate("series")}`,
+    `  series processor: ${rate("series")}   (facts; on the in-process bus its time includes series-recompute's)`,
+    `  series recompute: ${rate("series-recompute")}   (points, segments, archive pages, instances)`,
     `  holders processor: ${rate("holders")}   (blocks topic: outputs, spends, balance crossings, token-holders points)`,
     `  events sink:      ${rate("events-sink")}   (same stream; the bound the series processor must keep up with)`,
     ...profileLines(),

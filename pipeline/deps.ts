@@ -16,7 +16,7 @@ export interface PipelineDeps {
   bus: Bus;
   codecs: Codecs;
   /**
-   * Set for a processor that holds a lock (series, holders): checks that this process still holds it (its fencing
+   * Set for a processor that holds a lock (holders): checks that this process still holds it (its fencing
    * token is the newest), throwing `fenced` otherwise. `ch` is then already fenced; other writes call it first.
    */
   fence?: () => Promise<void>;

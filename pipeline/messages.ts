@@ -14,6 +14,11 @@ export const TOPICS = {
   blocks: "alephium.blocks.v2",
   /** Normalized events per block, key = chain index. */
   events: "alephium.events.v2",
+  /**
+   * Series spans to recompute, from the series processor to series-recompute, key = instance id: one replica of
+   * series-recompute owns each instance.
+   */
+  seriesTouched: "alephium.series-touched.v1",
 } as const;
 
 export type TopicName = keyof typeof TOPICS;
@@ -28,6 +33,7 @@ export const CONSUMER_GROUPS = {
   figures: "alephium-figures",
   payments: "alephium-payments",
   series: "alephium-series",
+  seriesRecompute: "alephium-series-recompute",
   holders: "alephium-holders",
 } as const;
 
@@ -65,9 +71,22 @@ export type {
 } from "../lib/events/wire.ts";
 export { toWireEvent } from "../lib/events/wire.ts";
 
+/** A series instance whose facts a batch wrote or retracted: the span series-recompute recomputes. */
+export interface SeriesTouchedMessage {
+  kind: "touched";
+  instance_id: string;
+  series_id: string;
+  /** Earliest and latest fact time written or retracted (ms). */
+  lo: number;
+  hi: number;
+  /** Newest block time of the batch (ms): the recompute's progress. */
+  block_timestamp: number;
+}
+
 export interface Codecs {
   blocks: Codec<BlockMessage>;
   events: Codec<EventsMessage>;
+  seriesTouched: Codec<SeriesTouchedMessage>;
 }
 
 export async function createCodecs(config: Pick<Config, "SCHEMA_REGISTRY_URL">): Promise<Codecs> {
@@ -81,6 +100,11 @@ export async function createCodecs(config: Pick<Config, "SCHEMA_REGISTRY_URL">):
     events: await createCodec<EventsMessage>(
       TOPICS.events,
       { block: `${ns}.BlockEventsV2`, retraction: `${ns}.EventsRetractionV2` },
+      config.SCHEMA_REGISTRY_URL,
+    ),
+    seriesTouched: await createCodec<SeriesTouchedMessage>(
+      TOPICS.seriesTouched,
+      { touched: `${ns}.SeriesTouchedV1` },
       config.SCHEMA_REGISTRY_URL,
     ),
   };

@@ -102,6 +102,11 @@ export interface ProcessorDefinition<M, S, B = undefined> {
    * (the embedded stores belong to one process).
    */
   singleton?: boolean;
+  /**
+   * Called when this replica's partitions may have changed (it joined or rejoined its Kafka group), before it
+   * handles a batch of its new assignment; not on the in-process bus.
+   */
+  onAssigned?: (ctx: ProcessorContext<S>) => void;
 }
 
 /** The advisory lock of a singleton processor's group (also taken by commands that must not run beside it). */
@@ -204,6 +209,7 @@ export function defineProcessor<M, S = undefined, B = undefined>(
         topic,
         group: definition.group,
         concurrency: definition.concurrentPartitions,
+        onAssigned: definition.onAssigned ? () => definition.onAssigned?.(ctx) : undefined,
         handle: async (records) => {
           const messages = await mapWithTurns(records, decode);
           await handleWithRetry(messages, ctx);

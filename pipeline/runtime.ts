@@ -21,6 +21,7 @@ import { paymentsProcessor } from "./processors/payments.ts";
 import { rawSinkProcessor } from "./processors/raw-sink.ts";
 import { registryProcessor } from "./processors/registry.ts";
 import { seriesProcessor } from "./processors/series.ts";
+import { seriesRecomputeProcessor } from "./processors/series-recompute.ts";
 
 /** Every processor by its command-line name (`process <name>`); `start` runs them all. */
 export const PROCESSORS = {
@@ -32,6 +33,7 @@ export const PROCESSORS = {
   figures: figuresProcessor,
   payments: paymentsProcessor,
   series: seriesProcessor,
+  "series-recompute": seriesRecomputeProcessor,
   holders: holdersProcessor,
 } as const satisfies Record<string, ProcessorFactory>;
 

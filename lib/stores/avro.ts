@@ -10,7 +10,7 @@ import avro from "avsc";
 import { AppError } from "../errors.ts";
 
 /** Schema names are topic names (without prefix), for example `alephium.blocks.v2`. */
-export type SchemaName = "alephium.blocks.v2" | "alephium.events.v2";
+export type SchemaName = "alephium.blocks.v2" | "alephium.events.v2" | "alephium.series-touched.v1";
 
 /**
  * Built-in ids used when no registry is configured; never reused for another schema
@@ -19,6 +19,7 @@ export type SchemaName = "alephium.blocks.v2" | "alephium.events.v2";
 export const BUILTIN_SCHEMA_IDS: Record<SchemaName, number> = {
   "alephium.blocks.v2": 3,
   "alephium.events.v2": 4,
+  "alephium.series-touched.v1": 5,
 };
 
 /**
@@ -52,8 +53,10 @@ export async function createCodec<T extends { kind: string }>(
   registryUrl = "",
 ): Promise<Codec<T>> {
   const text = readSchema(name);
-  // Unions of records are wrapped (`{ "<record name>": value }`); `["null", x]` unions stay plain.
+  // Unions of records are wrapped (`{ "<record name>": value }`); `["null", x]` unions stay plain, and so does a
+  // union of one record (its value is the record's fields: there is one kind).
   const type = avro.Type.forSchema(JSON.parse(text), { wrapUnions: "auto" });
+  const wrapped = type instanceof avro.types.WrappedUnionType;
   const branches = Object.entries(kinds) as [T["kind"], string][];
   const kindOf = new Map(branches.map(([kind, record]) => [record, kind]));
   const recordOf = new Map(branches);
@@ -71,7 +74,7 @@ export async function createCodec<T extends { kind: string }>(
       const { kind, ...fields } = value;
       const record = recordOf.get(kind);
       if (!record) throw new AppError("bad_message", `${name} has no record for kind ${String(kind)}`);
-      const body = type.toBuffer({ [record]: fields });
+      const body = type.toBuffer(wrapped ? { [record]: fields } : fields);
       const header = Buffer.alloc(5);
       header.writeUInt32BE(schemaId, 1);
       return Buffer.concat([header, body]);
@@ -81,8 +84,10 @@ export async function createCodec<T extends { kind: string }>(
       if (id !== schemaId) {
         throw new AppError("unknown_schema", `Message has schema id ${id}; ${name} uses ${schemaId}`);
       }
-      const wrapped = type.fromBuffer(body) as Record<string, Record<string, unknown>>;
-      const [record, fields] = Object.entries(wrapped)[0] ?? [];
+      const value = type.fromBuffer(body) as Record<string, unknown>;
+      const [record, fields] = wrapped
+        ? (Object.entries(value as Record<string, Record<string, unknown>>)[0] ?? [])
+        : [branches[0]?.[1], value];
       const kind = record === undefined ? undefined : kindOf.get(record);
       if (kind === undefined || !fields) {
         throw new AppError("bad_message", `${name} message has an unknown branch ${String(record)}`);

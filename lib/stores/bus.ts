@@ -35,6 +35,11 @@ export interface SubscribeOptions {
    * in-process bus hands over a publish of every chain). The in-process bus has one queue per group.
    */
   concurrency?: number;
+  /**
+   * Called each time this member (re)joins its group over Kafka, before it fetches for its new assignment: the
+   * partitions it owns may have changed. The in-process bus has no rebalances and never calls it.
+   */
+  onAssigned?: () => void;
 }
 
 export interface Subscription {
@@ -341,7 +346,7 @@ function createKafkaBus(options: BusOptions): Bus {
       // One send after another, so a key's messages stay in publish order.
       for (const chunk of produceChunks(messages, sendLimit)) await sendSplitting(p, name(topic), chunk);
     },
-    async subscribe({ topic, group, handle, concurrency }) {
+    async subscribe({ topic, group, handle, concurrency, onAssigned }) {
       const topicName = name(topic);
       const groupId = `${options.topicPrefix}${group}`;
       const log = options.log.child({ component: "kafka", group: groupId, topic: topicName });
@@ -425,6 +430,7 @@ function createKafkaBus(options: BusOptions): Bus {
       };
       consumer.on(consumer.events.GROUP_JOIN, () => {
         restarts = 0;
+        onAssigned?.();
       });
       consumer.on(consumer.events.CRASH, ({ payload }) => {
         if (payload.restart || stopped) return;

@@ -261,19 +261,24 @@ describe.skipIf(!KAFKA_BROKERS)("Kafka bus", () => {
           String(l.error ?? "").includes("rebalancing"),
       );
     let joining: Promise<unknown> | null = null;
+    // Each member is told when it (re)joined: series-recompute reads its write clock again then.
+    const joins = { a: 0, b: 0 };
     const handle = async (records: BusRecord[]) => {
       for (const r of records) seen.add(r.value.toString());
       if (!first) return;
       first = false;
-      joining = b.subscribe({ topic, group: "g", handle });
+      joining = b.subscribe({ topic, group: "g", handle, onAssigned: () => joins.b++ });
       await waitFor("member a to hear that the group rebalances", async () => rebalancing());
     };
-    await a.subscribe({ topic, group: "g", handle });
+    await a.subscribe({ topic, group: "g", handle, onAssigned: () => joins.a++ });
     await waitFor("member b to be asked in", async () => joining !== null);
     await joining;
     await waitFor("the group to commit everything", async () => (await a.lag(groups)) === 0);
 
     expect(seen.size).toBe(20);
+    // Member a joined, then rejoined when b came in; b joined.
+    expect(joins.a).toBeGreaterThanOrEqual(2);
+    expect(joins.b).toBeGreaterThanOrEqual(1);
     // No crash came of the refused commit (the old bus's: a non-retriable error caused by REBALANCE_IN_PROGRESS).
     // The mock cluster may still refuse a late SyncGroup with INVALID_REQUEST, a crash of its own, which the bus
     // restarts (the next case); it is not what this case is about.

@@ -1,13 +1,14 @@
 /**
  * Scale-out across processes: every processor runs as 3 replicas of its consumer group in 3 child processes (each
  * runs one replica of every processor, test/helpers/replica-process.ts), over Kafka (the kcat mock cluster) and the
- * PostgreSQL server. The first child holds the series and holders locks; it is killed with SIGKILL while the groups
+ * PostgreSQL server. The first child holds the holders lock; it is killed with SIGKILL while the groups
  * work through the stream, a fourth child joins, and the end state equals one clean single-replica pass by hash
  * (events, raw blocks, prices and figures' facts, series and holders).
  *
  * What the kill leaves is what a killed process leaves: its Kafka group members stop heartbeating (the brokers
  * hand their partitions to the others after the session timeout, and the batches they had not committed are
- * replayed), and its PostgreSQL connections close, which frees its locks (a standby takes them, with a newer
+ * replayed: series-recompute's included, whose partitions are series instances), and its PostgreSQL connections
+ * close, which frees its lock (a standby takes them, with a newer
  * fencing token). The children reach the test's chDB through this process (test/helpers/ch-over-ipc.ts), because
  * chDB opens its data directory in one process only and CI has no ClickHouse server.
  *
@@ -33,11 +34,11 @@ if (!ready)
     optedOut
       ? "[skip notice] processor replicas in processes: REPLICA_PROCESSES=0 skips it"
       : "[skip notice] processor replicas in processes: need Kafka (KAFKA_BROKERS, the kcat mock cluster) and " +
-          "PostgreSQL (TEST_POSTGRES_URL) for the series and holders locks",
+          "PostgreSQL (TEST_POSTGRES_URL) for the holders lock",
   );
 
 const ENTRY = fileURLToPath(new URL("../helpers/replica-process.ts", import.meta.url));
-const SINGLETONS = ["series", "holders"] as const;
+const SINGLETONS = ["holders"] as const;
 
 interface Child {
   process: ChildProcess;
@@ -93,7 +94,7 @@ async function startedIn(c: Child, names: readonly string[], what: string) {
 
 const lockNames = SINGLETONS.map((n) => processorLockName(PROCESSORS[n as ProcessorName].definition.group));
 
-/** The fencing token of the series and holders locks (it grows each time a lock changes hands). */
+/** The fencing token of the holders lock (it grows each time the lock changes hands). */
 async function fenceTokens(p: TestPipeline): Promise<number[]> {
   const rows = await p.pg.pg.query<{ name: string; token: string }>(
     "fences",
@@ -137,12 +138,12 @@ describe.skipIf(!ready)("every processor as 3 replicas in 3 processes", () => {
       pipeline.processors.delete(name);
     }
 
-    // The first child starts alone and takes the series and holders locks; two more join and stand by for them.
+    // The first child starts alone and takes the holders lock; two more join and stand by for it.
     const first = startChild(pipeline);
     children.push(first);
     await startedIn(first, PROCESSOR_NAMES, "the first replica process to start every processor");
     const tokensBefore = await fenceTokens(pipeline);
-    expect(tokensBefore).toHaveLength(2);
+    expect(tokensBefore).toHaveLength(SINGLETONS.length);
     for (let i = 0; i < 2; i++) children.push(startChild(pipeline));
     const others = PROCESSOR_NAMES.filter((n) => !(SINGLETONS as readonly string[]).includes(n));
     for (const c of children.slice(1)) await startedIn(c, others, "two more replica processes to start");
@@ -164,7 +165,7 @@ describe.skipIf(!ready)("every processor as 3 replicas in 3 processes", () => {
     await ingestAll(pipeline);
     await drainGroups(pipeline);
 
-    // The killed holder's locks went to standbys in the other processes, each with a newer fencing token.
+    // The killed holder's lock went to a standby in another process, with a newer fencing token.
     const tokensAfter = await fenceTokens(pipeline);
     for (const [i, t] of tokensAfter.entries()) expect(t).toBeGreaterThan(tokensBefore[i]!);
     for (const name of SINGLETONS) expect(children.slice(1).some((c) => c.started.has(name))).toBe(true);

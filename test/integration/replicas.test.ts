@@ -7,8 +7,9 @@
  * embedded ClickHouse (chDB) opens its data directory in one process only and CI has no ClickHouse server. A
  * replica "dies" as a killed process would: its store writes fail from that moment (the batch in flight is never
  * committed, so the group hands its partitions to the others, which replay it) and it leaves the group. The
- * series and holders processors keep one writer through a fenced lock: their lock holder's session is also
- * ended by the server mid-stream, so the holder's next write is refused (fencing) and a standby takes over.
+ * holders processor keeps one writer through a fenced lock: its lock holder's session is also ended by the server
+ * mid-stream, so the holder's next write is refused (fencing) and a standby takes over. Series recomputes have one
+ * writer per instance through their topic's keys (series-recompute), with no lock.
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { createBus } from "../../lib/stores/bus.ts";
@@ -25,16 +26,22 @@ const ready = Boolean(KAFKA_BROKERS) && serverPg;
 if (!ready)
   console.warn(
     "[skip notice] processor replicas: need Kafka (KAFKA_BROKERS, the kcat mock cluster) and PostgreSQL " +
-      "(TEST_POSTGRES_URL) for the series and holders locks",
+      "(TEST_POSTGRES_URL) for the holders lock",
   );
 
-/** A store handle whose writes and reads fail once `kill()` is called, as a killed process's would. */
-function killable(ch: Ch): { ch: Ch; kill(): void } {
+/**
+ * A store handle whose writes and reads fail once `kill()` is called, as a killed process's would; it counts the
+ * writes that landed by label.
+ */
+function killable(ch: Ch): { ch: Ch; kill(): void; writes: Map<string, number> } {
   let dead = false;
   const alive = () => {
     if (dead) throw new Error("replica killed");
   };
+  const writes = new Map<string, number>();
+  const wrote = (label: string) => writes.set(label, (writes.get(label) ?? 0) + 1);
   return {
+    writes,
     kill: () => {
       dead = true;
     },
@@ -56,10 +63,12 @@ function killable(ch: Ch): { ch: Ch; kill(): void } {
       async command(label, sql, params) {
         alive();
         await ch.command(label, sql, params);
+        wrote(label);
       },
       async insert(label, table, rows) {
         alive();
         await ch.insert(label, table, rows);
+        wrote(label);
       },
       close: () => ch.close(),
     },
@@ -72,6 +81,8 @@ interface Replica {
   /** The start: a singleton's resolves once it holds the lock (it stands by until then). */
   started: Promise<void>;
   deps: PipelineDeps;
+  /** Writes of this replica that landed, by statement label. */
+  writes: Map<string, number>;
   kill(): Promise<void>;
 }
 
@@ -97,6 +108,7 @@ function startReplica(p: TestPipeline, name: ProcessorName): Replica {
     processor,
     started,
     deps,
+    writes: store.writes,
     async kill() {
       store.kill();
       await processor.stop().catch(() => undefined);
@@ -139,9 +151,8 @@ describe.skipIf(!ready)("every processor as 3 replicas of its consumer group", (
       const victim = replicas.find((r) => r.name === name);
       await victim?.kill();
     }
-    // The series and holders lock holders lose their lock sessions: their next write is fenced, a standby takes over.
-    for (const name of ["series", "holders"] as const)
-      expect(await endLockSession(pipeline, name)).toBe(true);
+    // The holders lock holder loses its lock session: its next write is fenced, a standby takes over.
+    expect(await endLockSession(pipeline, "holders")).toBe(true);
 
     pipeline.chain.advance(90);
     await ingestAll(pipeline);
@@ -155,10 +166,16 @@ describe.skipIf(!ready)("every processor as 3 replicas of its consumer group", (
     const fences = await pipeline.pg.pg.query<{ token: string }>(
       "fences",
       "SELECT token FROM processor_fences WHERE name = ANY($1)",
-      [["series", "holders"].map((n) => processorLockName(PROCESSORS[n as ProcessorName].definition.group))],
+      [[processorLockName(PROCESSORS.holders.definition.group)]],
     );
-    expect(fences).toHaveLength(2);
+    expect(fences).toHaveLength(1);
     for (const f of fences) expect(Number(f.token)).toBeGreaterThan(1);
+
+    // Series recomputes scale out: replicas of series-recompute each wrote the points of their own instances.
+    const recomputing = replicas.filter(
+      (r) => r.name === "series-recompute" && (r.writes.get("series_points_recompute") ?? 0) > 0,
+    );
+    expect(recomputing.length).toBeGreaterThanOrEqual(2);
 
     await expectStateOfCleanPass(pipeline);
   }, 300_000);

@@ -61,7 +61,7 @@ describe("series archive on S3", () => {
       devnet: SERIES_DEVNET,
       env,
       kafka: false,
-      processors: ["normalize", "series"],
+      processors: ["normalize", "series", "series-recompute"],
     });
     await p.catchUp();
     const pipeline = p;
@@ -105,6 +105,7 @@ describe("series archive on S3", () => {
       await again.close();
     }
     await pipeline.restartProcessor("series");
+    await pipeline.restartProcessor("series-recompute");
     pipeline.chain.advance(200);
     await pipeline.catchUp();
     const after = await readAllPoints(pipeline.api, all.instanceId, "0");

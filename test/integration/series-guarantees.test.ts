@@ -24,7 +24,14 @@ const envWith = () => ({ ...SERIES_TEST_ENV, SERIES_ARCHIVE_DIR: mkdtempSync(joi
  * candles, figures and payments write nothing the hash reads (test/integration/replay-rebatch.test.ts replays every
  * processor together).
  */
-const SERIES_PROCESSORS: ProcessorName[] = ["normalize", "raw-sink", "registry", "series", "holders"];
+const SERIES_PROCESSORS: ProcessorName[] = [
+  "normalize",
+  "raw-sink",
+  "registry",
+  "series",
+  "series-recompute",
+  "holders",
+];
 
 /** A clean pass over the same simulated chain into fresh stores and a fresh archive directory. */
 async function cleanPass(p: TestPipeline, confirmations: number) {
@@ -109,6 +116,7 @@ describe.skipIf(kafkaPass)("series: replays are harmless", () => {
     for (let i = 0; i < 1000; i++) {
       if (random() < 0.2) await pipeline.restartProcessor("series");
       if (random() < 0.1) await pipeline.restartProcessor("holders");
+      if (random() < 0.1) await pipeline.restartProcessor("series-recompute");
       try {
         if ((await pipeline.ingestor.runOnce()).caughtUp) break;
       } catch {

@@ -14,6 +14,7 @@ import {
   factsOfMessage,
   insertFacts,
   recomputeSeries,
+  refreshVersionClock,
   retractFacts,
   type SeriesDeps,
   type SeriesTouched,
@@ -138,5 +139,35 @@ describe("series: recomputes win over earlier writes whatever the seq order", ()
     ]);
     await apply(deps, [a, b, { ...a, kind: "retraction", seq: 2_000_000_000_120 } as EventsMessage, a2]);
     expect(await points(t, ALL_REWARDS)).toEqual(once);
+  });
+
+  it("after a rebalance, an instance taken over from a replica whose clock ran ahead is recomputed above its rows", async () => {
+    // series-recompute replicas on two machines: the instance's previous owner wrote the minute, hour and day that
+    // the next block shares with a clock an hour ahead (and a wrong count, to tell its rows apart).
+    const day = T0 + 10 * 86_400_000;
+    const CHAIN2_BLOCKS = instanceIdOf("chain-blocks", { chain_index: "2" });
+    const staleWrite = async () =>
+      t.ch.command(
+        "test_stale_points",
+        `INSERT INTO series_points SELECT * REPLACE ('999' AS value, {v:UInt64} AS version)
+         FROM series_points FINAL WHERE instance_id = {id:String} AND scale != '0'`,
+        { id: CHAIN2_BLOCKS, v: ((BigInt(Date.now()) + 3_600_000n) * 1_000_000n).toString() },
+      );
+    await apply(deps, [coinbaseBlock(2, "d".repeat(64), day + 1_000, 2_000_000_000_200, "1")]);
+    await staleWrite();
+    // Without reading the stored versions again, this replica's clock writes below them: the stale rows stay.
+    await apply(deps, [coinbaseBlock(2, "e".repeat(64), day + 2_000, 2_000_000_000_210, "1")]);
+    expect(await points(t, CHAIN2_BLOCKS)).toContain("1m 864000000 blocks=999");
+    // What series-recompute does when its group rebalanced: the next recompute writes above every stored version.
+    refreshVersionClock(t.ch);
+    await apply(deps, [coinbaseBlock(2, "f".repeat(64), day + 3_000, 2_000_000_000_220, "1")]);
+    expect(await points(t, CHAIN2_BLOCKS)).toEqual([
+      "0 864001000 blocks=1",
+      "0 864002000 blocks=1",
+      "0 864003000 blocks=1",
+      "1d 828000000 blocks=3",
+      "1h 864000000 blocks=3",
+      "1m 864000000 blocks=3",
+    ]);
   });
 });

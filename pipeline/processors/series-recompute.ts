@@ -1,0 +1,54 @@
+/**
+ * Series recompute: `alephium.series-touched.v1` (keyed by instance id, from the series processor) → the
+ * points at every scale, segments, archive pages and instance rows of the touched spans, recomputed from the
+ * stored facts (lib/series/writer.ts `recomputeSeries`).
+ *
+ * The key gives every instance one owner: replicas of this group each recompute the instances of their
+ * partitions, so a recompute that reads what the instance's previous one wrote (segments, archive pages) never
+ * runs beside another of the same instance, and no lock is taken. The facts of a span were written before it was
+ * published, so the recompute reads them; a replay recomputes the same spans from the same facts. After a
+ * rebalance the write clock is read again from the stored versions, so an instance taken over from another
+ * machine gets newer versions than its previous owner wrote, whatever the two clocks say.
+ */
+import { createSeriesDeps } from "../../lib/series/settings.ts";
+import {
+  createRecomputeQueue,
+  recomputeSeries,
+  refreshVersionClock,
+  type SeriesDeps,
+  type SeriesTouched,
+  touchSeries,
+} from "../../lib/series/writer.ts";
+import { CONSUMER_GROUPS, type SeriesTouchedMessage } from "../messages.ts";
+import { defineProcessor } from "../processor.ts";
+
+/** Partition batches handled at once (their spans merge into one recompute pass). */
+const CONCURRENT_PARTITIONS = 16;
+
+export const seriesRecomputeProcessor = defineProcessor<
+  SeriesTouchedMessage,
+  SeriesDeps & { recompute: (touched: SeriesTouched) => Promise<void> }
+>({
+  name: "series-recompute",
+  topic: "seriesTouched",
+  group: CONSUMER_GROUPS.seriesRecompute,
+  codec: (codecs) => codecs.seriesTouched,
+  concurrentPartitions: CONCURRENT_PARTITIONS,
+  setup: (deps) => {
+    const seriesDeps = createSeriesDeps({ ...deps, log: deps.log.child({ component: "series-recompute" }) });
+    return {
+      ...seriesDeps,
+      // Batches of several partitions handled at once share one pass (a request joins the next one).
+      recompute: createRecomputeQueue((touched) => recomputeSeries(seriesDeps, touched)),
+    };
+  },
+  onAssigned: ({ state }) => refreshVersionClock(state.ch),
+  async handle(messages, { state }) {
+    const touched: SeriesTouched = new Map();
+    for (const m of messages) {
+      touchSeries(touched, m.instance_id, m.series_id, m.lo);
+      touchSeries(touched, m.instance_id, m.series_id, m.hi);
+    }
+    await state.recompute(touched);
+  },
+});
