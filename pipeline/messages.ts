@@ -19,6 +19,11 @@ export const TOPICS = {
    * series-recompute owns each instance.
    */
   seriesTouched: "alephium.series-touched.v1",
+  /**
+   * Balances to recompute, from the holders processor to holders-recompute, key = token id: one replica of
+   * holders-recompute owns each token.
+   */
+  holdersTouched: "alephium.holders-touched.v1",
 } as const;
 
 export type TopicName = keyof typeof TOPICS;
@@ -35,6 +40,7 @@ export const CONSUMER_GROUPS = {
   series: "alephium-series",
   seriesRecompute: "alephium-series-recompute",
   holders: "alephium-holders",
+  holdersRecompute: "alephium-holders-recompute",
 } as const;
 
 /** Where a block sits; shared by a block and its retraction. */
@@ -83,10 +89,21 @@ export interface SeriesTouchedMessage {
   block_timestamp: number;
 }
 
+/** (token, address) balances of one token whose moves a batch stored or retracted: what holders-recompute recomputes. */
+export interface HoldersTouchedMessage {
+  kind: "touched";
+  token_id: string;
+  /** Each address's earliest changed move time and the starts of the hours whose moves changed (ms). */
+  pairs: { address: string; t0: number; hours: number[] }[];
+  /** Newest block time of the batch (ms): the recompute's progress. */
+  block_timestamp: number;
+}
+
 export interface Codecs {
   blocks: Codec<BlockMessage>;
   events: Codec<EventsMessage>;
   seriesTouched: Codec<SeriesTouchedMessage>;
+  holdersTouched: Codec<HoldersTouchedMessage>;
 }
 
 export async function createCodecs(config: Pick<Config, "SCHEMA_REGISTRY_URL">): Promise<Codecs> {
@@ -105,6 +122,11 @@ export async function createCodecs(config: Pick<Config, "SCHEMA_REGISTRY_URL">):
     seriesTouched: await createCodec<SeriesTouchedMessage>(
       TOPICS.seriesTouched,
       { touched: `${ns}.SeriesTouchedV1` },
+      config.SCHEMA_REGISTRY_URL,
+    ),
+    holdersTouched: await createCodec<HoldersTouchedMessage>(
+      TOPICS.holdersTouched,
+      { touched: `${ns}.HoldersTouchedV1` },
       config.SCHEMA_REGISTRY_URL,
     ),
   };

@@ -22,7 +22,13 @@ import { createProcessorProgressRecorder, type ProcessorProgressRecorder } from 
 import { backoffMs, isRetryable, sleep } from "../lib/retry.ts";
 import type { Codec } from "../lib/stores/avro.ts";
 import type { BusRecord, Subscription } from "../lib/stores/bus.ts";
-import { fencedClickHouse, isFenced, type SessionLock, waitForLock } from "../lib/stores/pg-lock.ts";
+import {
+  fencedClickHouse,
+  isFenced,
+  type SessionLock,
+  waitForLock,
+  waitForSharedLock,
+} from "../lib/stores/pg-lock.ts";
 import { mapWithTurns } from "../lib/turns.ts";
 import type { PipelineDeps } from "./deps.ts";
 import { type Codecs, TOPICS, type TopicName } from "./messages.ts";
@@ -103,13 +109,20 @@ export interface ProcessorDefinition<M, S, B = undefined> {
    */
   singleton?: boolean;
   /**
+   * Every replica holds the group's lock shared while it runs (PostgreSQL `pg_advisory_lock_shared`), so a command
+   * that must not run beside the group takes it exclusively and is refused while a replica runs (and replicas stand
+   * by while the command holds it). Writes go through the hold's fence: a replica whose hold was lost with its
+   * connection fails its next write and takes it again. No effect on PGlite.
+   */
+  sharedLock?: boolean;
+  /**
    * Called when this replica's partitions may have changed (it joined or rejoined its Kafka group), before it
    * handles a batch of its new assignment; not on the in-process bus.
    */
   onAssigned?: (ctx: ProcessorContext<S>) => void;
 }
 
-/** The advisory lock of a singleton processor's group (also taken by commands that must not run beside it). */
+/** The advisory lock of a singleton (or shared-lock) processor's group (also taken by commands that must not run beside it). */
 export const processorLockName = (group: string) => `processor:${group}`;
 
 export interface Processor {
@@ -179,7 +192,10 @@ export function defineProcessor<M, S = undefined, B = undefined>(
             retryable: String(isRetryable(error)),
           });
           if (isFenced(error)) {
-            log.error({ err: error }, "Lock taken over by another process; standing by again.");
+            log.error(
+              { err: error },
+              "Lock lost (taken over by another process, or its session ended); standing by again.",
+            );
             // Not awaited: the subscription's stop waits for this handler, which must fail first.
             void standBy();
             throw error;
@@ -222,13 +238,14 @@ export function defineProcessor<M, S = undefined, B = undefined>(
       });
     };
 
-    /** Takes the lock (a singleton; standing by while another process holds it), then subscribes. */
+    /** Takes the lock (a singleton, or a shared hold; standing by while another process holds it), then subscribes. */
     const run = async () => {
-      if (definition.singleton) {
-        lock = await waitForLock(deps.pg, processorLockName(definition.group), {
-          log,
-          signal: stopping.signal,
-        });
+      if (definition.singleton || definition.sharedLock) {
+        lock = await (definition.singleton ? waitForLock : waitForSharedLock)(
+          deps.pg,
+          processorLockName(definition.group),
+          { log, signal: stopping.signal },
+        );
         // Stopped while standing by.
         if (!lock) return;
       }

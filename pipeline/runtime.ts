@@ -16,6 +16,7 @@ import { candlesProcessor } from "./processors/candles.ts";
 import { eventsSinkProcessor } from "./processors/events-sink.ts";
 import { figuresProcessor } from "./processors/figures.ts";
 import { holdersProcessor } from "./processors/holders.ts";
+import { holdersRecomputeProcessor } from "./processors/holders-recompute.ts";
 import { normalizeProcessor } from "./processors/normalize.ts";
 import { paymentsProcessor } from "./processors/payments.ts";
 import { rawSinkProcessor } from "./processors/raw-sink.ts";
@@ -35,6 +36,7 @@ export const PROCESSORS = {
   series: seriesProcessor,
   "series-recompute": seriesRecomputeProcessor,
   holders: holdersProcessor,
+  "holders-recompute": holdersRecomputeProcessor,
 } as const satisfies Record<string, ProcessorFactory>;
 
 export type ProcessorName = keyof typeof PROCESSORS;

@@ -47,12 +47,13 @@ export function installSeriesCommand(program: Command): void {
         const result: Record<string, unknown> = { ...events };
         if (defs.some((d) => d.source === "balances")) {
           result.series = defs.map((d) => d.id);
-          // The holders pass reads the crossings its previous batch wrote: never beside the holders processor.
-          const lockName = processorLockName(CONSUMER_GROUPS.holders);
+          // The holders pass reads the crossings its previous pass wrote: never beside the holders-recompute replicas
+          // (each holds the group's lock shared while it runs).
+          const lockName = processorLockName(CONSUMER_GROUPS.holdersRecompute);
           const lock = await tryLock(pg, lockName);
           if (!lock)
             throw new Error(
-              `the holders processor is running (it holds the lock ${lockName}): stop it, then run this backfill`,
+              `the holders-recompute processor is running (its replicas hold the lock ${lockName}): stop them, then run this backfill`,
             );
           try {
             result.holders = await backfillHolders(deps, (p) =>

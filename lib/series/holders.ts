@@ -13,15 +13,18 @@
  * its series facts (gained, lost, holders_delta) counted from the stored crossings; then the points of those
  * times are recomputed like any other series (lib/series/writer.ts).
  *
- * Order of writes, for crashes: outputs (their moves with them, by a materialized view), spends and spend moves;
- * the net moves of the hours they touched (recomputed from the stored moves); then the moments (token, time) the
- * pass will finish (holder_pending_moments), its crossings (holder_changes), the facts and points of those moments
- * counted from the stored crossings, and last an empty pending set. A pass that dies anywhere in between leaves its
- * moments pending, and the next pass finishes them with its own: their facts are counted again from the stored
- * crossings, whatever blocks that pass holds (a replay may hold more than the dead pass and find other crossings, so
- * finding the same difference cannot be relied on). So replays, retractions and reprocessing leave the state of one
- * clean pass. Batches run one at a time (the holders group is consumed by one process; stop it while `series
- * backfill` rebuilds token-holders).
+ * Two halves, run by two processors. `storeHolderMessages` (the `holders` processor, any number of replicas, each
+ * on its chains' partitions): outputs (their moves with them, by a materialized view), spends and spend moves, then
+ * the touched pairs go on the holders-touched topic keyed by token. `recomputeHolders` (`holders-recompute`, one
+ * owner per token among its replicas): the net moves of the touched hours (recomputed from the stored moves); then
+ * the moments (token, time) the pass will finish (holder_pending_token_moments), its crossings (holder_changes), the
+ * facts and points of those moments counted from the stored crossings, and last an empty pending set per token. A
+ * pass that dies anywhere in between leaves its moments pending, and the next pass of those tokens (the replay of its
+ * batch touches them again) finishes them with its own: their facts are counted again from the stored crossings,
+ * whatever blocks that pass holds (a replay may hold more than the dead pass and find other crossings, so finding
+ * the same difference cannot be relied on). So replays, retractions and reprocessing leave the state of one clean
+ * pass. `series backfill` of token-holders runs both halves in its own process and takes the holders-recompute
+ * group's lock (its replicas hold it shared), so it never runs beside them.
  */
 
 import type { node } from "@alephium/web3";
@@ -112,8 +115,12 @@ function movesOfBlock(
 /** Width of the stored net moves per hour (holder_hour_sums, clickhouse/0018; changing it needs a migration). */
 const HOUR_MS = 3_600_000;
 
-/** Per touched (token, address) pair: the earliest time its moves changed, and the hours they changed in. */
-type Touched = Map<string, { t0: number; hours: Set<number> }>;
+/**
+ * Per touched (token, address) pair (key `token:address`): the earliest time its moves changed, and the hours they
+ * changed in (starts of hours, ms).
+ */
+export type HolderPairs = Map<string, { t0: number; hours: Set<number> }>;
+type Touched = HolderPairs;
 const touch = (touched: Touched, tokenId: string, address: string, ts: number) => {
   const k = pairKey(tokenId, address);
   const hour = ts - (ts % HOUR_MS);
@@ -124,6 +131,34 @@ const touch = (touched: Touched, tokenId: string, address: string, ts: number) =
     pair.hours.add(hour);
   }
 };
+
+/** Adds a pair's touched span as another pass found it (its t0 and hours) to `pairs`. */
+export function mergeHolderPair(
+  pairs: HolderPairs,
+  tokenId: string,
+  address: string,
+  t0: number,
+  hours: Iterable<number>,
+): void {
+  touch(pairs, tokenId, address, t0);
+  const pair = pairs.get(pairKey(tokenId, address))!;
+  for (const h of hours) pair.hours.add(h);
+}
+
+/** The touched pairs per token, for the holders-touched topic (keyed by token). */
+export function holderPairsByToken(
+  pairs: HolderPairs,
+): Map<string, { address: string; t0: number; hours: number[] }[]> {
+  const out = new Map<string, { address: string; t0: number; hours: number[] }[]>();
+  for (const [k, { t0, hours }] of pairs) {
+    const at = k.indexOf(":");
+    const token = k.slice(0, at);
+    const list = out.get(token) ?? [];
+    list.push({ address: k.slice(at + 1), t0, hours: [...hours].sort((a, b) => a - b) });
+    out.set(token, list);
+  }
+  return out;
+}
 
 /** A spend's move of one token of the output it spends. */
 const spendMove = (
@@ -146,7 +181,9 @@ const spendMove = (
  * own outputs (most of them: change is spent soon after), paired here; its other spends, paired with the stored
  * outputs they spend; and the stored spends of its outputs from blocks outside the run (a spend that arrived
  * first, from another chain's partition, or a sibling block's). A spend of an output never seen (indexing started
- * after it) moves no balance we know. The outputs and spends are stored before this runs (crash order).
+ * after it) moves no balance we know. The outputs and spends are stored before this runs (crash order), and before
+ * its reads: when replicas store a spend and its output at once, at least one of them reads the other's row (each
+ * reads after its own insert), and a move both find is one row (holder_moves is keyed by the move).
  */
 async function spendMoves(
   ch: Ch,
@@ -210,15 +247,30 @@ export interface HoldersPass {
 
 /**
  * Handles a batch of block messages in order: stores their outputs, spends and balance moves (a retraction
- * flips its block's rows), then recomputes the crossings of every (token, address) they touched.
+ * flips its block's rows), then recomputes the crossings of every (token, address) they touched. The processors
+ * run the two halves apart: `holders` stores (`storeHolderMessages`), `holders-recompute` recomputes
+ * (`recomputeHolders`) the pairs it publishes.
  */
 export async function handleHolderMessages(
   deps: SeriesDeps,
   messages: readonly HolderMessage[],
 ): Promise<HoldersPass> {
-  const { ch } = deps;
+  const stored = await storeHolderMessages(deps.ch, messages);
+  const changes = stored.touched.size > 0 ? await recomputeHolders(deps, stored.touched) : 0;
+  return { outputs: stored.outputs, spends: stored.spends, changes };
+}
+
+/**
+ * Stores a batch's outputs, spends and balance moves in message order (a retraction flips its block's rows); the
+ * (token, address) pairs whose moves they changed. Every replica may run it at once: each spend meets its output
+ * whichever replica stores which (see `spendMoves`), and a move found by two is one row.
+ */
+export async function storeHolderMessages(
+  ch: Ch,
+  messages: readonly HolderMessage[],
+): Promise<{ touched: HolderPairs; outputs: number; spends: number }> {
   const touched: Touched = new Map();
-  const pass: HoldersPass = { outputs: 0, spends: 0, changes: 0 };
+  const pass = { outputs: 0, spends: 0 };
   await applyInRuns(messages, {
     async blocks(run) {
       const outputs: OutputRow[] = [];
@@ -266,8 +318,7 @@ export async function handleHolderMessages(
         );
     },
   });
-  if (touched.size > 0) pass.changes = await recomputeHolders(deps, touched);
-  return pass;
+  return { touched, ...pass };
 }
 
 interface Crossing {
@@ -360,8 +411,13 @@ const CROSSINGS_SQL = `
   )
   WHERE t >= 0 AND change != 0`;
 
-/** Recomputes the crossings of the touched pairs from their t0; writes what changed (facts, points, then holder_changes). */
-async function recomputeHolders(deps: SeriesDeps, pairs: Touched): Promise<number> {
+/**
+ * Recomputes the crossings of the touched pairs from their t0; writes what changed (facts, points, then
+ * holder_changes). One pass per token at a time: the holders-recompute replicas each own the tokens of their
+ * partitions (`series backfill` of token-holders takes the group's lock, so it never runs beside them).
+ */
+export async function recomputeHolders(deps: SeriesDeps, pairs: HolderPairs): Promise<number> {
+  if (pairs.size === 0) return 0;
   const { ch } = deps;
   const { pairHours, ...params } = pairParams(pairs);
   const version = await nextVersion(deps);
@@ -386,23 +442,34 @@ async function recomputeHolders(deps: SeriesDeps, pairs: Touched): Promise<numbe
   for (const [k, c] of after) if (before.get(k)?.change !== c.change) changed.push(c);
   for (const [k, c] of before) if (!after.has(k)) changed.push({ ...c, change: 0 });
 
-  // The moments a pass that died left unfinished: their facts may not match the stored crossings (a replay may hold
-  // more blocks than the dead pass and find other crossings, so it cannot be trusted to find the same difference).
-  const [left] = await ch.query<{ tokens: string[]; times: string[] }>(
+  // The moments of these tokens a pass that died left unfinished: their facts may not match the stored crossings (a
+  // replay may hold more blocks than the dead pass and find other crossings, so it cannot be trusted to find the same
+  // difference). The replay of the dead pass's batch touches its tokens again, so it reads them here.
+  const left = await ch.query<{ token_id: string; times: string[] }>(
     "holder_pending_read",
-    "SELECT tokens, arrayMap(t -> toString(t), times) AS times FROM holder_pending_moments FINAL WHERE slot = 0",
+    `SELECT token_id, arrayMap(t -> toString(t), times) AS times FROM holder_pending_token_moments FINAL
+     WHERE token_id IN ${inParam("tokens")} AND notEmpty(times)`,
+    { tokens: params.tokens },
   );
   const moments = new Map<string, { token_id: string; ts: string }>();
-  for (const [i, token_id] of (left?.tokens ?? []).entries())
-    moments.set(`${token_id}:${left!.times[i]}`, { token_id, ts: left!.times[i]! });
+  for (const { token_id, times } of left)
+    for (const ts of times) moments.set(`${token_id}:${ts}`, { token_id, ts });
   for (const c of changed) moments.set(`${c.token_id}:${c.ts}`, { token_id: c.token_id, ts: c.ts });
   if (moments.size === 0) return 0;
 
   // What this pass finishes, then its crossings: from here on the stored crossings are the truth of every moment.
   const list = [...moments.values()];
-  await ch.insert("holder_pending_insert", "holder_pending_moments", [
-    { slot: 0, tokens: list.map((m) => m.token_id), times: list.map((m) => Number(m.ts)), version },
-  ]);
+  const timesOf = new Map<string, number[]>();
+  for (const m of list) {
+    const times = timesOf.get(m.token_id) ?? [];
+    times.push(Number(m.ts));
+    timesOf.set(m.token_id, times);
+  }
+  await ch.insert(
+    "holder_pending_insert",
+    "holder_pending_token_moments",
+    [...timesOf].map(([token_id, times]) => ({ token_id, times, version })),
+  );
   if (changed.length > 0)
     await ch.insert(
       "holder_changes_insert",
@@ -455,17 +522,21 @@ async function recomputeHolders(deps: SeriesDeps, pairs: Touched): Promise<numbe
   }
   await ch.insert("holder_facts_insert", "series_block_facts", facts);
   await recomputeSeries(deps, touched);
-  // Finished: nothing pending.
-  await ch.insert("holder_pending_done", "holder_pending_moments", [
-    { slot: 0, tokens: [], times: [], version: await nextVersion(deps) },
-  ]);
+  // Finished: nothing pending for these tokens.
+  const done = await nextVersion(deps);
+  await ch.insert(
+    "holder_pending_done",
+    "holder_pending_token_moments",
+    [...timesOf.keys()].map((token_id) => ({ token_id, times: [], version: done })),
+  );
   return changed.length;
 }
 
 /**
- * Builds token-holders from the stored raw blocks (main chain, in time order), through the same pass as the
- * processor: what `series backfill --series token-holders` runs. Idempotent: what is already stored is
- * found unchanged. Stop the holders processor while it runs (both read and then write holder_changes).
+ * Builds token-holders from the stored raw blocks (main chain, in time order), through the same passes as the
+ * processors: what `series backfill --series token-holders` runs. Idempotent: what is already stored is
+ * found unchanged. Never beside holders-recompute (both read and then write holder_changes): the command takes
+ * that group's lock.
  */
 export async function backfillHolders(
   deps: SeriesDeps,

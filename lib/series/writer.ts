@@ -319,7 +319,7 @@ function loadClock(ch: Ch, clock: WriteClock, after: Promise<void>): void {
       `SELECT toString(greatest(
          (SELECT max(version) FROM series_points), (SELECT max(version) FROM series_segments),
          (SELECT max(version) FROM series_instances), (SELECT max(version) FROM series_archive_pages),
-         (SELECT max(version) FROM holder_changes), (SELECT max(version) FROM holder_pending_moments),
+         (SELECT max(version) FROM holder_changes), (SELECT max(version) FROM holder_pending_token_moments),
          (SELECT max(version) FROM holder_hour_sums))) AS v`,
     );
     const stored = BigInt(row?.v ?? "0");

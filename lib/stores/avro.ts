@@ -10,7 +10,11 @@ import avro from "avsc";
 import { AppError } from "../errors.ts";
 
 /** Schema names are topic names (without prefix), for example `alephium.blocks.v2`. */
-export type SchemaName = "alephium.blocks.v2" | "alephium.events.v2" | "alephium.series-touched.v1";
+export type SchemaName =
+  | "alephium.blocks.v2"
+  | "alephium.events.v2"
+  | "alephium.series-touched.v1"
+  | "alephium.holders-touched.v1";
 
 /**
  * Built-in ids used when no registry is configured; never reused for another schema
@@ -20,6 +24,7 @@ export const BUILTIN_SCHEMA_IDS: Record<SchemaName, number> = {
   "alephium.blocks.v2": 3,
   "alephium.events.v2": 4,
   "alephium.series-touched.v1": 5,
+  "alephium.holders-touched.v1": 6,
 };
 
 /**

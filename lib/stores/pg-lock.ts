@@ -121,6 +121,68 @@ export async function waitForLock(
 }
 
 /**
+ * A shared hold of a lock name (`pg_try_advisory_lock_shared`, on a connection of its own): any number of processes
+ * hold it at once, and `tryLock` of the same name (exclusive) fails while one does; waits (retrying every `pollMs`,
+ * saying so once) while an exclusive holder has it. Null when `signal` aborts first. Its `check` fails with
+ * `fenced` once the hold's session ended (no read: shared holders do not exclude each other, only the exclusive
+ * one), so a holder that lost it stops writing and takes it again. Nothing to hold on PGlite.
+ */
+export async function waitForSharedLock(
+  pg: Pg,
+  name: string,
+  options: { log: Logger; signal: AbortSignal; pollMs?: number },
+): Promise<SessionLock | null> {
+  if (!pg.pool) return NOTHING;
+  for (let said = false; !options.signal.aborted; ) {
+    const client = new pgLib.Client(pg.pool.options);
+    let lost = false;
+    client.on("error", () => {
+      lost = true;
+    });
+    client.on("end", () => {
+      lost = true;
+    });
+    await client.connect();
+    let ok = false;
+    try {
+      const { rows } = await client.query<{ ok: boolean }>(
+        "SELECT pg_try_advisory_lock_shared(8738, hashtext($1)) AS ok",
+        [name],
+      );
+      ok = Boolean(rows[0]?.ok);
+    } catch (error) {
+      await client.end().catch(() => undefined);
+      throw error;
+    }
+    if (ok) {
+      if (said) options.log.info({ lock: name }, "Shared lock acquired; starting.");
+      let released = false;
+      return {
+        token: 0,
+        async check() {
+          if (lost || released) throw fencedError(name, 0, null);
+        },
+        async release() {
+          if (released) return;
+          released = true;
+          await client.end().catch(() => undefined);
+        },
+      };
+    }
+    await client.end().catch(() => undefined);
+    if (!said) {
+      options.log.info(
+        { lock: name },
+        "A command holds this lock exclusively; waiting for it (standing by).",
+      );
+      said = true;
+    }
+    await sleep(options.pollMs ?? 2_000, options.signal);
+  }
+  return null;
+}
+
+/**
  * The ClickHouse handle of a lock holder: every write (`insert`, `command`) first checks the lock's fencing
  * token, so a holder whose lock was taken over fails its next write instead of overwriting the new holder's.
  * Reads are not checked. What stays open: a write already sent when the takeover happens (ClickHouse has no

@@ -1,27 +1,43 @@
 /**
- * Holders: `alephium.blocks.v2` → the outputs and spends of every block, then the zero crossings of each
- * (token, address) balance the batch touched and the `token-holders` series points they change
- * (lib/series/holders.ts). A retraction flips its block's outputs and spends, and recomputes the balances
- * they reached. Batches run one at a time: each reads the crossings stored by the one before.
+ * Holders: `alephium.blocks.v2` → the outputs, spends and balance moves of every block (lib/series/holders.ts
+ * `storeHolderMessages`; a retraction flips its block's rows); then the (token, address) pairs whose moves changed go
+ * on `alephium.holders-touched.v1`, keyed by token, for holders-recompute (./holders-recompute.ts), which recomputes
+ * their zero crossings and the `token-holders` series points.
+ *
+ * Every replica works at once, each on its chains' partitions: rows are keyed and versioned, a spend meets its output
+ * whichever replica stores which, and the pairs are published after the moves they cover were written (a replay
+ * stores the same rows and publishes again).
  */
-import { handleHolderMessages } from "../../lib/series/holders.ts";
-import { createSeriesDeps } from "../../lib/series/settings.ts";
-import type { SeriesDeps } from "../../lib/series/writer.ts";
-import { type BlockMessage, CONSUMER_GROUPS } from "../messages.ts";
+import { holderPairsByToken, storeHolderMessages } from "../../lib/series/holders.ts";
+import { type BlockMessage, CONSUMER_GROUPS, type HoldersTouchedMessage, TOPICS } from "../messages.ts";
 import { defineProcessor } from "../processor.ts";
 
-export const holdersProcessor = defineProcessor<BlockMessage, SeriesDeps>({
+/** Addresses per holders-touched message: a token touched by many addresses goes in several (brokers cap a message). */
+export const PAIRS_PER_MESSAGE = 2_000;
+
+export const holdersProcessor = defineProcessor<BlockMessage>({
   name: "holders",
   topic: "blocks",
   group: CONSUMER_GROUPS.holders,
   codec: (codecs) => codecs.blocks,
-  // Each batch reads what the previous one wrote (and recomputes from it): one process at a time.
-  singleton: true,
-  setup: (deps) => createSeriesDeps({ ...deps, log: deps.log.child({ component: "holders" }) }),
-  async handle(messages, { deps, state }) {
-    const pass = await handleHolderMessages(state, messages);
-    deps.metrics.pipelineRows.inc({ stage: "holders", table: "holder_outputs" }, pass.outputs);
-    deps.metrics.pipelineRows.inc({ stage: "holders", table: "holder_spends" }, pass.spends);
-    deps.metrics.pipelineRows.inc({ stage: "holders", table: "holder_changes" }, pass.changes);
+  async handle(messages, { deps }) {
+    const stored = await storeHolderMessages(deps.ch, messages);
+    deps.metrics.pipelineRows.inc({ stage: "holders", table: "holder_outputs" }, stored.outputs);
+    deps.metrics.pipelineRows.inc({ stage: "holders", table: "holder_spends" }, stored.spends);
+    let newest = 0;
+    for (const m of messages) if (m.timestamp > newest) newest = m.timestamp;
+    const out: HoldersTouchedMessage[] = [];
+    for (const [token_id, pairs] of holderPairsByToken(stored.touched))
+      for (let i = 0; i < pairs.length; i += PAIRS_PER_MESSAGE)
+        out.push({
+          kind: "touched",
+          token_id,
+          pairs: pairs.slice(i, i + PAIRS_PER_MESSAGE),
+          block_timestamp: newest,
+        });
+    await deps.bus.publish(
+      TOPICS.holdersTouched,
+      out.map((m) => ({ key: m.token_id, value: deps.codecs.holdersTouched.encode(m) })),
+    );
   },
 });

@@ -237,6 +237,32 @@ describe("migrations", () => {
     }
   });
 
+  it("0019 keeps what the single holders writer left pending, per token", async () => {
+    const other = await openTestCh({ migrate: false, dataDir: ch.dataDir });
+    try {
+      const all = readMigrations("clickhouse");
+      const before = all.filter((m) => m.version < 19);
+      await migrateClickHouse(other.ch, quietLog, before);
+      // A pass that died left three moments of two tokens; an older, finished set is replaced by it (FINAL).
+      await other.ch.insert("t", "holder_pending_moments", [
+        { slot: 0, tokens: ["a"], times: [5], version: 1 },
+        { slot: 0, tokens: ["t1", "t2", "t1"], times: [1000, 2000, 3000], version: 7 },
+      ]);
+      expect(await migrateClickHouse(other.ch, quietLog, all)).toBe(all.length - before.length);
+      const rows = await other.ch.query<{ token_id: string; times: string[]; version: string }>(
+        "t",
+        `SELECT token_id, arrayMap(t -> toString(t), arraySort(times)) AS times, toString(version) AS version
+         FROM holder_pending_token_moments FINAL ORDER BY token_id`,
+      );
+      expect(rows).toEqual([
+        { token_id: "t1", times: ["1000", "3000"], version: "7" },
+        { token_id: "t2", times: ["2000"], version: "7" },
+      ]);
+    } finally {
+      await other.close();
+    }
+  });
+
   it("refuses an applied migration whose file changed", async () => {
     const changed = readMigrations("postgres").map((m, i) => (i === 0 ? { ...m, checksum: "edited" } : m));
     await expect(migratePostgres(pg.pg, quietLog, changed)).rejects.toThrow(

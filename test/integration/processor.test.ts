@@ -329,6 +329,55 @@ describe("singleton processors", () => {
     60_000,
   );
 
+  it.skipIf(!serverPg)(
+    "shared-lock replicas all run at once; a command's exclusive lock is refused beside them, and they wait for it",
+    async () => {
+      const shared = (deps: PipelineDeps, seen: number[]) =>
+        defineProcessor<BlockMessage>({
+          name: "many",
+          topic: "blocks",
+          group: "test-many",
+          codec: (c) => c.blocks,
+          sharedLock: true,
+          async handle(messages) {
+            seen.push(...messages.map((m) => m.height));
+          },
+        })(deps);
+      const name = processorLockName("test-many");
+      const [d1, d2] = [await memoryDeps(), await memoryDeps()];
+      for (const d of [d1, d2]) d.pg = t.pg;
+      const [seen1, seen2] = [[] as number[], [] as number[]];
+      const [a, b] = [shared(d1, seen1), shared(d2, seen2)];
+      // Both start (neither stands by for the other) and both handle what their buses carry.
+      await a.start();
+      await b.start();
+      await d1.bus.publish(TOPICS.blocks, [{ key: "1", value: d1.codecs.blocks.encode(block(5, 1)) }]);
+      await d2.bus.publish(TOPICS.blocks, [{ key: "2", value: d2.codecs.blocks.encode(block(6, 1)) }]);
+      expect([seen1, seen2]).toEqual([[5], [6]]);
+      // A command (series backfill of token-holders) cannot take the lock while one replica runs.
+      expect(await tryLock(t.pg, name)).toBeNull();
+      await a.stop();
+      expect(await tryLock(t.pg, name)).toBeNull();
+      await b.stop();
+      const command = await tryLock(t.pg, name);
+      expect(command).not.toBeNull();
+
+      // While the command holds it, a replica stands by; it starts once the command releases the lock.
+      const c = shared(d1, []);
+      let started = false;
+      const starting = c.start().then(() => {
+        started = true;
+      });
+      await sleep(300);
+      expect(started).toBe(false);
+      await command?.release();
+      await starting;
+      expect(started).toBe(true);
+      await c.stop();
+    },
+    60_000,
+  );
+
   it.skipIf(serverPg)(
     "on PGlite the lock excludes nothing (one process owns the embedded stores)",
     async () => {

@@ -20,7 +20,8 @@ const envWith = () => ({ ...SERIES_TEST_ENV, SERIES_ARCHIVE_DIR: mkdtempSync(joi
 
 /**
  * The groups whose tables the series state hash covers, and what they read: normalize (the events), the raw sink (a
- * reprocess reads its blocks), the registry (contracts learned from events), series and holders. The events sink,
+ * reprocess reads its blocks), the registry (contracts learned from events), series and holders with their
+ * recomputes. The events sink,
  * candles, figures and payments write nothing the hash reads (test/integration/replay-rebatch.test.ts replays every
  * processor together).
  */
@@ -31,6 +32,7 @@ const SERIES_PROCESSORS: ProcessorName[] = [
   "series",
   "series-recompute",
   "holders",
+  "holders-recompute",
 ];
 
 /** A clean pass over the same simulated chain into fresh stores and a fresh archive directory. */
@@ -117,6 +119,7 @@ describe.skipIf(kafkaPass)("series: replays are harmless", () => {
       if (random() < 0.2) await pipeline.restartProcessor("series");
       if (random() < 0.1) await pipeline.restartProcessor("holders");
       if (random() < 0.1) await pipeline.restartProcessor("series-recompute");
+      if (random() < 0.1) await pipeline.restartProcessor("holders-recompute");
       try {
         if ((await pipeline.ingestor.runOnce()).caughtUp) break;
       } catch {

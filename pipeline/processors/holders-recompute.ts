@@ -1,0 +1,32 @@
+/**
+ * Holders recompute: `alephium.holders-touched.v1` (keyed by token, from the holders processor) → the zero
+ * crossings of the touched (token, address) balances, the `token-holders` facts of the moments they changed and
+ * the series points of those (lib/series/holders.ts `recomputeHolders`).
+ *
+ * The key gives every token one owner: replicas of this group each recompute the tokens of their partitions, so
+ * a pass that reads the crossings the token's previous pass wrote never runs beside another of the same token. The
+ * replicas hold the group's lock shared, so `series backfill` of token-holders (which takes it exclusively) never
+ * runs beside them. After a rebalance the write clock is read again from the stored versions, as series-recompute's.
+ */
+import { type HolderPairs, mergeHolderPair, recomputeHolders } from "../../lib/series/holders.ts";
+import { createSeriesDeps } from "../../lib/series/settings.ts";
+import { refreshVersionClock, type SeriesDeps } from "../../lib/series/writer.ts";
+import { CONSUMER_GROUPS, type HoldersTouchedMessage } from "../messages.ts";
+import { defineProcessor } from "../processor.ts";
+
+export const holdersRecomputeProcessor = defineProcessor<HoldersTouchedMessage, SeriesDeps>({
+  name: "holders-recompute",
+  topic: "holdersTouched",
+  group: CONSUMER_GROUPS.holdersRecompute,
+  codec: (codecs) => codecs.holdersTouched,
+  sharedLock: true,
+  setup: (deps) => createSeriesDeps({ ...deps, log: deps.log.child({ component: "holders-recompute" }) }),
+  onAssigned: ({ state }) => refreshVersionClock(state.ch),
+  async handle(messages, { deps, state }) {
+    const pairs: HolderPairs = new Map();
+    for (const m of messages)
+      for (const p of m.pairs) mergeHolderPair(pairs, m.token_id, p.address, p.t0, p.hours);
+    const changes = await recomputeHolders(state, pairs);
+    deps.metrics.pipelineRows.inc({ stage: "holders-recompute", table: "holder_changes" }, changes);
+  },
+});
