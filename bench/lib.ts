@@ -131,9 +131,19 @@ export function benchProcessors(): ProcessorName[] {
   for (const s of spec)
     if (!all.includes(s.replace(/^-/, "") as ProcessorName))
       throw new Error(`BENCH_PROCESSORS: unknown processor ${JSON.stringify(s)} (known: ${all.join(", ")})`);
-  return spec.every((s) => s.startsWith("-"))
+  const chosen = spec.every((s) => s.startsWith("-"))
     ? all.filter((n) => !spec.includes(`-${n}`))
     : all.filter((n) => spec.includes(n));
+  // series and holders hand their recomputes on: without the recompute processor that work would not be measured.
+  for (const [first, then] of [
+    ["series", "series-recompute"],
+    ["holders", "holders-recompute"],
+  ] as const)
+    if (chosen.includes(first) && !chosen.includes(then))
+      process.stderr.write(
+        `BENCH_PROCESSORS: ${first} without ${then}: its recomputes are not run or measured\n`,
+      );
+  return chosen;
 }
 
 /**

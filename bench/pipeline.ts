@@ -7,8 +7,9 @@
  * event-loop delay over the run (what a request to the embedded API waits meanwhile) and its GC pauses.
  * Run: npm run bench:pipeline   (BENCH_BLOCKS=4000; BENCH_PROFILE=1 adds each processor's handle time, the
  * statements' time and chDB CPU by label, and chDB's counters (query and merge CPU) over the run;
- * BENCH_PROCESSORS=holders,series runs only those processors (`-holders` every one but it: a processor's
- * marginal cost); BENCH_NODE_DELAY_MS=500 makes the node double answer each window of blocks that much later, as
+ * BENCH_PROCESSORS=holders,holders-recompute runs only those processors (`-holders` every one but it: a processor's
+ * marginal cost; series and holders hand their recomputes to series-recompute and holders-recompute, so name those
+ * with them); BENCH_NODE_DELAY_MS=500 makes the node double answer each window of blocks that much later, as
  * a remote node would; INGEST_* settings pass through (INGEST_PREFETCH=false, INGEST_WINDOW_MS=120000);
  * BENCH_CPU_PROFILE=<dir> writes a CPU profile of each timed section there; CHDB_CONNECTIONS=1 runs on one chDB connection;
  * BENCH_ONLY=embedded runs the embedded pass with the decoders on alone, BENCH_ONLY=kafka the Kafka pass alone). The embedded pass with the decoders on

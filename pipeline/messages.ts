@@ -89,7 +89,10 @@ export interface SeriesTouchedMessage {
   block_timestamp: number;
 }
 
-/** (token, address) balances of one token whose moves a batch stored or retracted: what holders-recompute recomputes. */
+/**
+ * (token, address) balances of one token whose moves a batch stored or retracted: what holders-recompute
+ * recomputes.
+ */
 export interface HoldersTouchedMessage {
   kind: "touched";
   token_id: string;

@@ -116,13 +116,21 @@ export interface ProcessorDefinition<M, S, B = undefined> {
    */
   sharedLock?: boolean;
   /**
+   * Over Kafka, how long a batch waits for other partitions' batches to join it before the handler runs (default 0;
+   * `lingerMs` in lib/stores/bus.ts): for a processor whose batch costs the same whatever its size.
+   */
+  lingerMs?: number;
+  /**
    * Called when this replica's partitions may have changed (it joined or rejoined its Kafka group), before it
    * handles a batch of its new assignment; not on the in-process bus.
    */
   onAssigned?: (ctx: ProcessorContext<S>) => void;
 }
 
-/** The advisory lock of a singleton (or shared-lock) processor's group (also taken by commands that must not run beside it). */
+/**
+ * The advisory lock of a singleton (or shared-lock) processor's group (also taken by commands that must not run
+ * beside it).
+ */
 export const processorLockName = (group: string) => `processor:${group}`;
 
 export interface Processor {
@@ -226,6 +234,7 @@ export function defineProcessor<M, S = undefined, B = undefined>(
         group: definition.group,
         concurrency: definition.concurrentPartitions,
         onAssigned: definition.onAssigned ? () => definition.onAssigned?.(ctx) : undefined,
+        lingerMs: definition.lingerMs,
         handle: async (records) => {
           const messages = await mapWithTurns(records, decode);
           await handleWithRetry(messages, ctx);

@@ -36,6 +36,12 @@ export interface SubscribeOptions {
    */
   concurrency?: number;
   /**
+   * Over Kafka, how long a batch that arrives while no call runs waits for other partitions' batches to join it
+   * (default 0: those of the same turn of the event loop). A topic whose one publish reaches the consumer in several
+   * fetch responses (the recomputes' topics, keyed by instance and token) gives fewer, larger calls.
+   */
+  lingerMs?: number;
+  /**
    * Called each time this member (re)joins its group over Kafka, before it fetches for its new assignment: the
    * partitions it owns may have changed. The in-process bus has no rebalances and never calls it.
    */
@@ -218,9 +224,11 @@ const PARTITION_WORKERS = 16;
  * to the next call as one batch, each partition's records in their order. Each batch's promise settles with the
  * call that held it, so each partition commits only after its records were handled. A processor's statements per
  * batch do not grow with the partitions: over the kcat mock cluster (4 partitions), the holders processor handled
- * 800 blocks in 12 batches of 6–203 blocks, one partition's each, at 200–700 ms each whatever its size.
+ * 800 blocks in 12 batches of 6–203 blocks, one partition's each, at 200–700 ms each whatever its size. With
+ * `lingerMs`, a batch that arrives while no call runs waits that long for others (one publish's partitions reach
+ * the consumer in several fetch responses, from different brokers).
  */
-export function coalesceBatches(handle: BatchHandler, limit = 1): BatchHandler {
+export function coalesceBatches(handle: BatchHandler, limit = 1, lingerMs = 0): BatchHandler {
   type Waiting = { records: BusRecord[]; resolve: () => void; reject: (error: unknown) => void };
   let pending: Waiting[] = [];
   let running = 0;
@@ -250,11 +258,13 @@ export function coalesceBatches(handle: BatchHandler, limit = 1): BatchHandler {
         );
     }
   };
-  // After the batches handed over in this turn of the event loop (kafkajs starts them one after another).
+  // After the batches handed over in this turn of the event loop (kafkajs starts them one after another), or after
+  // the linger.
   const schedule = () => {
     if (scheduled) return;
     scheduled = true;
-    setImmediate(flush);
+    if (lingerMs > 0) setTimeout(flush, lingerMs);
+    else setImmediate(flush);
   };
   return (records) =>
     new Promise<void>((resolve, reject) => {
@@ -346,7 +356,7 @@ function createKafkaBus(options: BusOptions): Bus {
       // One send after another, so a key's messages stay in publish order.
       for (const chunk of produceChunks(messages, sendLimit)) await sendSplitting(p, name(topic), chunk);
     },
-    async subscribe({ topic, group, handle, concurrency, onAssigned }) {
+    async subscribe({ topic, group, handle, concurrency, onAssigned, lingerMs }) {
       const topicName = name(topic);
       const groupId = `${options.topicPrefix}${group}`;
       const log = options.log.child({ component: "kafka", group: groupId, topic: topicName });
@@ -366,7 +376,7 @@ function createKafkaBus(options: BusOptions): Bus {
         // stopped subscription's consumer would come back and rejoin its group. Asked first, a stopped one says no.
         retry: { retries: 5, restartOnFailure: async () => !stopped },
       });
-      const handleCoalesced = coalesceBatches(handle, Math.max(1, concurrency ?? 1));
+      const handleCoalesced = coalesceBatches(handle, Math.max(1, concurrency ?? 1), lingerMs ?? 0);
       const run = () =>
         consumer.run({
           partitionsConsumedConcurrently: Math.max(PARTITION_WORKERS, concurrency ?? 1),

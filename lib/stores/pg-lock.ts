@@ -40,12 +40,12 @@ export const fencedError = (name: string, token: number, current: number | null)
 
 export const isFenced = (error: unknown) => error instanceof AppError && error.code === "fenced";
 
-/** Tries once: the lock, or null when another session holds it. */
-export async function tryLock(pg: Pg, name: string): Promise<SessionLock | null> {
-  if (!pg.pool) return NOTHING;
-  // A connection of its own, beside the pool (a lock held for a process's life would take a pool slot).
-  const client = new pgLib.Client(pg.pool.options);
-  // The lock's session ended (cut, or ended by the server): the lock is gone, whoever takes it next.
+/**
+ * A connection of its own for a lock, beside the pool (a lock held for a process's life would take a pool slot);
+ * `lost()` says its session ended (cut, or ended by the server): the lock is gone, whoever takes it next.
+ */
+async function lockSession(pool: pgLib.Pool): Promise<{ client: pgLib.Client; lost: () => boolean }> {
+  const client = new pgLib.Client(pool.options);
   let lost = false;
   client.on("error", () => {
     lost = true;
@@ -54,6 +54,13 @@ export async function tryLock(pg: Pg, name: string): Promise<SessionLock | null>
     lost = true;
   });
   await client.connect();
+  return { client, lost: () => lost };
+}
+
+/** Tries once: the lock, or null when another session holds it. */
+export async function tryLock(pg: Pg, name: string): Promise<SessionLock | null> {
+  if (!pg.pool) return NOTHING;
+  const { client, lost } = await lockSession(pg.pool);
   let token: number;
   try {
     const { rows } = await client.query<{ ok: boolean }>(
@@ -81,7 +88,7 @@ export async function tryLock(pg: Pg, name: string): Promise<SessionLock | null>
     token,
     async check() {
       // Known lost: no write until the lock is taken again (with a new token).
-      if (lost) throw fencedError(name, token, null);
+      if (lost()) throw fencedError(name, token, null);
       const rows = await pg.query<{ token: string }>(
         "fence_check",
         "SELECT token FROM processor_fences WHERE name = $1",
@@ -134,15 +141,7 @@ export async function waitForSharedLock(
 ): Promise<SessionLock | null> {
   if (!pg.pool) return NOTHING;
   for (let said = false; !options.signal.aborted; ) {
-    const client = new pgLib.Client(pg.pool.options);
-    let lost = false;
-    client.on("error", () => {
-      lost = true;
-    });
-    client.on("end", () => {
-      lost = true;
-    });
-    await client.connect();
+    const { client, lost } = await lockSession(pg.pool);
     let ok = false;
     try {
       const { rows } = await client.query<{ ok: boolean }>(
@@ -160,7 +159,7 @@ export async function waitForSharedLock(
       return {
         token: 0,
         async check() {
-          if (lost || released) throw fencedError(name, 0, null);
+          if (lost() || released) throw fencedError(name, 0, null);
         },
         async release() {
           if (released) return;

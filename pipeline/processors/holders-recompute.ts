@@ -13,6 +13,7 @@ import { createSeriesDeps } from "../../lib/series/settings.ts";
 import { refreshVersionClock, type SeriesDeps } from "../../lib/series/writer.ts";
 import { CONSUMER_GROUPS, type HoldersTouchedMessage } from "../messages.ts";
 import { defineProcessor } from "../processor.ts";
+import { RECOMPUTE_LINGER_MS } from "./series-recompute.ts";
 
 export const holdersRecomputeProcessor = defineProcessor<HoldersTouchedMessage, SeriesDeps>({
   name: "holders-recompute",
@@ -20,6 +21,7 @@ export const holdersRecomputeProcessor = defineProcessor<HoldersTouchedMessage, 
   group: CONSUMER_GROUPS.holdersRecompute,
   codec: (codecs) => codecs.holdersTouched,
   sharedLock: true,
+  lingerMs: RECOMPUTE_LINGER_MS,
   setup: (deps) => createSeriesDeps({ ...deps, log: deps.log.child({ component: "holders-recompute" }) }),
   onAssigned: ({ state }) => refreshVersionClock(state.ch),
   async handle(messages, { deps, state }) {

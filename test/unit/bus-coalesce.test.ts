@@ -5,7 +5,7 @@
  * by the call that held it (a partition commits only after its records were handled, and not after a failure).
  * Counted by calls and records, not by time. The same over the kcat mock cluster: test/integration/bus-kafka.test.ts.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { type BusRecord, coalesceBatches } from "../../lib/stores/bus.ts";
 
 const batch = (partition: number, from: number, n: number): BusRecord[] =>
@@ -75,6 +75,27 @@ describe("coalesceBatches", () => {
         .map((r) => Number(r.offset));
       expect(offsets).toEqual([...offsets].sort((a, b) => a - b));
       expect(new Set(offsets).size).toBe(offsets.length);
+    }
+  });
+
+  it("with a linger, batches of later turns within it join the first call (one publish in several fetches)", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout"] });
+    try {
+      const h = gatedHandler();
+      const handle = coalesceBatches(h.handle, 1, 100);
+      const held = [handle(batch(0, 0, 2))];
+      await settle();
+      // Another broker's fetch response, a later turn: no call yet, so it joins.
+      held.push(handle(batch(1, 0, 1)));
+      await settle();
+      expect(h.calls).toHaveLength(0);
+      vi.advanceTimersByTime(100);
+      await settle();
+      expect(h.calls.map((c) => c.map((r) => r.partition))).toEqual([[0, 0, 1]]);
+      h.open();
+      await Promise.all(held);
+    } finally {
+      vi.useRealTimers();
     }
   });
 
