@@ -11,6 +11,9 @@
  * with `fenced` when another holder has taken a newer one (or at once when this holder saw its lock's session
  * end). A holder checks before each write, so a process that lost its lock cannot write after the new holder took
  * it over.
+ *
+ * The same name can also be held shared (`waitForSharedLock`): any number of processes at once (the replicas of a
+ * group), which only keeps an exclusive holder (a command such as `series backfill`) apart, both ways.
  */
 import pgLib from "pg";
 import { AppError } from "../errors.ts";

@@ -29,8 +29,8 @@ const CONCURRENT_PARTITIONS = 16;
  * Over Kafka, how long a batch waits for the rest of its publish (one batch of the series processor reaches this
  * group's partitions in several fetch responses): a pass costs about the same whatever it holds. bench:pipeline over
  * the kcat mock cluster (4,000 blocks, one process): 39 series passes and 19 holders passes without a linger where
- * the processors before the split made 21 and 10, and process CPU 43–52 s against 31–38 s; with 100 ms still
- * 43–50 s; with 300 ms 35–40 s.
+ * the processors before the split made 21 and 10, and process CPU 46–52 s against 30–38 s; with 100 ms still
+ * 43–50 s; with 300 ms 35–40 s (docs/benchmarks.md).
  */
 export const RECOMPUTE_LINGER_MS = 300;
 
