@@ -219,6 +219,7 @@ export function defineProcessor<M, S = undefined, B = undefined>(
       }
     };
 
+    const { onAssigned } = definition;
     const subscribe = async () => {
       const held = lock;
       // A lock holder writes through its fence: a write after a takeover fails instead of overwriting.
@@ -233,7 +234,7 @@ export function defineProcessor<M, S = undefined, B = undefined>(
         topic,
         group: definition.group,
         concurrency: definition.concurrentPartitions,
-        onAssigned: definition.onAssigned ? () => definition.onAssigned?.(ctx) : undefined,
+        onAssigned: onAssigned && (() => onAssigned(ctx)),
         lingerMs: definition.lingerMs,
         handle: async (records) => {
           const messages = await mapWithTurns(records, decode);

@@ -256,7 +256,7 @@ export async function handleHolderMessages(
   messages: readonly HolderMessage[],
 ): Promise<HoldersPass> {
   const stored = await storeHolderMessages(deps.ch, messages);
-  const changes = stored.touched.size > 0 ? await recomputeHolders(deps, stored.touched) : 0;
+  const changes = await recomputeHolders(deps, stored.touched);
   return { outputs: stored.outputs, spends: stored.spends, changes };
 }
 
