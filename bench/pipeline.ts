@@ -14,7 +14,8 @@
  * BENCH_CPU_PROFILE=<dir> writes a CPU profile of each timed section there; CHDB_CONNECTIONS=1 runs on one chDB connection;
  * BENCH_ONLY=embedded runs the embedded pass with the decoders on alone, BENCH_ONLY=kafka the Kafka pass alone). The embedded pass with the decoders on
  * ends with each table's storage after merges, per event and per raw block (the sizing guide's figures).
- * Each pass also prints a second bound: chDB's insert of every row the run stored (all tables, not only the events),
+ * The embedded pass with the decoders on also times the series processor's facts of the same blocks alone
+ * (`factsOfMessage`, pure). Each pass also prints a second bound: chDB's insert of every row the run stored (all tables, not only the events),
  * alone, and the pipeline's share of it (`allRowsBound`).
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -25,8 +26,10 @@ import { createDevnetChain } from "../devnet/chain.ts";
 import { startDevnetServer } from "../devnet/server.ts";
 import type { RawBlock } from "../lib/chain/types.ts";
 import type { Config } from "../lib/config.ts";
+import { toWireEvent } from "../lib/events/wire.ts";
 import { createLogger } from "../lib/logger.ts";
 import { migrateClickHouse } from "../lib/migrate.ts";
+import { factsOfMessage } from "../lib/series/writer.ts";
 import { type Ch, createClickHouse } from "../lib/stores/clickhouse.ts";
 import { stageDir } from "../lib/stores/index.ts";
 import { normalizeBlock } from "../pipeline/normalize/index.ts";
@@ -213,6 +216,36 @@ async function run(mode: "embedded" | "kafka", target: number, decoders = true) 
     const [off, on, off2, on2] = [time(false), time(true), time(false), time(true)];
     process.stdout.write(
       `  normalizeBlock alone (${raws.length} blocks × 3, back to back twice): decoders off ${((off + off2) / 2).toFixed(3)} ms/block, on ${((on + on2) / 2).toFixed(3)} ms/block (runs: ${off.toFixed(3)}/${on.toFixed(3)}, ${off2.toFixed(3)}/${on2.toFixed(3)})\n`,
+    );
+    // The series processor's facts of the same blocks' events messages alone (pure), three times back to back twice.
+    const messages = raws.map((raw, i) => {
+      const r = normalizeBlock(raw, {
+        dapps: state.dapps,
+        pools: state.pools,
+        factories: state.factories,
+        decoders: state.decoders,
+        maxPayloadBytes: 4096,
+      });
+      return {
+        kind: "block" as const,
+        chain_index: raw.chainIndex,
+        block_hash: raw.block.hash,
+        block_height: raw.block.height,
+        block_timestamp: raw.block.timestamp,
+        seq: i + 1,
+        events: r.events.map(toWireEvent),
+        offloaded: r.offloaded.map((o) => ({ ref: o.ref, payload_json: JSON.stringify(o.payload) })),
+      };
+    });
+    const factsTime = () => {
+      const t0 = performance.now();
+      let rows = 0;
+      for (let k = 0; k < 3; k++) for (const m of messages) rows += factsOfMessage(m).length;
+      return { ms: (performance.now() - t0) / (3 * messages.length), rows: rows / 3 };
+    };
+    const [f1, f2] = [factsTime(), factsTime()];
+    process.stdout.write(
+      `  series facts alone (factsOfMessage, the same blocks × 3, twice): ${((f1.ms + f2.ms) / 2).toFixed(3)} ms/block, ${f1.rows} rows (runs: ${f1.ms.toFixed(3)}, ${f2.ms.toFixed(3)})\n`,
     );
   }
   await pipeline.stop();

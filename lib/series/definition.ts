@@ -97,26 +97,67 @@ export function instanceIdOf(seriesId: string, dimensions: Record<string, string
 /**
  * The instance id and the dimensions' JSON (`dimensionsJson`) of (series id, dimensions), memoized (bounded): the
  * same instances recur on every block, and a SHA-256 per fact was about a third of deriving the facts in a
- * bench:pipeline CPU profile; the JSON is kept with it, so a fact costs one key string and one lookup.
+ * bench:pipeline CPU profile; the JSON is kept with it. One dimension (most series) is looked up by its name and value
+ * as they are, in nested maps: a key built per fact (series id, names and values joined) is a new string to hash on
+ * every lookup, and that was the largest part of deriving a block's facts in a profile.
  */
 export function instanceOf(
   seriesId: string,
   dimensions: Record<string, string>,
 ): { id: string; json: string } {
-  const keys = Object.keys(dimensions);
-  if (keys.length > 1) keys.sort();
-  let text = seriesId;
-  for (const k of keys) text += `\n${k}=${dimensions[k]}`;
-  let hit = instances.get(text);
+  let only: string | undefined;
+  let count = 0;
+  for (const k in dimensions) {
+    only = k;
+    if (++count > 1) break;
+  }
+  let byValue: Map<string, Instance> | undefined;
+  let lookup: string;
+  if (count === 1) {
+    let byName = single.get(seriesId);
+    if (!byName) {
+      byName = new Map();
+      single.set(seriesId, byName);
+    }
+    byValue = byName.get(only!);
+    if (!byValue) {
+      byValue = new Map();
+      byName.set(only!, byValue);
+    }
+    lookup = dimensions[only!]!;
+  } else {
+    byValue = several;
+    const keys = Object.keys(dimensions);
+    if (keys.length > 1) keys.sort();
+    lookup = seriesId;
+    for (const k of keys) lookup += `\n${k}=${dimensions[k]}`;
+  }
+  let hit = byValue.get(lookup);
   if (hit === undefined) {
-    if (instances.size >= 100_000) instances.clear();
+    if (++cached > 100_000) {
+      single.clear();
+      several.clear();
+      cached = 0;
+      return instanceOf(seriesId, dimensions);
+    }
+    const keys = Object.keys(dimensions).sort();
+    let text = seriesId;
+    for (const k of keys) text += `\n${k}=${dimensions[k]}`;
     hit = { id: createHash("sha256").update(text).digest("hex"), json: dimensionsJson(dimensions) };
-    instances.set(text, hit);
+    byValue.set(lookup, hit);
   }
   return hit;
 }
 
-const instances = new Map<string, { id: string; json: string }>();
+interface Instance {
+  id: string;
+  json: string;
+}
+/** Instances of one dimension: series id → dimension name → value. */
+const single = new Map<string, Map<string, Map<string, Instance>>>();
+/** Instances of no or several dimensions, by series id and the sorted `name=value` pairs. */
+const several = new Map<string, Instance>();
+let cached = 0;
 
 /** Dimensions as stored and served: JSON with sorted keys. */
 export function dimensionsJson(dimensions: Record<string, string>): string {

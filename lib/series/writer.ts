@@ -65,54 +65,143 @@ export interface FactRow extends FactBase {
   main_chain: boolean;
 }
 
+/** How each point key of a definition aggregates, by key (looked up once per definition). */
+const aggsByDef = new WeakMap<TimeseriesDefinition, Map<string, string>>();
+function aggOf(def: TimeseriesDefinition, key: string): string {
+  let aggs = aggsByDef.get(def);
+  if (!aggs) {
+    aggs = new Map(def.pointKeys.map((k) => [k.key, k.agg]));
+    aggsByDef.set(def, aggs);
+  }
+  const agg = aggs.get(key);
+  if (!agg) throw new Error(`Series ${def.id} derived a fact for unknown point key ${key}`);
+  return agg;
+}
+
+/** A row of series_block_facts being aggregated. */
+interface Acc {
+  row: FactRow;
+  sum: bigint;
+  set: Set<string> | null;
+}
+
 /**
- * Aggregates event facts per (instance, point key, block): every event of a block has the block's time,
- * so counts and sums add up, the last value is the one of the highest event id, and members form a set.
+ * Facts aggregated per (instance, point key, block) as they are added: every event of a block has the block's
+ * time, so counts and sums add up, the last value is the one of the highest event id, and members form a set.
+ * The series processor adds a message's events straight in (no row per event fact in between).
  */
-export function blockFacts(facts: readonly EventFact[]): FactRow[] {
-  // Each row with its running sum and member set beside it (not in it: the rows go to the insert as they are).
-  const rows = new Map<string, { row: FactRow; sum: bigint; set: Set<string> | null }>();
-  for (const f of facts) {
-    const k = `${f.instance_id}/${f.key}/${f.block_hash}`;
-    let r = rows.get(k);
+export class BlockFactSet {
+  /**
+   * Each row with its running sum and member set beside it (not in it: the rows go to the insert as they are), by
+   * block, instance and point key in nested maps: the strings are the ones the facts carry, already hashed, where a
+   * key joined per fact would be a new string to hash.
+   */
+  private readonly acc = new Map<string, Map<string, Map<string, Acc>>>();
+  private readonly list: Acc[] = [];
+
+  /** Adds one event's facts under the given definitions; returns how many it had. */
+  addEvent(e: SeriesEvent, version: number, defs: readonly TimeseriesDefinition[] = TIMESERIES): number {
+    let n = 0;
+    for (const def of defs) {
+      const facts = def.facts(e);
+      for (const f of facts) {
+        const agg = aggOf(def, f.key);
+        const instance = instanceOf(def.id, f.dimensions);
+        const value = agg === "count" || agg === "distinct" ? "" : (f.value ?? "0");
+        this.put(def.id, instance.id, instance.json, f.key, agg, e, value, f.member ?? "", version);
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** Adds one fact row of an event. */
+  add(f: EventFact): void {
+    this.put(
+      f.series_id,
+      f.instance_id,
+      f.dimensions,
+      f.key,
+      f.agg,
+      { id: f.event_id, timestamp: f.ts, block_hash: f.block_hash },
+      f.value,
+      f.member,
+      f.version,
+    );
+  }
+
+  private put(
+    seriesId: string,
+    instanceId: string,
+    dimensions: string,
+    key: string,
+    agg: string,
+    e: { id: string; timestamp: number; block_hash: string },
+    value: string,
+    member: string,
+    version: number | string,
+  ): void {
+    let byInstance = this.acc.get(e.block_hash);
+    if (!byInstance) {
+      byInstance = new Map();
+      this.acc.set(e.block_hash, byInstance);
+    }
+    let byKey = byInstance.get(instanceId);
+    if (!byKey) {
+      byKey = new Map();
+      byInstance.set(instanceId, byKey);
+    }
+    let r = byKey.get(key);
     if (!r) {
       r = {
         row: {
-          series_id: f.series_id,
-          instance_id: f.instance_id,
-          dimensions: f.dimensions,
-          key: f.key,
-          agg: f.agg,
-          ts: f.ts,
-          block_hash: f.block_hash,
+          series_id: seriesId,
+          instance_id: instanceId,
+          dimensions,
+          key,
+          agg,
+          ts: e.timestamp,
+          block_hash: e.block_hash,
           value: "",
           last_id: "",
           members: [],
           main_chain: true,
-          version: f.version,
+          version,
         },
         sum: 0n,
-        set: f.agg === "distinct" ? new Set() : null,
+        set: agg === "distinct" ? new Set() : null,
       };
-      rows.set(k, r);
+      byKey.set(key, r);
+      this.list.push(r);
     }
     const row = r.row;
-    if (Number(f.version) > Number(row.version)) row.version = f.version;
-    if (f.agg === "count") r.sum += 1n;
-    else if (f.agg === "sum" || f.agg === "net") r.sum += BigInt(f.value);
-    else if (f.agg === "distinct") r.set!.add(f.member);
-    else if (row.last_id === "" || f.event_id > row.last_id) {
-      row.last_id = f.event_id;
-      row.value = f.value;
+    if (Number(version) > Number(row.version)) row.version = version;
+    if (agg === "count") r.sum += 1n;
+    else if (agg === "sum" || agg === "net") r.sum += BigInt(value);
+    else if (agg === "distinct") r.set!.add(member);
+    else if (row.last_id === "" || e.id > row.last_id) {
+      row.last_id = e.id;
+      row.value = value;
     }
   }
-  const out: FactRow[] = [];
-  for (const { row, sum, set } of rows.values()) {
-    if (row.agg === "count" || row.agg === "sum" || row.agg === "net") row.value = sum.toString();
-    if (set) row.members = [...set].sort();
-    out.push(row);
+
+  /** The rows of series_block_facts. */
+  rows(): FactRow[] {
+    const out: FactRow[] = [];
+    for (const { row, sum, set } of this.list) {
+      if (row.agg === "count" || row.agg === "sum" || row.agg === "net") row.value = sum.toString();
+      if (set) row.members = [...set].sort();
+      out.push(row);
+    }
+    return out;
   }
-  return out;
+}
+
+/** Aggregates event facts per (instance, point key, block) (see BlockFactSet). */
+export function blockFacts(facts: readonly EventFact[]): FactRow[] {
+  const set = new BlockFactSet();
+  for (const f of facts) set.add(f);
+  return set.rows();
 }
 
 /** Time span of the facts a batch wrote or retracted, per instance. */
@@ -136,8 +225,7 @@ export function factsOfEvent(
   const rows: EventFact[] = [];
   for (const def of defs) {
     for (const f of def.facts(e)) {
-      const agg = def.pointKeys.find((k) => k.key === f.key)?.agg;
-      if (!agg) throw new Error(`Series ${def.id} derived a fact for unknown point key ${f.key}`);
+      const agg = aggOf(def, f.key);
       const instance = instanceOf(def.id, f.dimensions);
       rows.push({
         series_id: def.id,
@@ -157,31 +245,43 @@ export function factsOfEvent(
   return rows;
 }
 
-/** The facts of a block message's events. */
+/** The facts of a block message's events, aggregated per (instance, point key) as they are derived. */
 export function factsOfMessage(
   m: EventsMessage & { kind: "block" },
   defs: readonly TimeseriesDefinition[] = TIMESERIES,
 ): FactRow[] {
-  const rows: EventFact[] = [];
+  const set = new BlockFactSet();
   // Payloads over EVENTS_MAX_PAYLOAD_BYTES travel beside the events, under the event's payload_ref.
-  const offloaded = new Map(m.offloaded.map((o) => [o.ref, o.payload_json]));
+  const offloaded = m.offloaded.length > 0 ? new Map(m.offloaded.map((o) => [o.ref, o.payload_json])) : null;
   for (const w of m.events) {
     let parsed: Record<string, unknown> | null = null;
+    // The fields a definition reads, one shape for every event (not a copy of every wire field).
     const e: SeriesEvent = {
-      ...w,
+      id: w.id,
       chain_index: m.chain_index,
       block_hash: m.block_hash,
       timestamp: m.block_timestamp,
+      tx_id: w.tx_id,
+      is_main: w.is_main,
+      dapp_id: w.dapp_id,
+      category: w.category,
+      sub_kind: w.sub_kind,
+      type: w.type,
+      from: w.from,
+      to: w.to,
+      with: w.with,
+      token_id: w.token_id,
+      amount: w.amount,
       payload: () => {
         parsed ??= JSON.parse(
-          (w.payload_ref ? offloaded.get(w.payload_ref) : undefined) ?? w.payload_json,
+          (w.payload_ref ? offloaded?.get(w.payload_ref) : undefined) ?? w.payload_json,
         ) as Record<string, unknown>;
         return parsed;
       },
     };
-    rows.push(...factsOfEvent(e, m.seq, defs));
+    set.addEvent(e, m.seq, defs);
   }
-  return blockFacts(rows);
+  return set.rows();
 }
 
 export async function insertFacts(ch: Ch, rows: readonly FactRow[], touched: SeriesTouched): Promise<void> {
