@@ -2,17 +2,18 @@
  * The writer of the series tables. Facts are aggregated per (instance, point key, block) into
  * series_block_facts, with the block message's seq as version; a retraction writes them again with
  * main_chain = false. Points are never summed on insert: each batch recomputes the buckets it touched,
- * raw and 1m from `series_block_facts FINAL`, 1h from 1m and 1d from 1h (distinct counts merge uniqExact states), then the
- * segments of the touched spans, the archive pages of raw points past retention, and the instances'
+ * raw and 1m from `series_block_facts FINAL`, 1h and 1d from 1m (distinct counts merge uniqExact states), then
+ * the segments of the touched spans, the archive pages of raw points past retention, and the instances'
  * last_seen_at. Any order, repetition or retraction of batches leaves the state of one clean pass.
  *
  * Every row a recompute writes carries a version from the write clock below, newer than every row
  * written before: a recompute reads everything stored before it, so the newest write is always the
  * right one. (Versions from the facts' seqs are not enough: over Kafka a retraction can carry a smaller
  * seq than another chain's block already counted in the same bucket.) Recomputes of one process run one
- * at a time: the series group is consumed by one process (see docs/known-gaps.md, Series). The holders
- * processor (lib/series/holders.ts) recomputes the token-holders instances through the same functions: no instance is
- * written by both, and each row key belongs to one instance.
+ * at a time (createRecomputeQueue), and each instance has one owner among the series-recompute replicas (its
+ * touched spans are keyed by instance id). The holders recompute (lib/series/holders.ts) recomputes the
+ * token-holders instances through the same functions: no instance is written by both, and each row key belongs
+ * to one instance.
  */
 import { createHash } from "node:crypto";
 import type { EventsMessage } from "../events/wire.ts";
