@@ -200,17 +200,16 @@ async function run(mode: "embedded" | "kafka", target: number, decoders = true) 
     const state = await loadNormalizeState(deps.pg);
     const raws: RawBlock[] = [];
     for (let c = 0; c < 16; c++) for (const b of chain.mainChain(c)) raws.push(chain.rawBlock(b.block.hash)!);
+    const ctx = (withDecoders: boolean) => ({
+      dapps: state.dapps,
+      pools: state.pools,
+      factories: state.factories,
+      decoders: withDecoders ? state.decoders : undefined,
+      maxPayloadBytes: 4096,
+    });
     const time = (withDecoders: boolean) => {
       const t0 = performance.now();
-      for (let k = 0; k < 3; k++)
-        for (const raw of raws)
-          normalizeBlock(raw, {
-            dapps: state.dapps,
-            pools: state.pools,
-            factories: state.factories,
-            decoders: withDecoders ? state.decoders : undefined,
-            maxPayloadBytes: 4096,
-          });
+      for (let k = 0; k < 3; k++) for (const raw of raws) normalizeBlock(raw, ctx(withDecoders));
       return (performance.now() - t0) / (3 * raws.length);
     };
     const [off, on, off2, on2] = [time(false), time(true), time(false), time(true)];
@@ -219,13 +218,7 @@ async function run(mode: "embedded" | "kafka", target: number, decoders = true) 
     );
     // The series processor's facts of the same blocks' events messages alone (pure), three times back to back twice.
     const messages = raws.map((raw, i) => {
-      const r = normalizeBlock(raw, {
-        dapps: state.dapps,
-        pools: state.pools,
-        factories: state.factories,
-        decoders: state.decoders,
-        maxPayloadBytes: 4096,
-      });
+      const r = normalizeBlock(raw, ctx(true));
       return {
         kind: "block" as const,
         chain_index: raw.chainIndex,

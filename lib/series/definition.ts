@@ -127,10 +127,7 @@ export function instanceOf(
     lookup = dimensions[only!]!;
   } else {
     byValue = several;
-    const keys = Object.keys(dimensions);
-    if (keys.length > 1) keys.sort();
-    lookup = seriesId;
-    for (const k of keys) lookup += `\n${k}=${dimensions[k]}`;
+    lookup = canonicalText(seriesId, dimensions);
   }
   let hit = byValue.get(lookup);
   if (hit === undefined) {
@@ -140,13 +137,18 @@ export function instanceOf(
       cached = 0;
       return instanceOf(seriesId, dimensions);
     }
-    const keys = Object.keys(dimensions).sort();
-    let text = seriesId;
-    for (const k of keys) text += `\n${k}=${dimensions[k]}`;
+    const text = count === 1 ? canonicalText(seriesId, dimensions) : lookup;
     hit = { id: createHash("sha256").update(text).digest("hex"), json: dimensionsJson(dimensions) };
     byValue.set(lookup, hit);
   }
   return hit;
+}
+
+/** What an instance id hashes: the series id, then each `name=value` pair in name order, one per line. */
+function canonicalText(seriesId: string, dimensions: Record<string, string>): string {
+  let text = seriesId;
+  for (const k of Object.keys(dimensions).sort()) text += `\n${k}=${dimensions[k]}`;
+  return text;
 }
 
 interface Instance {
