@@ -121,6 +121,8 @@ export async function backfillPair(
     touch(touched, pool, Number(known.lo));
     touch(touched, pool, Number(known.hi));
   }
+  // Spot before candles: a reader that sees the pair's candles sees its spot row too.
+  await recomputeSpot(ch, new Map([...touched].filter(([p]) => p === pool)));
   const candlePairs = await loadCandlePairs(pg, [pair.id]);
   const span2 = touched.get(pool);
   if (span2 && candlePairs.length > 0) {
@@ -130,7 +132,6 @@ export async function backfillPair(
       await recomputeCandles(ch, candlePairs, part);
     }
   }
-  await recomputeSpot(ch, new Map([...touched].filter(([p]) => p === pool)));
   await markBackfilled(pg, pair.id, Date.now());
   log.info(
     { events: result.events, trades: result.trades, ms: Date.now() - startedAt },

@@ -72,8 +72,9 @@ export const candlesProcessor = defineProcessor<EventsMessage, { pendingCheckedA
       state.pendingCheckedAt = performance.now();
       // Read after the trades are written: a pair added later finds them when it is backfilled.
       const pairs = await loadCandlePairs(pg);
-      await recomputeCandles(ch, pairs, batch.touched);
+      // Spot before candles: a reader that sees a batch's candles sees its spot rows too.
       await recomputeSpot(ch, batch.touched);
+      await recomputeCandles(ch, pairs, batch.touched);
       for (const pair of pairs) {
         if (pair.backfilled_at !== null) continue;
         const r = await backfillPair({ ch, pg, log }, pair);

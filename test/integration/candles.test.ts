@@ -3,13 +3,15 @@
  * equals a reference computed here (test/helpers/prices.ts, plain loops) from the swap events read
  * back from the store, at every scale: pairs watched from the start (the processor's path) and a pair
  * removed and added again through the API, priced the other way round (the backfill from stored
- * events). Spot follows the newest swap; oracle feeds serve the newest posted value.
+ * events). Spot follows the newest swap and is written before the candles; oracle feeds serve the
+ * newest posted value.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ALPH_TOKEN_ID } from "../../lib/chain/types.ts";
 import { SCALES } from "../../lib/prices/scales.ts";
 import { startTestPipeline, type TestPipeline, waitFor } from "../helpers/pipeline.ts";
 import { type RefSwap, referenceCandles } from "../helpers/prices.ts";
+import { openTestCh, openTestPg } from "../helpers/stores.ts";
 
 /**
  * Every one-pool swap of the main chain, read back from the events table (the poll route would stop at
@@ -44,10 +46,26 @@ interface Pair {
 
 describe("candles", () => {
   let p: TestPipeline;
+  // The price writer's statements in the order they ran (wrapped below), for the spot-before-candles order.
+  const statements: string[] = [];
   beforeAll(async () => {
-    p = await startTestPipeline({ blocks: 2200 });
+    const ch = await openTestCh();
+    const { insert, command } = ch.ch;
+    ch.ch.insert = (label, table, rows) => {
+      statements.push(label);
+      return insert.call(ch.ch, label, table, rows);
+    };
+    ch.ch.command = (label, sql, params) => {
+      statements.push(label);
+      return command.call(ch.ch, label, sql, params);
+    };
+    p = await startTestPipeline({ blocks: 2200, stores: { pg: await openTestPg(), ch } });
   }, 120_000);
-  afterAll(async () => p?.close());
+  afterAll(async () => {
+    await p?.close();
+    await p?.pg.close();
+    await p?.ch.close();
+  });
 
   const admin = () => p.api.auth(p.api.adminKey);
   const pairs = async (): Promise<Pair[]> => {
@@ -143,6 +161,22 @@ describe("candles", () => {
     const busiest = after.map((x) => x.scales_meta["1m"]).filter(Boolean);
     expect(busiest.length).toBeGreaterThanOrEqual(3);
   }, 300_000);
+
+  it("writes the spot rows of a batch's trades before their candles, so a reader of candles finds the spot", async () => {
+    await p.catchUp();
+    const order = statements.filter((l) =>
+      ["trades_insert", "trades_retract", "spot_insert", "candles_recompute"].includes(l),
+    );
+    let trades = 0;
+    for (let i = 0; i < order.length; i++) {
+      if (order[i] !== "trades_insert" && order[i] !== "trades_retract") continue;
+      trades++;
+      const next = order.slice(i + 1).find((l) => l === "spot_insert" || l === "candles_recompute");
+      if (next !== undefined) expect(next, `statement ${i + 1} of ${order.length}`).toBe("spot_insert");
+    }
+    expect(trades).toBeGreaterThan(0);
+    expect(order.filter((l) => l === "candles_recompute").length).toBeGreaterThan(0);
+  });
 
   it("serves the oracle's newest value as spot, from the spot table", async () => {
     const r = await p.api.app.inject({ url: "/price/source/devnet-oracle/pair/all" });
