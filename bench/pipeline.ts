@@ -15,7 +15,7 @@
  * BENCH_ONLY=embedded runs the embedded pass with the decoders on alone, BENCH_ONLY=kafka the Kafka pass alone). The embedded pass with the decoders on
  * ends with each table's storage after merges, per event and per raw block (the sizing guide's figures).
  * The embedded pass with the decoders on also times the series processor's facts of the same blocks alone
- * (`factsOfMessage`, pure). Each pass also prints a second bound: chDB's insert of every row the run stored (all
+ * (`factsOfMessage`, pure), and the events sink's rows of them with their insert payload (`eventRows`). Each pass also prints a second bound: chDB's insert of every row the run stored (all
  * tables, not only the events), alone, and the pipeline's share of it (`allRowsBound`).
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -27,10 +27,11 @@ import { startDevnetServer } from "../devnet/server.ts";
 import type { RawBlock } from "../lib/chain/types.ts";
 import type { Config } from "../lib/config.ts";
 import { toWireEvent } from "../lib/events/wire.ts";
+import { eventRows } from "../lib/events/writer.ts";
 import { createLogger } from "../lib/logger.ts";
 import { migrateClickHouse } from "../lib/migrate.ts";
 import { factsOfMessage } from "../lib/series/writer.ts";
-import { type Ch, createClickHouse } from "../lib/stores/clickhouse.ts";
+import { type Ch, createClickHouse, insertPayload } from "../lib/stores/clickhouse.ts";
 import { stageDir } from "../lib/stores/index.ts";
 import { normalizeBlock } from "../pipeline/normalize/index.ts";
 import { loadNormalizeState } from "../pipeline/processors/normalize.ts";
@@ -239,6 +240,21 @@ async function run(mode: "embedded" | "kafka", target: number, decoders = true) 
     const [f1, f2] = [factsTime(), factsTime()];
     process.stdout.write(
       `  series facts alone (factsOfMessage, the same blocks × 3, twice): ${((f1.ms + f2.ms) / 2).toFixed(3)} ms/block, ${f1.rows} rows (runs: ${f1.ms.toFixed(3)}, ${f2.ms.toFixed(3)})\n`,
+    );
+    // The events sink's rows of the same messages and their insert payload (JSONEachRow bytes), alone.
+    const rowsTime = async () => {
+      const t0 = performance.now();
+      let bytes = 0;
+      for (let k = 0; k < 3; k++)
+        for (let i = 0; i < messages.length; i += 500) {
+          const rows = messages.slice(i, i + 500).flatMap((m) => eventRows(m));
+          bytes += (await insertPayload(rows)).length;
+        }
+      return { ms: (performance.now() - t0) / (3 * messages.length), bytes: bytes / 3 };
+    };
+    const [r1, r2] = [await rowsTime(), await rowsTime()];
+    process.stdout.write(
+      `  event rows alone (eventRows and their insert payload, the same blocks × 3, twice): ${((r1.ms + r2.ms) / 2).toFixed(3)} ms/block, ${(r1.bytes / 1e6).toFixed(1)} MB (runs: ${r1.ms.toFixed(3)}, ${r2.ms.toFixed(3)})\n`,
     );
   }
   await pipeline.stop();

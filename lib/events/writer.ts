@@ -33,32 +33,52 @@ export type EventRow = Omit<NormalizedEvent, "payload"> & {
   version: number;
 };
 
-/** `"name":` of every field, in served order. */
-const KEYS = EVENT_FIELD_NAMES.map((name, i) => `${i === 0 ? "{" : ","}${JSON.stringify(name)}:`);
+/** The fields before and after `payload`, in served order: one `JSON.stringify` each, the payload's text between. */
 const PAYLOAD = EVENT_FIELD_NAMES.indexOf("payload");
+const BEFORE_PAYLOAD = EVENT_FIELD_NAMES.slice(0, PAYLOAD);
+const AFTER_PAYLOAD = EVENT_FIELD_NAMES.slice(PAYLOAD + 1);
 
 /** The served event as JSON: the row's fields in `EVENT_FIELDS` order, the payload's JSON text as is. */
 export function eventDoc(row: Omit<EventRow, "doc" | "main_chain" | "version">): string {
-  let doc = "";
-  for (let i = 0; i < KEYS.length; i++) {
-    const value = row[EVENT_FIELD_NAMES[i] as keyof typeof row];
-    doc += KEYS[i] + (i === PAYLOAD ? (value as string) : JSON.stringify(value));
-  }
-  return `${doc}}`;
+  // A key list as replacer writes those keys only, in its order (and nothing nested: every field is flat).
+  const before = JSON.stringify(row, BEFORE_PAYLOAD);
+  const after = AFTER_PAYLOAD.length > 0 ? `,${JSON.stringify(row, AFTER_PAYLOAD).slice(1, -1)}` : "";
+  return `${before.slice(0, -1)},"payload":${row.payload}${after}}`;
 }
 
 /** The rows of a block's events, each with its served document, built in one pass. */
 export function eventRows(m: BlockEventsMessage): EventRow[] {
-  return m.events.map(({ payload_json, ...event }) => {
-    const row = {
-      ...event,
+  return m.events.map((e) => {
+    const row: EventRow = {
+      id: e.id,
       chain_index: m.chain_index,
       block_hash: m.block_hash,
       block_height: m.block_height,
       timestamp: m.block_timestamp,
-      payload: payload_json,
+      tx_id: e.tx_id,
+      tx_index: e.tx_index,
+      event_index: e.event_index,
+      dapp_id: e.dapp_id,
+      category: e.category,
+      sub_kind: e.sub_kind,
+      type: e.type,
+      is_main: e.is_main,
+      from: e.from,
+      to: e.to,
+      with: e.with,
+      token_address: e.token_address,
+      token_id: e.token_id,
+      amount: e.amount,
+      contract_address: e.contract_address,
+      contract_event_index: e.contract_event_index,
+      payload: e.payload_json,
+      payload_ref: e.payload_ref,
+      main_chain: true,
+      doc: "",
+      version: m.seq,
     };
-    return { ...row, main_chain: true, doc: eventDoc(row), version: m.seq };
+    row.doc = eventDoc(row);
+    return row;
   });
 }
 
