@@ -858,12 +858,43 @@ async function archiveRound(
   if (archived.length === 0) return;
   await storePages(deps, archived, version);
   // The pages are durable: their points leave ClickHouse (readers go to the pages for times before their end).
+  await deleteArchivedRaw(ch, deleteIds, deleteUntil);
+}
+
+/** Deletes each instance's raw points before `until[i]` (the end of its archived pages). */
+async function deleteArchivedRaw(ch: Ch, ids: string[], until: number[]): Promise<void> {
   await ch.command(
     "series_raw_archived_delete",
     `DELETE FROM series_points WHERE instance_id IN {ids:Array(String)} AND scale = '0'
        AND t < ${atKeyParam("instance_id", "ids", "until")}`,
-    { ids: deleteIds, until: deleteUntil },
+    { ids, until },
   );
+}
+
+/**
+ * Raw points left below their instance's archive end: a pass that stopped between an archive round's pages and its
+ * delete leaves them (readers already go to the pages there, so nothing is served twice; the instance's next archive
+ * round deletes them, but an instance that never archives again would keep them). No pass writes raw points below
+ * the archive's end, and pages are never removed, so deleting them is safe beside any running pass. One read (of
+ * the raw points and the pages' ends); a delete only when some are left. Returns the instances swept.
+ */
+export async function sweepArchivedRaw(ch: Ch): Promise<number> {
+  const left = await ch.query<{ instance_id: string; until: string }>(
+    "series_raw_archived_leftovers",
+    `SELECT p.instance_id AS instance_id, toString(any(a.until)) AS until
+     FROM series_points AS p
+     INNER JOIN (SELECT instance_id, max(page_end) AS until FROM series_archive_pages FINAL GROUP BY instance_id) AS a
+       ON p.instance_id = a.instance_id
+     WHERE p.scale = '0' AND p.t < a.until
+     GROUP BY p.instance_id`,
+  );
+  if (left.length === 0) return 0;
+  await deleteArchivedRaw(
+    ch,
+    left.map((r) => r.instance_id),
+    left.map((r) => Number(r.until)),
+  );
+  return left.length;
 }
 
 /** last_seen_at of the touched instances: their newest main-chain fact (0 when none is left). */

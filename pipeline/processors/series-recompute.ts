@@ -8,7 +8,8 @@
  * runs beside another of the same instance, and no lock is taken. The facts of a span were written before it was
  * published, so the recompute reads them; a replay recomputes the same spans from the same facts. After a
  * rebalance the write clock is read again from the stored versions, so an instance taken over from another
- * machine gets newer versions than its previous owner wrote, whatever the two clocks say.
+ * machine gets newer versions than its previous owner wrote, whatever the two clocks say. Each start first deletes
+ * raw points a crash left below an archive's end (`sweepArchivedRaw`).
  */
 import { createSeriesDeps } from "../../lib/series/settings.ts";
 import {
@@ -17,6 +18,7 @@ import {
   refreshVersionClock,
   type SeriesDeps,
   type SeriesTouched,
+  sweepArchivedRaw,
   touchSeries,
 } from "../../lib/series/writer.ts";
 import { CONSUMER_GROUPS, type SeriesTouchedMessage } from "../messages.ts";
@@ -44,8 +46,19 @@ export const seriesRecomputeProcessor = defineProcessor<
   codec: (codecs) => codecs.seriesTouched,
   concurrentPartitions: CONCURRENT_PARTITIONS,
   lingerMs: RECOMPUTE_LINGER_MS,
-  setup: (deps) => {
-    const seriesDeps = createSeriesDeps({ ...deps, log: deps.log.child({ component: "series-recompute" }) });
+  setup: async (deps) => {
+    const log = deps.log.child({ component: "series-recompute" });
+    const seriesDeps = createSeriesDeps({ ...deps, log });
+    // Raw points a crash left below an archive's end go first (a cleanup: a failure only delays it to the next start).
+    try {
+      const swept = await sweepArchivedRaw(deps.ch);
+      if (swept > 0) log.info({ instances: swept }, "Raw points left below their archive's end deleted.");
+    } catch (error) {
+      log.warn(
+        { err: error },
+        "Could not look for raw points left below an archive's end; next start tries again.",
+      );
+    }
     return {
       ...seriesDeps,
       // Batches of several partitions handled at once share one pass (a request joins the next one).
