@@ -15,8 +15,9 @@
  * BENCH_ONLY=embedded runs the embedded pass with the decoders on alone, BENCH_ONLY=kafka the Kafka pass alone). The embedded pass with the decoders on
  * ends with each table's storage after merges, per event and per raw block (the sizing guide's figures).
  * The embedded pass with the decoders on also times the series processor's facts of the same blocks alone
- * (`factsOfMessage`, pure), and the events sink's rows of them with their insert payload (`eventRows`). Each pass also prints a second bound: chDB's insert of every row the run stored (all
- * tables, not only the events), alone, and the pipeline's share of it (`allRowsBound`).
+ * (`factsOfMessage`, pure), and the events sink's rows of them with their insert payload (`eventRows`). Each pass
+ * also prints a second bound: chDB's insert of every row the run stored (all tables, not only the events), alone,
+ * and the pipeline's share of it (`allRowsBound`).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
