@@ -774,15 +774,26 @@ async function archiveRaw(
   const live = ids.filter((id) => newest.has(`${id}/0`));
   if (live.length === 0) return;
   const floors = live.map((id) => pages.get(id)?.at(-1)?.end ?? 0);
-  const firsts = await ch.query<{ instance_id: string; f: string }>(
+  const floor = atKeyParam("instance_id", "ids", "floors");
+  const firsts = await ch.query<{ instance_id: string; f: string; live: string; below: string }>(
     "series_raw_first_live",
-    `SELECT instance_id, toString(min(t)) AS f FROM series_points FINAL
+    `SELECT instance_id, toString(minIf(t, t >= ${floor})) AS f, countIf(t >= ${floor}) AS live,
+       countIf(t < ${floor}) AS below
+     FROM series_points FINAL
      WHERE instance_id IN {ids:Array(String)} AND scale = '0' AND deleted = 0
-       AND t >= ${atKeyParam("instance_id", "ids", "floors")}
      GROUP BY instance_id`,
     { ids: live, floors },
   );
-  const firstOf = new Map(firsts.map((r) => [r.instance_id, Number(r.f)]));
+  const firstOf = new Map(firsts.filter((r) => Number(r.live) > 0).map((r) => [r.instance_id, Number(r.f)]));
+  // Raw points below the archive's end: a pass that died between an archive round's pages and their delete left them
+  // (readers already go to the pages there). Its batch comes again and touches the same instances: this deletes them.
+  const left = new Set(firsts.filter((r) => Number(r.below) > 0).map((r) => r.instance_id));
+  if (left.size > 0)
+    await deleteArchivedRaw(
+      ch,
+      live.filter((id) => left.has(id)),
+      floors.filter((_, i) => left.has(live[i]!)),
+    );
   // The pages each instance can archive: whole pages from its first live point up to the limit, contiguous.
   const due: { id: string; starts: number[]; end: number }[] = [];
   for (const [i, id] of live.entries()) {
@@ -869,32 +880,6 @@ async function deleteArchivedRaw(ch: Ch, ids: string[], until: number[]): Promis
        AND t < ${atKeyParam("instance_id", "ids", "until")}`,
     { ids, until },
   );
-}
-
-/**
- * Raw points left below their instance's archive end: a pass that stopped between an archive round's pages and its
- * delete leaves them (readers already go to the pages there, so nothing is served twice; the instance's next archive
- * round deletes them, but an instance that never archives again would keep them). No pass writes raw points below
- * the archive's end, and pages are never removed, so deleting them is safe beside any running pass. One read (of
- * the raw points and the pages' ends); a delete only when some are left. Returns the instances swept.
- */
-export async function sweepArchivedRaw(ch: Ch): Promise<number> {
-  const left = await ch.query<{ instance_id: string; until: string }>(
-    "series_raw_archived_leftovers",
-    `SELECT p.instance_id AS instance_id, toString(any(a.until)) AS until
-     FROM series_points AS p
-     INNER JOIN (SELECT instance_id, max(page_end) AS until FROM series_archive_pages FINAL GROUP BY instance_id) AS a
-       ON p.instance_id = a.instance_id
-     WHERE p.scale = '0' AND p.t < a.until
-     GROUP BY p.instance_id`,
-  );
-  if (left.length === 0) return 0;
-  await deleteArchivedRaw(
-    ch,
-    left.map((r) => r.instance_id),
-    left.map((r) => Number(r.until)),
-  );
-  return left.length;
 }
 
 /** last_seen_at of the touched instances: their newest main-chain fact (0 when none is left). */

@@ -8,8 +8,7 @@
  * runs beside another of the same instance, and no lock is taken. The facts of a span were written before it was
  * published, so the recompute reads them; a replay recomputes the same spans from the same facts. After a
  * rebalance the write clock is read again from the stored versions, so an instance taken over from another
- * machine gets newer versions than its previous owner wrote, whatever the two clocks say. Each start first deletes
- * raw points a crash left below an archive's end (`sweepArchivedRaw`).
+ * machine gets newer versions than its previous owner wrote, whatever the two clocks say.
  */
 import { createSeriesDeps } from "../../lib/series/settings.ts";
 import {
@@ -18,7 +17,6 @@ import {
   refreshVersionClock,
   type SeriesDeps,
   type SeriesTouched,
-  sweepArchivedRaw,
   touchSeries,
 } from "../../lib/series/writer.ts";
 import { CONSUMER_GROUPS, type SeriesTouchedMessage } from "../messages.ts";
@@ -46,19 +44,8 @@ export const seriesRecomputeProcessor = defineProcessor<
   codec: (codecs) => codecs.seriesTouched,
   concurrentPartitions: CONCURRENT_PARTITIONS,
   lingerMs: RECOMPUTE_LINGER_MS,
-  setup: async (deps) => {
-    const log = deps.log.child({ component: "series-recompute" });
-    const seriesDeps = createSeriesDeps({ ...deps, log });
-    // Raw points a crash left below an archive's end go first (a cleanup: a failure only delays it to the next start).
-    try {
-      const swept = await sweepArchivedRaw(deps.ch);
-      if (swept > 0) log.info({ instances: swept }, "Raw points left below their archive's end deleted.");
-    } catch (error) {
-      log.warn(
-        { err: error },
-        "Could not look for raw points left below an archive's end; next start tries again.",
-      );
-    }
+  setup: (deps) => {
+    const seriesDeps = createSeriesDeps({ ...deps, log: deps.log.child({ component: "series-recompute" }) });
     return {
       ...seriesDeps,
       // Batches of several partitions handled at once share one pass (a request joins the next one).
