@@ -27,7 +27,6 @@ import { createDevnetChain } from "../devnet/chain.ts";
 import { startDevnetServer } from "../devnet/server.ts";
 import type { RawBlock } from "../lib/chain/types.ts";
 import type { Config } from "../lib/config.ts";
-import { toWireEvent } from "../lib/events/wire.ts";
 import { eventRows } from "../lib/events/writer.ts";
 import { createLogger } from "../lib/logger.ts";
 import { migrateClickHouse } from "../lib/migrate.ts";
@@ -35,7 +34,7 @@ import { factsOfMessage } from "../lib/series/writer.ts";
 import { type Ch, createClickHouse, insertPayload } from "../lib/stores/clickhouse.ts";
 import { stageDir } from "../lib/stores/index.ts";
 import { normalizeBlock } from "../pipeline/normalize/index.ts";
-import { loadNormalizeState } from "../pipeline/processors/normalize.ts";
+import { blockEventsMessage, loadNormalizeState } from "../pipeline/processors/normalize.ts";
 import { handleSeconds, startBenchPipeline, storageReport } from "./lib.ts";
 import { chdbEvents, profileStores, startCpuProfile } from "./profile.ts";
 
@@ -219,19 +218,18 @@ async function run(mode: "embedded" | "kafka", target: number, decoders = true) 
       `  normalizeBlock alone (${raws.length} blocks × 3, back to back twice): decoders off ${((off + off2) / 2).toFixed(3)} ms/block, on ${((on + on2) / 2).toFixed(3)} ms/block (runs: ${off.toFixed(3)}/${on.toFixed(3)}, ${off2.toFixed(3)}/${on2.toFixed(3)})\n`,
     );
     // The series processor's facts of the same blocks' events messages alone (pure), three times back to back twice.
-    const messages = raws.map((raw, i) => {
-      const r = normalizeBlock(raw, ctx(true));
-      return {
-        kind: "block" as const,
-        chain_index: raw.chainIndex,
-        block_hash: raw.block.hash,
-        block_height: raw.block.height,
-        block_timestamp: raw.block.timestamp,
-        seq: i + 1,
-        events: r.events.map(toWireEvent),
-        offloaded: r.offloaded.map((o) => ({ ref: o.ref, payload_json: JSON.stringify(o.payload) })),
-      };
-    });
+    const messages = raws.map((raw, i) =>
+      blockEventsMessage(
+        {
+          chain_index: raw.chainIndex,
+          hash: raw.block.hash,
+          height: raw.block.height,
+          timestamp: raw.block.timestamp,
+          seq: i + 1,
+        },
+        normalizeBlock(raw, ctx(true)),
+      ),
+    );
     const factsTime = () => {
       const t0 = performance.now();
       let rows = 0;

@@ -44,7 +44,7 @@ export const CONSUMER_GROUPS = {
 } as const;
 
 /** Where a block sits; shared by a block and its retraction. */
-interface BlockPosition {
+export interface BlockPosition {
   chain_index: number;
   hash: string;
   height: number;

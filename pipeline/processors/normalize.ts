@@ -22,6 +22,7 @@ import type { PipelineDeps } from "../deps.ts";
 import {
   type BlockEventsMessage,
   type BlockMessage,
+  type BlockPosition,
   CONSUMER_GROUPS,
   type EventsMessage,
   eventsRetractionOf,
@@ -44,6 +45,7 @@ import {
   type MutableDecoderRegistry,
   type MutablePoolRegistry,
   type NormalizeContext,
+  type NormalizeResult,
   normalizeBlock,
   type PoolFactory,
   type PoolInfo,
@@ -176,17 +178,21 @@ export function rawBlockOf(m: RawBlockMessage): RawBlock {
 /** Pure part: one block message to its events message (what the block teaches is learned by the caller first). */
 export function toEventsMessage(m: BlockMessage, ctx: NormalizeContext, parsed?: RawBlock): EventsMessage {
   if (m.kind === "retraction") return eventsRetractionOf(m);
-  const result = normalizeBlock(parsed ?? rawBlockOf(m), ctx);
+  return blockEventsMessage(m, normalizeBlock(parsed ?? rawBlockOf(m), ctx));
+}
+
+/** The events message of a block at `pos` from what normalizing it gave. */
+export function blockEventsMessage(pos: BlockPosition, result: NormalizeResult): BlockEventsMessage {
   return {
     kind: "block",
-    chain_index: m.chain_index,
-    block_hash: m.hash,
-    block_height: m.height,
-    block_timestamp: m.timestamp,
-    seq: m.seq,
+    chain_index: pos.chain_index,
+    block_hash: pos.hash,
+    block_height: pos.height,
+    block_timestamp: pos.timestamp,
+    seq: pos.seq,
     events: result.events.map(toWireEvent),
     offloaded: result.offloaded.map((o) => ({ ref: o.ref, payload_json: JSON.stringify(o.payload) })),
-  } satisfies BlockEventsMessage;
+  };
 }
 
 export const normalizeProcessor = defineProcessor<BlockMessage, NormalizeState>({
