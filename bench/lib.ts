@@ -291,6 +291,27 @@ export async function storageReport(ch: Ch, events: number, blocks: number): Pro
   lines.push(
     `  ${"all tables".padEnd(28)} ${"".padStart(9)} ${kib(total)} ${"".padStart(8)} ${"".padStart(7)} ${perEvent(total)} ${perBlock(total)}`,
   );
+  // Where the bytes are: the biggest columns, with their codec (the default is LZ4).
+  const columns = await ch.query<{
+    table: string;
+    name: string;
+    codec: string;
+    compressed: string;
+    uncompressed: string;
+  }>(
+    "bench_columns",
+    `SELECT table, name, compression_codec AS codec, data_compressed_bytes AS compressed,
+            data_uncompressed_bytes AS uncompressed
+     FROM system.columns WHERE database = currentDatabase() ORDER BY data_compressed_bytes DESC LIMIT 12`,
+  );
+  lines.push(`  the biggest columns:`);
+  lines.push(
+    `  ${"table.column".padEnd(40)} ${"KiB".padStart(8)} ${"raw KiB".padStart(8)} ${"B/event".padStart(8)}  codec`,
+  );
+  for (const c of columns)
+    lines.push(
+      `  ${`${c.table}.${c.name}`.padEnd(40)} ${kib(Number(c.compressed))} ${kib(Number(c.uncompressed))} ${perEvent(Number(c.compressed))}  ${c.codec || "default (LZ4)"}`,
+    );
   return lines.join("\n");
 }
 

@@ -263,6 +263,79 @@ describe("migrations", () => {
     }
   });
 
+  it("0020 moves the holders' and block facts' hex columns to ZSTD, keeping the rows written before it", async () => {
+    const other = await openTestCh({ migrate: false, dataDir: ch.dataDir });
+    try {
+      const all = readMigrations("clickhouse");
+      const before = all.filter((m) => m.version < 20);
+      await migrateClickHouse(other.ch, quietLog, before);
+      const hex = (n: number, c: string) => `${c}${n.toString(16)}`.padEnd(64, c);
+      const output = (n: number) => ({
+        key: hex(n, "a"),
+        token_id: "0".repeat(64),
+        address: `1Addr${n}`,
+        amount: String(1000 + n),
+        block_hash: hex(n % 3, "b"),
+        ts: 1752573600000 + n,
+        main_chain: true,
+        version: 1,
+      });
+      // Outputs before the migration (their moves through holder_output_moves_mv), and after it.
+      await other.ch.insert("t", "holder_outputs", [0, 1, 2, 3].map(output));
+      const codecs = async () =>
+        other.ch.query<{ column: string; codec: string }>(
+          "t",
+          `SELECT concat(table, '.', name) AS column, compression_codec AS codec FROM system.columns
+           WHERE database = currentDatabase() AND compression_codec != ''
+             AND table IN ('holder_outputs', 'holder_spends', 'holder_moves', 'series_block_facts')
+           ORDER BY column`,
+        );
+      expect(await codecs()).toEqual([]);
+      expect(await migrateClickHouse(other.ch, quietLog, all)).toBe(all.length - before.length);
+      const zstd = "CODEC(ZSTD(1))";
+      expect(await codecs()).toEqual(
+        [
+          "holder_moves.block_hash",
+          "holder_moves.key",
+          "holder_outputs.address",
+          "holder_outputs.block_hash",
+          "holder_outputs.key",
+          "holder_spends.block_hash",
+          "holder_spends.key",
+          "series_block_facts.block_hash",
+        ].map((column) => ({ column, codec: zstd })),
+      );
+      await other.ch.insert("t", "holder_outputs", [4, 5].map(output));
+      await other.ch.command("t", "OPTIMIZE TABLE holder_outputs FINAL");
+      await other.ch.command("t", "OPTIMIZE TABLE holder_moves FINAL");
+      const outputs = await other.ch.query<ReturnType<typeof output>>(
+        "t",
+        `SELECT key, token_id, address, toString(amount) AS amount, block_hash, ts, main_chain, version
+         FROM holder_outputs FINAL ORDER BY key`,
+      );
+      const norm = (r: ReturnType<typeof output>) => ({
+        ...r,
+        ts: Number(r.ts),
+        version: Number(r.version),
+        main_chain: Boolean(r.main_chain),
+      });
+      expect(outputs.map(norm)).toEqual([0, 1, 2, 3, 4, 5].map(output));
+      const moves = await other.ch.query<{ key: string; block_hash: string; amount: string }>(
+        "t",
+        "SELECT key, block_hash, toString(amount) AS amount FROM holder_moves FINAL WHERE kind = 'output' ORDER BY key",
+      );
+      expect(moves).toEqual(
+        [0, 1, 2, 3, 4, 5].map((n) => ({
+          key: output(n).key,
+          block_hash: output(n).block_hash,
+          amount: output(n).amount,
+        })),
+      );
+    } finally {
+      await other.close();
+    }
+  });
+
   it("refuses an applied migration whose file changed", async () => {
     const changed = readMigrations("postgres").map((m, i) => (i === 0 ? { ...m, checksum: "edited" } : m));
     await expect(migratePostgres(pg.pg, quietLog, changed)).rejects.toThrow(
