@@ -7,6 +7,7 @@ import { clientErrorHandler, registerErrorHandling, sendProblem } from "./plugin
 import { addInputKeywords, registerInputRules } from "./plugins/input.ts";
 import { registerOpenApi } from "./plugins/openapi.ts";
 import { RequestLog } from "./plugins/request-log.ts";
+import { sharedSerializers } from "./plugins/serializers.ts";
 import { exchangeWalletRoutes } from "./routes/addresses/exchange-wallets.ts";
 import { addressLabelRoutes } from "./routes/addresses/labels.ts";
 import { alphbanxRoutes } from "./routes/alphbanx/index.ts";
@@ -39,6 +40,9 @@ import { Problem } from "./schemas.ts";
 import type { ApiDeps, App, RouteEntry } from "./types.ts";
 
 /** A route group: a function that registers its routes on the app with the shared deps. */
+/** The response serializers of every app this process builds (./plugins/serializers.ts). */
+export const SERIALIZERS = sharedSerializers();
+
 export type RouteGroup = (app: App, deps: ApiDeps) => Promise<void>;
 
 /** The route groups of the API, registered in this order. Later issues append their groups here. */
@@ -83,6 +87,8 @@ export interface BuildOptions {
 export async function buildApp(deps: ApiDeps, options: BuildOptions = {}): Promise<App> {
   const stagePrefix = `/${deps.config.STAGE}`;
   const app = Fastify({
+    // One compiled response serializer per distinct schema, shared by every route and app of the process.
+    schemaController: { compilersFactory: { buildSerializer: SERIALIZERS.buildSerializer } },
     loggerInstance: deps.log,
     logController: new RequestLog(),
     clientErrorHandler: clientErrorHandler(deps.log),
