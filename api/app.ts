@@ -39,10 +39,10 @@ import { wireguardRoutes } from "./routes/wireguard/index.ts";
 import { Problem } from "./schemas.ts";
 import type { ApiDeps, App, RouteEntry } from "./types.ts";
 
-/** A route group: a function that registers its routes on the app with the shared deps. */
 /** The response serializers of every app this process builds (./plugins/serializers.ts). */
 export const SERIALIZERS = sharedSerializers();
 
+/** A route group: a function that registers its routes on the app with the shared deps. */
 export type RouteGroup = (app: App, deps: ApiDeps) => Promise<void>;
 
 /** The route groups of the API, registered in this order. Later issues append their groups here. */

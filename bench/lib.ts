@@ -257,7 +257,8 @@ export async function ensureCandles(pg: Pg, ch: Ch, n: number) {
 
 /**
  * Storage of every table of this database after merging its parts (OPTIMIZE … FINAL): rows, compressed and
- * uncompressed bytes, and compressed bytes per row, per event and per raw block, for the sizing guide.
+ * uncompressed bytes, and compressed bytes per row, per event and per raw block, for the sizing guide; then the
+ * twelve biggest columns with their codec (where the bytes are).
  */
 export async function storageReport(ch: Ch, events: number, blocks: number): Promise<string> {
   const tables = await ch.query<{ name: string }>(

@@ -13,7 +13,8 @@
  * a remote node would; INGEST_* settings pass through (INGEST_PREFETCH=false, INGEST_WINDOW_MS=120000);
  * BENCH_CPU_PROFILE=<dir> writes a CPU profile of each timed section there; CHDB_CONNECTIONS=1 runs on one chDB connection;
  * BENCH_ONLY=embedded runs the embedded pass with the decoders on alone, BENCH_ONLY=kafka the Kafka pass alone). The embedded pass with the decoders on
- * ends with each table's storage after merges, per event and per raw block (the sizing guide's figures).
+ * ends with each table's storage after merges, per event and per raw block, and the biggest columns with their codec
+ * (the sizing guide's figures).
  * The embedded pass with the decoders on also times the series processor's facts of the same blocks alone
  * (`factsOfMessage`, pure), and the events sink's rows of them with their insert payload (`eventRows`). Each pass
  * also prints a second bound: chDB's insert of every row the run stored (all tables, not only the events), alone,
