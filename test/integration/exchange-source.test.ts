@@ -112,6 +112,11 @@ function referenceCandles(double: ExchangeDouble, symbol: string, scale: string)
     .sort((a, b) => b.t - a.t);
 }
 
+// One exchange request's timeout. The stall episode waits it out once; 300 ms was too short for ccxt's first,
+// cold market load on a loaded CI machine (a Node 24 pass on 2026-11-28 saw both exchanges degraded at the first
+// poll, and every later case failed with them).
+const REQUEST_TIMEOUT_MS = 2_000;
+
 describe("exchange price sources through ccxt", () => {
   let pg: TestPg;
   let ch: TestCh;
@@ -168,7 +173,7 @@ describe("exchange price sources through ccxt", () => {
         sources: ["gate", "gateeu"],
         apiUrls: { gate: gate.url, gateeu: gateeu.url },
         pollMs: 50,
-        timeoutMs: 300,
+        timeoutMs: REQUEST_TIMEOUT_MS,
         backfillDays: 0,
         now: clock,
       },
@@ -395,7 +400,7 @@ describe("exchange price sources through ccxt", () => {
         sources: ["gate"],
         apiUrls: { gate: gate.url },
         pollMs: 50,
-        timeoutMs: 300,
+        timeoutMs: REQUEST_TIMEOUT_MS,
         backfillDays: 0,
         now: clock,
       },
