@@ -2,7 +2,7 @@
  * Response serializers compiled once per distinct schema. Fastify compiles a fast-json-stringify serializer for every
  * route, method and status code it declares (HEAD routes included), and each compile validates every shared schema
  * again: 1,405 compiles when the API starts, about 1,200 of them for the same error body (a `$ref` to Problem), and
- * most of the API's start-up time (docs/benchmarks.md, bench:api). A serializer depends only on its schema and on
+ * most of the API's start-up time (docs/benchmarks.md, bench:pipeline, twelfth session). A serializer depends only on its schema and on
  * the shared schemas it may reference (the default compiler, @fastify/fast-json-stringify-compiler, ignores the
  * route, method and status), so routes whose schemas are equal share one compiled function: 118 compiles.
  *
