@@ -4,7 +4,8 @@
  * group 0. The factory creates games (a first one staking ALPH, a second one staking a devnet token once one is
  * held in group 0, then one more every {@link NEW_GAME_EVERY_MS} up to {@link MAX_GAMES}): `NewGameCreated
  * (contractId, gameId, isFixedTokenId, tokenId)` (event 0) in the tx that creates the game contract, a
- * ContractCreated without parent (games are copyCreateContract'd, not sub-contracts).
+ * ContractCreated without parent (games are copyCreateContract'd, not sub-contracts). A V2 game emits each of its
+ * events without the game id and the factory re-emits it with the id, as on mainnet (counted once).
  *
  * Each game runs rounds ("chains"): the first join starts one (`ChainStarted`, startBlock = the block's timestamp
  * in ms, as Ralph contracts read `blockTimeStamp!()`), players join with a rising entry
@@ -71,16 +72,23 @@ export function createChainReaction(deps: {
   const users = deps.accounts.usersByGroup[0]!;
   const calls = createGameCalls({ ledger, builder });
 
-  /** Where a game's events go and what they start with: V2 on the factory with the game id, V1 on itself. */
+  /**
+   * A game's events, as mainnet emits them: a V2 game (a copy of the V3 template) emits its event without the
+   * game id, then the factory re-emits it with the id (index + 1); V1 emits on itself, with V1's shorter layout.
+   */
   const emitter = (game: ContractRec, s: GameState) => {
     const v2 = s.version === 2;
-    const at = v2 ? planned.factoryV2.address : game.address;
-    const head = v2 ? [byteVec(game.id)] : [];
-    return (v2Index: number, fields: EventSpec["fields"], v2Tail: EventSpec["fields"] = []): EventSpec => ({
-      contractAddress: at,
-      eventIndex: v2 ? v2Index : v2Index - 1,
-      fields: [...head, ...fields, ...(v2 ? v2Tail : [])],
-    });
+    return (v2Index: number, fields: EventSpec["fields"], v2Tail: EventSpec["fields"] = []): EventSpec[] =>
+      v2
+        ? [
+            { contractAddress: game.address, eventIndex: v2Index - 1, fields: [...fields, ...v2Tail] },
+            {
+              contractAddress: planned.factoryV2.address,
+              eventIndex: v2Index,
+              fields: [byteVec(game.id), ...fields, ...v2Tail],
+            },
+          ]
+        : [{ contractAddress: game.address, eventIndex: v2Index - 1, fields }];
   };
 
   const holds = (u: DevnetAddress, tokenId: string, amount: bigint, ts: number): boolean =>
@@ -134,7 +142,7 @@ export function createChainReaction(deps: {
         targetPlayers: rng.int(2, 5),
         baseFee,
       };
-      events.push(ev(1, [u256(s.round.chainId), u256(ctx.ts)], [u256(s.feesBps), byteVec(s.tokenId)]));
+      events.push(...ev(1, [u256(s.round.chainId), u256(ctx.ts)], [u256(s.feesBps), byteVec(s.tokenId)]));
     }
     const round = s.round;
     const burned = (fee * BURN_PERCENT) / 100n;
@@ -147,7 +155,7 @@ export function createChainReaction(deps: {
     // A token game burns its share; an ALPH game keeps it locked in the contract.
     moveAssets(game, s.tokenId, isToken ? fee - burned : fee);
     events.push(
-      ev(
+      ...ev(
         2,
         [
           u256(round.chainId),
@@ -188,7 +196,7 @@ export function createChainReaction(deps: {
     const ev = emitter(game, s);
     calls.commit(ctx, paid, {
       contracts: [game],
-      events: [ev(5, [addressVal(caller.address), u256(amount)])],
+      events: ev(5, [addressVal(caller.address), u256(amount)]),
     });
     return true;
   };
@@ -196,7 +204,8 @@ export function createChainReaction(deps: {
   const end = (ctx: BlockCtx, game: ContractRec, s: GameState): void => {
     const r = s.round;
     const winner = r.players.at(-1)!;
-    const timeout = rng.int(1, 3) === 1;
+    // The V2 factory declares ChainTimeout but its mainnet bytecode never emits it: only V1 games time out.
+    const timeout = rng.int(1, 3) === 1 && s.version === 1;
     const caller = timeout
       ? users.find((u) => u.address !== winner && ledger.gather(u, ctx.ts, ONE_ALPH))
       : deps.accounts.userByAddress.get(winner);
@@ -209,8 +218,10 @@ export function createChainReaction(deps: {
     moveAssets(game, s.tokenId, -won);
     const ev = emitter(game, s);
     const events: EventSpec[] = [];
-    if (timeout) events.push(ev(4, [u256(r.chainId), addressVal(winner)]));
-    events.push(ev(3, [u256(r.chainId), addressVal(winner), u256(won), u256(r.totalBurned)], [u256(fees)]));
+    if (timeout) events.push(...ev(4, [u256(r.chainId), addressVal(winner)]));
+    events.push(
+      ...ev(3, [u256(r.chainId), addressVal(winner), u256(won), u256(r.totalBurned)], [u256(fees)]),
+    );
     s.round = { ...idleRound(ctx.ts + rng.int(60, 180) * SECOND), chainId: r.chainId };
     calls.commit(ctx, paid, { contracts: [game], payouts: [payout(winner, s.tokenId, won, dust)], events });
   };
@@ -230,7 +241,7 @@ export function createChainReaction(deps: {
       return;
     }
     if (ctx.ts < r.nextAt) return;
-    if (rng.chance(0.2) ? boost(ctx, game, s) : join(ctx, game, s)) return;
+    if (rng.chance(0.25) ? boost(ctx, game, s) : join(ctx, game, s)) return;
     ledger.touchContract(ctx, game);
     r.nextAt = ctx.ts + 20 * SECOND;
   };

@@ -71,6 +71,8 @@ export interface DefiPlan {
     chainIndex: number;
     governance: DappContract;
     tokenBridge: DappContract;
+    /** The TokenBridgeForChain of Ethereum; id = subContractId(tokenBridge, "01" ‖ u16be(2), 0). */
+    bridgeForChain: DappContract;
     /** RemoteTokenPools; id = subContractId(tokenBridge, "02" ‖ u16be(tokenChain) ‖ originToken, 0). */
     pools: (DappToken & { tokenChain: number; originToken: string })[];
   };
@@ -182,6 +184,7 @@ export function createDefiPlan(rng: Rng): DefiPlan {
     chainIndex: chainOfGroup(0),
     governance: own(rng, 0),
     tokenBridge,
+    bridgeForChain: ref(subContractId(tokenBridge.id, `01${u16be(WORMHOLE_ETHEREUM)}`, 0)),
     pools: [
       {
         // The bridge issues the whole u256 range to the pool; what is bridged in circulates.

@@ -52,6 +52,12 @@ export function devnetDecoderContracts(plan: DevnetPlan): DevnetDecoderContract[
     row(myonion.router.address, DAPP.myonion, DECODER_KIND.myonionRouter, "MyOnion OnionRouter"),
     row(wormhole.governance.address, DAPP.wormhole, DECODER_KIND.wormholeGovernance, "Wormhole governance"),
     row(wormhole.tokenBridge.address, DAPP.wormhole, DECODER_KIND.wormholeBridge, "Wormhole TokenBridge"),
+    row(
+      wormhole.bridgeForChain.address,
+      DAPP.wormhole,
+      DECODER_KIND.wormholeBridgeForChain,
+      "Wormhole TokenBridgeForChain Ethereum",
+    ),
   ];
 }
 

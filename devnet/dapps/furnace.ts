@@ -4,7 +4,8 @@
  * user of the group burns part of a devnet token it holds: the token leaves circulation (spent by the inputs,
  * in no output; the furnace holds nothing), and the furnace emits `Burned(caller: Address, tokenBurned: ByteVec,
  * amount: U256, nft: Bool, timestamp: U256 ms, as `blockTimeStamp!()` gives it)` (event 0) where `tokenBurned` is the hex of the ASCII text of
- * the 64-hex token id, as the mainnet contract's `convert()` makes it. One burn in three mints a BurnerNFT: the
+ * the 64-hex token id, as the mainnet contract's `convert()` makes it (generations 2 and 3); group 0's furnace
+ * writes the raw 32-byte id, as mainnet's generation 1 does. One burn in three mints a BurnerNFT: the
  * same tx creates a sub-contract of the furnace at path `toByteVec!(nftIndex)` (a ContractCreated whose parent
  * is the furnace, interface 0003), its deposit paid by the burner.
  */
@@ -51,7 +52,8 @@ export function createFurnace(deps: {
       eventIndex: 0,
       fields: [
         addressVal(caller.address),
-        byteVec(asciiHex(tokenId)),
+        // Group 0's furnace behaves as a generation 1 furnace: the id's raw 32 bytes, not its hex text.
+        byteVec(group === 0 ? tokenId : asciiHex(tokenId)),
         u256(amount),
         boolVal(nft),
         u256(ctx.ts),

@@ -1,13 +1,15 @@
 /**
- * The devnet's Wormhole bridge ("Alephium Bridge") on chain 0→0: Governance, the TokenBridge and one
- * RemoteTokenPool for USDT from Ethereum (a sub-contract of the TokenBridge whose id is the bridged token's id;
- * it is issued the whole u256 range, and what is bridged in circulates).
+ * The devnet's Wormhole bridge ("Alephium Bridge") on chain 0→0, as the mainnet fork (alephium/wormhole-fork) runs:
+ * Governance, the TokenBridge, its TokenBridgeForChain for Ethereum and one RemoteTokenPool for USDT from
+ * Ethereum (sub-contracts of the TokenBridge; the pool's id is the bridged token's id; it is issued the whole
+ * u256 range, and what is bridged in circulates).
  *
- * Redemptions in: a user's script tx with the TokenBridge and the pool as contract inputs paying the bridged
- * token to the user (no event). Transfers out: the user sends bridged USDT back to the pool, or ALPH to the
- * TokenBridge, and Governance emits 0 `WormholeMessage(sender = TokenBridge id, targetChainId = 2, sequence,
- * nonce (4 bytes), payload, consistencyLevel)` with a transfer payload (id 1): amount (32 bytes, normalized to at
- * most 8 decimals) ‖ token address (32) ‖ token chain (u16) ‖ recipient (32) ‖ recipient chain (u16) ‖ fee (32).
+ * Redemptions in: a user's script calls the TokenBridgeForChain's method 7 `completeTransfer` with a VAA, and
+ * the pool pays the bridged token to the user (no event). Transfers out: the script calls the TokenBridge's
+ * method 16 `transferToken`, the user's USDT goes back to the pool (or ALPH to the TokenBridge), and Governance
+ * emits 0 `WormholeMessage(sender = TokenBridge id, targetChainId = 2, sequence, nonce (4 bytes), payload,
+ * consistencyLevel)` with the fork's transfer payload: 01 ‖ amount (32 bytes, normalized to at most 8 decimals)
+ * ‖ token address (32) ‖ token chain (u16) ‖ recipient length (u16) ‖ recipient (20 bytes) ‖ fee (32).
  */
 import type { node } from "@alephium/web3";
 import { MINIMAL_CONTRACT_DEPOSIT } from "@alephium/web3";
@@ -19,18 +21,23 @@ import { callTx, type DappDeps, dappState, moveAsset, newDappContract, pickUser,
 
 /** Wormhole chain id of Alephium in the fork. */
 export const WORMHOLE_ALEPHIUM = 255;
-const METHOD = { completeTransfer: 4, transferToken: 5, transferAlph: 6 } as const;
+/** TokenBridge 16 `transferToken`, 14 `createRemoteTokenPool`; TokenBridgeForChain 7 `completeTransfer`. */
+const METHOD = {
+  completeTransfer: 7,
+  transferToken: 16,
+  createRemoteTokenPool: 14,
+  registerChain: 4,
+} as const;
 const CONSISTENCY_LEVEL = 10n;
 
 const be32 = (v: bigint): string => v.toString(16).padStart(64, "0");
 
-/** A token-transfer payload (id 1) as the bridge encodes it. */
+/** A token-transfer payload (id 1) as the fork's token pools encode it: the recipient is length-prefixed. */
 export function transferPayload(p: {
   amount: bigint;
   tokenAddress: string;
   tokenChain: number;
   recipient: string;
-  recipientChain: number;
   fee: bigint;
 }): string {
   return [
@@ -38,8 +45,8 @@ export function transferPayload(p: {
     be32(p.amount),
     p.tokenAddress,
     u16be(p.tokenChain),
+    u16be(p.recipient.length / 2),
     p.recipient,
-    u16be(p.recipientChain),
     be32(p.fee),
   ].join("");
 }
@@ -64,6 +71,30 @@ export function createWormhole(deps: DappDeps & { plan: DefiPlan["wormhole"] }):
     });
   };
 
+  /** Ethereum's registration: the TokenBridge creates its TokenBridgeForChain (a sub-contract). */
+  const registerChain = (ctx: BlockCtx): void => {
+    const bridge = get(plan.tokenBridge.id)!;
+    callTx(deps, ctx, {
+      user: deps.accounts.usersByGroup[ctx.from]![0]!,
+      gas: 150_000,
+      alphIn: MINIMAL_CONTRACT_DEPOSIT,
+      created: [
+        {
+          contract: newDappContract(ctx, rng, plan.bridgeForChain.id, dappState("wormhole-for-chain")),
+          parent: bridge,
+        },
+      ],
+      script: scriptOf([
+        {
+          contractId: bridge.id,
+          method: METHOD.registerChain,
+          alph: MINIMAL_CONTRACT_DEPOSIT,
+          args: [{ bytes: rng.hex(rng.int(120, 180)) }],
+        },
+      ]),
+    });
+  };
+
   /** The attestation of USDT: the TokenBridge creates its RemoteTokenPool. */
   const createPool = (ctx: BlockCtx): void => {
     const bridge = get(plan.tokenBridge.id)!;
@@ -85,7 +116,7 @@ export function createWormhole(deps: DappDeps & { plan: DefiPlan["wormhole"] }):
       script: scriptOf([
         {
           contractId: bridge.id,
-          method: 3,
+          method: METHOD.createRemoteTokenPool,
           alph: MINIMAL_CONTRACT_DEPOSIT,
           args: [{ bytes: rng.hex(rng.int(120, 180)) }],
         },
@@ -94,15 +125,15 @@ export function createWormhole(deps: DappDeps & { plan: DefiPlan["wormhole"] }):
     });
   };
 
-  /** A redemption of a VAA: the pool pays bridged USDT to the user. */
-  const redeem = (ctx: BlockCtx, bridge: ContractRec, pool: ContractRec): boolean => {
+  /** A redemption of a VAA through the TokenBridgeForChain: the pool pays bridged USDT to the user. */
+  const redeem = (ctx: BlockCtx, forChain: ContractRec, pool: ContractRec): boolean => {
     const user = pickUser(deps, ctx, () => true);
     if (!user) return false;
     const amount = rng.bigint(10n, 2000n) * 10n ** BigInt(planned.decimals);
     return callTx(deps, ctx, {
       user,
       gas: 120_000,
-      contracts: [bridge, pool],
+      contracts: [forChain, pool],
       apply: () => {
         moveAsset(pool, planned.id, -amount);
         pool.defi!.num["totalBridged"] = (pool.defi!.num["totalBridged"] ?? 0n) + amount;
@@ -110,7 +141,7 @@ export function createWormhole(deps: DappDeps & { plan: DefiPlan["wormhole"] }):
       payouts: () => [{ address: user.address, tokens: [[planned.id, amount]] }],
       script: scriptOf([
         {
-          contractId: bridge.id,
+          contractId: forChain.id,
           method: METHOD.completeTransfer,
           args: [{ bytes: rng.hex(rng.int(170, 220)) }],
         },
@@ -143,8 +174,7 @@ export function createWormhole(deps: DappDeps & { plan: DefiPlan["wormhole"] }):
       amount: normalized,
       tokenAddress: alph ? ALPH_TOKEN_ID : planned.originToken,
       tokenChain: alph ? WORMHOLE_ALEPHIUM : planned.tokenChain,
-      recipient: rng.hex(20).padStart(64, "0"),
-      recipientChain: WORMHOLE_ETHEREUM,
+      recipient: rng.hex(20),
       fee: 0n,
     });
     return callTx(deps, ctx, {
@@ -178,13 +208,9 @@ export function createWormhole(deps: DappDeps & { plan: DefiPlan["wormhole"] }):
       script: scriptOf([
         {
           contractId: bridge.id,
-          method: alph ? METHOD.transferAlph : METHOD.transferToken,
+          method: METHOD.transferToken,
           ...(alph ? { alph: amount } : { tokens: [[planned.id, amount]] as [string, bigint][] }),
-          args: [
-            { bytes: payload.slice(2 + 64 * 2 + 4, 2 + 64 * 3 + 4) },
-            { u256: amount },
-            { bytes: nonce },
-          ],
+          args: [{ bytes: alph ? ALPH_TOKEN_ID : planned.originToken }, { u256: amount }, { bytes: nonce }],
         },
       ]),
     });
@@ -197,11 +223,13 @@ export function createWormhole(deps: DappDeps & { plan: DefiPlan["wormhole"] }):
       if (!governance) return deploy(ctx, plan.governance.id, "wormhole-governance");
       const bridge = get(plan.tokenBridge.id);
       if (!bridge) return deploy(ctx, plan.tokenBridge.id, "wormhole-bridge");
+      const forChain = get(plan.bridgeForChain.id);
+      if (!forChain) return registerChain(ctx);
       const pool = get(planned.id);
       if (!pool) return createPool(ctx);
       // About one and a half bridge txs a minute.
       if (!rng.chance(0.2)) return;
-      if (rng.chance(0.55)) redeem(ctx, bridge, pool);
+      if (rng.chance(0.55)) redeem(ctx, forChain, pool);
       else transferOut(ctx, bridge, pool, governance);
     },
     call(c, methodIndex) {

@@ -34,6 +34,7 @@ export const SEED_DAPPS = [
   { id: "wormhole", name: "Alephium Bridge (Wormhole)", website: null, categories: ["bridged"] },
   { id: "myonion", name: "MyOnion.fun", website: null, categories: ["meme"] },
   { id: "deadrare", name: "DeadRare", website: null, categories: ["nft"] },
+  { id: "linx", name: "Linx lending", website: null, categories: ["defi"] },
 ] as const;
 
 /** Tokens of the list that belong to a seeded dapp (by token id). */

@@ -3,8 +3,9 @@
  * Addresses come from the reference brief (§7, §8, dapp-event-schemas.json); token contracts are listed under
  * the dapp that issued them, their address being `addressFromContractId(tokenId)`.
  */
+import { addressFromContractId } from "@alephium/web3";
 import type { DappRegistry, RawBlock } from "../../lib/chain/types.ts";
-import { CHILD_KIND, type DecoderKind } from "../../lib/dapps/kinds.ts";
+import { ANNOUNCED_KIND, CHILD_KIND, type DecoderKind } from "../../lib/dapps/kinds.ts";
 import type { DappContractRow } from "../../lib/tokens/known-contracts.ts";
 import { fieldOf } from "./chain-utils.ts";
 import type { DecoderRegistry } from "./draft.ts";
@@ -39,27 +40,62 @@ export function createDappRegistry(rows: Iterable<DappContractRow>): MutableDapp
   return { dappOf: (contractAddress) => byAddress.get(contractAddress), add };
 }
 
+/** A contract a block's event makes known: created with a parent, or announced by a factory's event. */
+interface Birth {
+  contract: string;
+  /** The contract it descends from (its parent, or the factory that announced it). */
+  origin: string;
+  /** The kind it takes whatever the origin's kind (an announced V3 game); else `CHILD_KIND` of the origin's. */
+  kind?: DecoderKind;
+}
+
 /**
- * Contracts a block creates on behalf of a known dapp (ContractCreated system events whose parent
- * belongs to one): the attribution the normalizer keeps for their later events. Pure: the result
- * depends on the block and the registry built from earlier blocks only, never on other processors.
+ * Contracts a block's events make known, in event order: ContractCreated system events with a parent, and
+ * factories' announcements of contracts they copied (a Chain Reaction V2 factory's `NewGameCreated`: a
+ * `copyCreateContract` game has no parent). Conflicted transactions' events count for nothing.
+ */
+function* births(raw: RawBlock, kindOf: (address: string) => DecoderKind | undefined): Generator<Birth> {
+  if (!raw.mainChain) return;
+  const conflicted = new Set(raw.block.conflictedTxs ?? []);
+  for (const ev of raw.events) {
+    if (conflicted.has(ev.txId)) continue;
+    if (ev.eventIndex === CONTRACT_CREATED_EVENT) {
+      const contract = fieldOf(ev.fields, 0, "Address");
+      const parent = fieldOf(ev.fields, 1, "Address");
+      if (contract && parent) yield { contract, origin: parent };
+      continue;
+    }
+    const announced = ANNOUNCED_KIND[kindOf(ev.contractAddress) ?? ("" as DecoderKind)];
+    if (!announced || ev.eventIndex !== announced.eventIndex) continue;
+    const id = fieldOf(ev.fields, announced.field, "ByteVec");
+    if (id && /^[0-9a-fA-F]{64}$/.test(id))
+      yield {
+        contract: addressFromContractId(id.toLowerCase()),
+        origin: ev.contractAddress,
+        kind: announced.kind,
+      };
+  }
+}
+
+/**
+ * Contracts a block creates on behalf of a known dapp (ContractCreated system events whose parent belongs to
+ * one, or contracts a known factory announces): the attribution the normalizer keeps for their later events.
+ * Parents made known earlier in the same block count (a room and its first map entry). Pure: the result depends
+ * on the block and the registries built from earlier blocks only, never on other processors.
  */
 export function extractContractDapps(
   raw: RawBlock,
   dapps: DappRegistry,
+  decoders?: DecoderRegistry,
 ): { contract_address: string; dapp_id: string }[] {
-  if (!raw.mainChain) return [];
-  const conflicted = new Set(raw.block.conflictedTxs ?? []);
-  const learned: { contract_address: string; dapp_id: string }[] = [];
-  for (const ev of raw.events) {
-    if (ev.eventIndex !== CONTRACT_CREATED_EVENT || conflicted.has(ev.txId)) continue;
-    const contract = fieldOf(ev.fields, 0, "Address");
-    const parent = fieldOf(ev.fields, 1, "Address");
-    if (!contract || dapps.dappOf(contract)) continue;
-    const dapp = parent ? dapps.dappOf(parent) : undefined;
-    if (dapp) learned.push({ contract_address: contract, dapp_id: dapp });
+  const learned = new Map<string, string>();
+  const dappOf = (a: string) => dapps.dappOf(a) ?? learned.get(a);
+  for (const b of births(raw, (a) => decoders?.kindOf(a))) {
+    if (dappOf(b.contract)) continue;
+    const dapp = dappOf(b.origin);
+    if (dapp) learned.set(b.contract, dapp);
   }
-  return learned;
+  return [...learned].map(([contract_address, dapp_id]) => ({ contract_address, dapp_id }));
 }
 
 /** A contract's decoder kind as learned from its parent (a row of `normalize_contract_dapps.decoder`). */
@@ -104,22 +140,20 @@ export function overlayDecoders(
 }
 
 /**
- * Kinds a block gives to the contracts it creates: a ContractCreated whose parent has kind K gives the new
- * contract `CHILD_KIND[K]` (a guessing hub's room, a Furnace's burner NFT), in event order. Pure, like
- * `extractContractDapps`; parents created earlier in the same block count.
+ * Kinds a block gives to the contracts it makes known: a ContractCreated whose parent has kind K gives the new
+ * contract `CHILD_KIND[K]` (a guessing hub's room, a Furnace's burner NFT), a factory's announcement its
+ * `ANNOUNCED_KIND` (a Chain Reaction V3 game), in event order. Pure, like `extractContractDapps`; contracts made
+ * known earlier in the same block count.
  */
 export function extractContractKinds(raw: RawBlock, decoders: DecoderRegistry | undefined): LearnedKind[] {
-  if (!raw.mainChain || !decoders) return [];
-  const conflicted = new Set(raw.block.conflictedTxs ?? []);
+  if (!decoders) return [];
   const learned = new Map<string, DecoderKind>();
-  for (const ev of raw.events) {
-    if (ev.eventIndex !== CONTRACT_CREATED_EVENT || conflicted.has(ev.txId)) continue;
-    const contract = fieldOf(ev.fields, 0, "Address");
-    const parent = fieldOf(ev.fields, 1, "Address");
-    if (!contract || !parent || decoders.kindOf(contract) || learned.has(contract)) continue;
-    const parentKind = decoders.kindOf(parent) ?? learned.get(parent);
-    const kind = parentKind && CHILD_KIND[parentKind];
-    if (kind) learned.set(contract, kind);
+  const kindOf = (a: string) => decoders.kindOf(a) ?? learned.get(a);
+  for (const b of births(raw, kindOf)) {
+    if (kindOf(b.contract)) continue;
+    const originKind = kindOf(b.origin);
+    const kind = b.kind ?? (originKind && CHILD_KIND[originKind]);
+    if (kind) learned.set(b.contract, kind);
   }
   return [...learned].map(([contract_address, decoder]) => ({ contract_address, decoder }));
 }

@@ -233,7 +233,7 @@ export async function normalizeBatch(messages: BlockMessage[], deps: PipelineDep
       const newPools = extractPools(raw, state.factories);
       state.pools.add(newPools);
       pools.push(...newPools);
-      const newContracts = extractContractDapps(raw, state.dapps);
+      const newContracts = extractContractDapps(raw, state.dapps, state.decoders);
       state.dapps.add(newContracts);
       contracts.push(...newContracts);
       const newKinds = extractContractKinds(raw, state.decoders);

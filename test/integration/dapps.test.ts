@@ -30,6 +30,7 @@ describe("dapps routes", () => {
       "dia-oracle",
       "elexium",
       "furnace",
+      "linx",
       "myonion",
       "wormhole",
     ]);

@@ -27,7 +27,7 @@ describe("registry seeding from @alephium/token-list", () => {
       tokens: mainnet.tokens.length,
       bridged: 8,
       categories: 8,
-      dapps: 9,
+      dapps: 10,
       tokenCategories: 20,
       contracts: KNOWN_DAPP_CONTRACTS.length,
     });

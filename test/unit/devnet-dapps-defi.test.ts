@@ -176,9 +176,9 @@ describe("devnet DeFi dapps", () => {
           ? BigInt(state.asset.attoAlphAmount) - MINIMAL_CONTRACT_DEPOSIT
           : BigInt(state.asset.tokens?.find((t) => t.id === id)?.amount ?? "0");
       expect([held(p.token0), held(p.token1)]).toEqual([r0, r1]);
-      // The stable pool trades two dollars near 1:1.
-      if (p.stable) expect(Number(r0) / Number(r1)).toBeGreaterThan(0.7);
-      if (p.stable) expect(Number(r0) / Number(r1)).toBeLessThan(1.4);
+      // The stable pool trades two dollars near 1:1 (random trades drift it by up to about half).
+      if (p.stable) expect(Number(r0) / Number(r1)).toBeGreaterThan(0.66);
+      if (p.stable) expect(Number(r0) / Number(r1)).toBeLessThan(1.5);
     }
   });
 
@@ -327,7 +327,7 @@ describe("devnet DeFi dapps", () => {
     expect(sells).toBeGreaterThan(0);
   });
 
-  it("emits Wormhole messages whose transfer payloads parse back, and redeems through the RemoteTokenPool", () => {
+  it("emits Wormhole messages with the fork's transfer payloads, and redeems through the TokenBridgeForChain's method 7", () => {
     const wh = chain.plan().wormhole;
     const pool = wh.pools[0]!;
     // The id rule reproduces mainnet's bridged USDT from mainnet's TokenBridge (README §8).
@@ -347,14 +347,15 @@ describe("devnet DeFi dapps", () => {
       expect(sender).toBe(wh.tokenBridge.id);
       expect(target).toBe("2");
       expect(nonce).toMatch(/^[0-9a-f]{8}$/);
+      // 01 ‖ amount (32) ‖ token (32) ‖ token chain (2) ‖ recipient length (2) ‖ recipient (20) ‖ fee (32).
       const p = Buffer.from(payload!, "hex");
-      expect(p.length).toBe(133);
+      expect(p.length).toBe(121);
       expect(p[0]).toBe(1);
       const amount = BigInt(`0x${p.subarray(1, 33).toString("hex")}`);
       const tokenAddress = p.subarray(33, 65).toString("hex");
       const tokenChain = p.readUInt16BE(65);
-      expect(p.readUInt16BE(99)).toBe(2);
-      expect(BigInt(`0x${p.subarray(101, 133).toString("hex")}`)).toBe(0n);
+      expect(p.readUInt16BE(67)).toBe(20);
+      expect(BigInt(`0x${p.subarray(89, 121).toString("hex")}`)).toBe(0n);
       chains.add(tokenChain);
       const tx = txOf(chain, e.txId);
       const spent = tx.unsigned.inputs.map((i) => chain.getOutput(i.outputRef.key)!);
@@ -383,12 +384,15 @@ describe("devnet DeFi dapps", () => {
       .filter(
         (tx) =>
           tx.contractInputs.length === 2 &&
-          tx.generatedOutputs.some(bridgeOut(wh.tokenBridge.address)) &&
+          tx.generatedOutputs.some(bridgeOut(wh.bridgeForChain.address)) &&
           tx.generatedOutputs.some(bridgeOut(pool.address)),
       );
     expect(redemptions.length).toBeGreaterThan(0);
+    expect(wh.bridgeForChain.id).toBe(subContractId(wh.tokenBridge.id, "010002", 0));
     for (const tx of redemptions) {
       expect(chain.eventsOfTx(tx.unsigned.txId)).toEqual([]);
+      const calls = scriptCalls(tx.unsigned.scriptOpt!);
+      expect(calls.map((c) => [c.contractId, c.method])).toEqual([[wh.bridgeForChain.id, 7]]);
       const signer = signerOf(chain, tx);
       expect(
         tx.generatedOutputs.some((o) => o.address === signer && o.tokens?.some((t) => t.id === pool.id)),

@@ -2,7 +2,7 @@
  * Dapp decoders of the normalizer on blocks shaped like the node's JSON (test/fixtures/normalize/dapp-blocks.ts).
  * Expected values are computed here from the inputs each test chose, never taken from the decoder's output.
  */
-import { bs58, codec, subContractId } from "@alephium/web3";
+import { binToHex, bs58, codec, contractIdFromAddress, subContractId } from "@alephium/web3";
 import { describe, expect, it } from "vitest";
 import { ALPH_TOKEN_ID, type NormalizedEvent, type RawBlock } from "../../lib/chain/types.ts";
 import {
@@ -864,33 +864,68 @@ describe("MyOnion.fun", () => {
   });
 });
 
-describe("Wormhole", () => {
+describe("Wormhole (the mainnet fork's layouts)", () => {
   const usdtEthAddress = "000000000000000000000000dac17f958d2ee523a2206206994597c13d831ec7";
-  const recipient = "00000000000000000000000011223344556677889900aabbccddeeff00112233";
+  const wethEthAddress = "000000000000000000000000c02aaa39b223fe8d0a0e5c4f27ead9083c756cc2";
+  const evmRecipient = "11223344556677889900aabbccddeeff00112233";
   const word = (n: bigint) => n.toString(16).padStart(64, "0");
   const u16 = (n: number) => n.toString(16).padStart(4, "0");
-  const transfer = (id: number, amount: bigint, token: string, chain: number, fee: bigint) =>
-    `0${id}${word(amount)}${token}${u16(chain)}${recipient}${u16(2)}${id === 1 ? word(fee) : `${"ab".repeat(32)}cafe`}`;
-  const native = cid("alph-native-token");
-  const t0 = tx("wh-out", { from: "alice", script: true });
-  const t1 = tx("wh-native", { from: "alice", script: true });
-  const t2 = tx("wh-attest", { from: "alice", script: true });
+  /** `01 ‖ amount ‖ token ‖ token chain ‖ len(to) ‖ to ‖ fee` (bridge_token_pool.ral). */
+  const transfer = (amount: bigint, token: string, chain: number, to: string, fee: bigint) =>
+    `01${word(amount)}${token}${u16(chain)}${u16(to.length / 2)}${to}${word(fee)}`;
+  const text32 = (t: string) => Buffer.from(t, "utf8").toString("hex").padEnd(64, "0");
+  const wethId = subContractId(M.bridgeId, `020002${wethEthAddress}`, 0);
+  /** A script approving `amount` of `token` and calling the TokenBridge's 16 `transferToken`. */
+  const transferScript = (token: string, amount: bigint) =>
+    encodeScript([
+      bytesConst(token),
+      codec.U256Const(amount),
+      codec.ApproveToken,
+      codec.U256Const0,
+      codec.U256Const0,
+      bytesConst(M.bridgeId),
+      codec.CallExternal(16),
+    ]);
+  const call = (contractId: string, method: number) =>
+    encodeScript([codec.U256Const0, codec.U256Const0, bytesConst(contractId), codec.CallExternal(method)]);
+  const forChainEth = "25gEReFwVDksCkufrocWjSa4Xocn1qjByK2LZMqmD4okK";
+  const router = "yoUmrH9piKrxxsPMWAmm9d1Fyk9dEgixeZYAX4Lzfr9m";
+  const t0 = tx("wh-out", { from: "alice", script: transferScript(M.usdtEth, 1_234_500n) });
+  // 2.5 WETH (18 decimals) goes out as 250,000,000 units of 8 decimals; the script approved the whole amount.
+  const t1 = tx("wh-weth", { from: "alice", script: transferScript(wethId, 25n * 10n ** 17n) });
+  const t2 = tx("wh-alph", { from: "alice", script: true });
+  const t3 = tx("wh-attest", { from: "alice", script: true });
   const usdtPool = "zSRgc7goAYUgYsEBYdAzogyyeKv3ne3uvWb3VDtxnaEK";
-  const t3 = tx("wh-redeem", {
+  const t4 = tx("wh-redeem", {
     from: "carol",
-    script: true,
+    script: call(binToHex(contractIdFromAddress(forChainEth)), 7),
     gen: [
-      genContract(M.bridge, 5n * E18),
+      genContract(forChainEth, 5n * E18),
       genContract(usdtPool, E18, [[M.usdtEth, 10n ** 20n]]),
       genAsset(BOB, 10n ** 15n, [[M.usdtEth, 5_000_000n]]),
       genAsset(CAROL, 2n * 10n ** 17n),
     ],
   });
-  const t4 = tx("wh-bad", { from: "alice", script: true });
-  const message = (t: ReturnType<typeof tx>, payload: string, seq: string) =>
+  const t5 = tx("wh-bad", { from: "alice", script: true });
+  const t6 = tx("wh-relayed", {
+    from: "carol",
+    script: call(binToHex(contractIdFromAddress(router)), 0),
+    gen: [
+      genContract(router, E18),
+      genContract(usdtPool, E18, [[M.usdtEth, 10n ** 20n]]),
+      genAsset(BOB, 10n ** 15n, [[M.usdtEth, 7_000_000n]]),
+    ],
+  });
+  // Touches the TokenBridge and pays a bridged token, but calls no completeTransfer: not a transfer in.
+  const t7 = tx("wh-other", {
+    from: "carol",
+    script: call(M.bridgeId, 9),
+    gen: [genContract(M.bridge, 5n * E18), genAsset(BOB, 10n ** 15n, [[M.usdtEth, 1n]])],
+  });
+  const message = (t: ReturnType<typeof tx>, payload: string, seq: string, target = "2") =>
     ev(t, M.governance, 0, [
       ["ByteVec", M.bridgeId],
-      ["U256", "2"],
+      ["U256", target],
       ["U256", seq],
       ["ByteVec", "00000001"],
       ["ByteVec", payload],
@@ -898,12 +933,13 @@ describe("Wormhole", () => {
     ]);
   const raw = block(
     "wh",
-    [t0, t1, t2, t3, t4],
+    [t0, t1, t2, t3, t4, t5, t6, t7],
     [
-      message(t0, transfer(1, 1_234_500n, usdtEthAddress, 2, 77n), "901"),
-      message(t1, transfer(3, 5n * 10n ** 8n, native, 255, 0n), "902"),
-      message(t2, `02${"11".repeat(100)}`, "903"),
-      ev(t4, M.governance, 0, [
+      message(t0, transfer(1_234_500n, usdtEthAddress, 2, evmRecipient, 77n), "901"),
+      message(t1, transfer(250_000_000n, wethEthAddress, 2, evmRecipient, 0n), "902"),
+      message(t2, transfer(5n * 10n ** 8n, ALPH_TOKEN_ID, 255, "ab".repeat(32), 0n), "903", "4"),
+      message(t3, `02${wethEthAddress}${u16(2)}12${text32("WETH")}${text32("Wrapped Ether")}`, "904", "0"),
+      ev(t5, M.governance, 0, [
         ["ByteVec", M.bridgeId],
         ["U256", "2"],
       ]),
@@ -911,7 +947,7 @@ describe("Wormhole", () => {
   );
   const events = run(raw);
 
-  it("decodes a transfer out of a bridged token: its Alephium id is the RemoteTokenPool's", () => {
+  it("decodes a transfer out of a bridged token: its Alephium id is the RemoteTokenPool's, the recipient an EVM address", () => {
     const e = mainOf(events, 0);
     expect(triple(e)).toBe("bridge/transfer_out/wormhole");
     const poolId = subContractId(M.bridgeId, `020002${usdtEthAddress}`, 0);
@@ -920,50 +956,84 @@ describe("Wormhole", () => {
     expect(e).toMatchObject({
       token_id: poolId,
       amount: "1234500",
-      to: "",
+      to: `0x${evmRecipient}`,
       from: ALICE,
       dapp_id: "wormhole",
     });
     expect(e.payload).toMatchObject({
       sequence: "901",
       target_chain_id: 2,
+      recipient_chain_id: 2,
       token_chain_id: 2,
       origin_token_hex: `0x${usdtEthAddress}`,
-      recipient_hex: `0x${recipient}`,
-      fee: "77",
+      recipient_hex: `0x${evmRecipient}`,
+      fee_wormhole: "77",
       nonce: "00000001",
       consistency_level: 10,
       payload_id: 1,
       amount_wormhole: "1234500",
+      amount_in_token_units: true,
     });
   });
 
-  it("keeps a native token's own id (chain 255, payload 3) and reports other messages as bridge/message", () => {
-    const native3 = mainOf(events, 1);
-    expect(native3).toMatchObject({ token_id: native, amount: (5n * 10n ** 8n).toString() });
-    expect(native3.payload).toMatchObject({ payload_id: 3, fee: "0", token_chain_id: 255 });
-    expect(triple(mainOf(events, 2))).toBe("bridge/message/wormhole");
-    expect(mainOf(events, 2).payload).toMatchObject({ payload_id: 2, sequence: "903" });
+  it("brings an amount back from 8 decimals to the token's: WETH by its approval, ALPH by its 18 decimals", () => {
+    const weth = mainOf(events, 1);
+    expect(weth).toMatchObject({ token_id: wethId, amount: (25n * 10n ** 17n).toString() });
+    expect(weth.payload).toMatchObject({ amount_wormhole: "250000000", amount_in_token_units: true });
+    const alph = mainOf(events, 2);
+    expect(alph).toMatchObject({ token_id: ALPH_TOKEN_ID, amount: (5n * E18).toString(), to: "" });
+    expect(alph.payload).toMatchObject({
+      token_chain_id: 255,
+      target_chain_id: 4,
+      recipient_hex: `0x${"ab".repeat(32)}`,
+    });
   });
 
-  it("infers a redemption from a script tx touching the TokenBridge that pays a bridged token", () => {
-    const ins = ofTx(events, 3).filter((e) => e.sub_kind === "transfer_in");
-    // BOB gets USDT; CAROL is the signer, so her token-less output is left-over ALPH, not a redemption.
+  it("decodes an attestation (payload 2): the token, its decimals, symbol and name", () => {
+    const e = mainOf(events, 3);
+    expect(triple(e)).toBe("bridge/attestation/wormhole");
+    expect(e).toMatchObject({ token_id: wethId, amount: "0" });
+    expect(e.payload).toMatchObject({
+      payload_id: 2,
+      target_chain_id: 0,
+      token_chain_id: 2,
+      decimals: 18,
+      symbol: "WETH",
+      name: "Wrapped Ether",
+    });
+  });
+
+  it("reads a transfer in from the TokenBridgeForChain's method 7, its amount from the outputs", () => {
+    const ins = ofTx(events, 4).filter((e) => e.sub_kind === "transfer_in");
+    // BOB gets USDT; CAROL is the signer, so her token-less output is left-over ALPH, not a transfer in.
     expect(ins).toHaveLength(1);
     expect(ins[0]).toMatchObject({
       to: BOB,
       token_id: M.usdtEth,
       amount: "5000000",
       from: CAROL,
-      with: M.bridge,
+      with: forChainEth,
       is_main: true,
       contract_event_index: null,
+      dapp_id: "wormhole",
     });
-    expect(ins[0]!.payload).toMatchObject({ inferred: true });
+    expect(ins[0]!.payload).toMatchObject({
+      method: "completeTransfer",
+      method_index: 7,
+      via: "token_bridge_for_chain",
+    });
+  });
+
+  it("reads a relayed transfer in from a reward router's method 0, and nothing from other bridge calls", () => {
+    const relayed = ofTx(events, 6).filter((e) => e.sub_kind === "transfer_in");
+    expect(relayed).toHaveLength(1);
+    expect(relayed[0]).toMatchObject({ to: BOB, amount: "7000000", with: router });
+    expect(relayed[0]!.payload).toMatchObject({ method_index: 0, via: "reward_router" });
+    expect(ofTx(events, 7).filter((e) => e.category === "bridge")).toEqual([]);
   });
 
   it("refuses a WormholeMessage of two fields", () => {
-    expectDecodeError(byContract(ofTx(events, 4), M.governance)[0], "wormhole-governance", "WormholeMessage");
+    expectDecodeError(byContract(ofTx(events, 5), M.governance)[0], "wormhole-governance", "WormholeMessage");
   });
 });
 

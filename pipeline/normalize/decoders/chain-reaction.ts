@@ -1,7 +1,9 @@
 /**
  * Chain Reaction (notrustverify/chainreaction): the V2 factory re-emits every game's events with the game's
- * contract id (artifact layout, published); V1 is one game contract without game id, fees or token (published
- * in the brief). Number Guessing War: the hub's RoomCreated and its rooms' events (GameHub.ral / GameRoom.ral;
+ * contract id (bytecode-verified); its games are copies of the V3 template that emit the same events without the
+ * id (counted once: the factory's re-emit, else the copy's own). The v1 factory has V2's layouts without fees and
+ * token (bytecode-verified); the V1 game is one contract without game id, fees or token (its emit instructions'
+ * field counts; no artifact matches). Number Guessing War: the hub's RoomCreated and its rooms' events (GameHub.ral / GameRoom.ral;
  * indexes 4, 5, 7 inferred from the source order).
  */
 import { DAPP_UNKNOWN, type SubKind } from "../../../lib/chain/taxonomy.ts";
@@ -96,6 +98,63 @@ const V2: Record<number, GameEvent> = {
   },
 };
 
+/**
+ * FactoryChainReaction (v1 factory) events: V2's without fees and token (`NewGameCreated(contractId, gameId)`,
+ * `ChainStarted(gameContractId, chainId, startBlock)`, PlayerJoined and ChainEnded without token and fees).
+ */
+const V1_FACTORY: Record<number, GameEvent> = {
+  0: {
+    name: "NewGameCreated",
+    sub_kind: "game_created",
+    types: ["ByteVec", "U256"],
+    read: (f) => ({
+      to: "",
+      token: ALPH_TOKEN_ID,
+      amount: 0n,
+      chain_id: "",
+      extra: { factory_game_index: f.big(1).toString(), fixed_token: null },
+    }),
+  },
+  1: {
+    name: "ChainStarted",
+    sub_kind: "chain_started",
+    types: ["ByteVec", "U256", "U256"],
+    read: (f) => ({
+      to: "",
+      token: ALPH_TOKEN_ID,
+      amount: 0n,
+      chain_id: f.big(1).toString(),
+      extra: { start_block: f.big(2).toString(), fees_bps: null },
+    }),
+  },
+  2: {
+    name: "PlayerJoined",
+    sub_kind: "player_joined",
+    types: ["ByteVec", "U256", "Address", "U256", "U256", "U256", "U256"],
+    read: (f) => ({
+      to: f.str(2),
+      token: ALPH_TOKEN_ID,
+      amount: f.big(3),
+      chain_id: f.big(1).toString(),
+      extra: joined(f, 2),
+    }),
+  },
+  3: {
+    name: "ChainEnded",
+    sub_kind: "chain_ended",
+    types: ["ByteVec", "U256", "Address", "U256", "U256"],
+    read: (f) => ({
+      to: f.str(2),
+      token: ALPH_TOKEN_ID,
+      amount: f.big(3),
+      chain_id: f.big(1).toString(),
+      extra: ended(f, 2, "0"),
+    }),
+  },
+  4: V2[4]!,
+  5: V2[5]!,
+};
+
 /** V1 events: the V2 layout without the game id, fees and token. */
 const V1: Record<number, GameEvent> = {
   0: {
@@ -184,16 +243,44 @@ function boosted(f: Fields, at: number): Record<string, unknown> {
   return { caller: f.str(at), amount: f.big(at + 1).toString() };
 }
 
-function decodeGame(s: TxScope, ev: ContractEvent, version: 1 | 2): DecodeResult {
-  const spec = (version === 2 ? V2 : V1)[ev.eventIndex];
-  if (!spec) return undefined;
-  const f = fieldsOf(ev, spec.name, spec.types);
-  if (!isFields(f)) return f;
+/** Which contract emitted a game event: a factory (field 0 is the game), a V1 game, or a V3 game copy. */
+type Emitter = "factory_v2" | "factory_v1" | "game_v1" | "game_v3";
+
+const LAYOUTS: Record<Emitter, Record<number, GameEvent>> = {
+  factory_v2: V2,
+  factory_v1: V1_FACTORY,
+  game_v1: V1,
+  // A V3 copy's event i is the V2 factory's i + 1 without the game id: decoded through V2 with the copy's id.
+  game_v3: V2,
+};
+
+function decodeGame(s: TxScope, ev: ContractEvent, emitter: Emitter): DecodeResult {
+  const spec = LAYOUTS[emitter][emitter === "game_v3" ? ev.eventIndex + 1 : ev.eventIndex];
+  if (!spec || (emitter === "game_v3" && spec.name === "NewGameCreated")) return undefined;
+  const ownId = contractIdOf(ev.contractAddress) ?? "";
+  let f: Fields;
+  if (emitter === "game_v3") {
+    // Checked against the copy's own layout, so a failure names the event the copy emitted.
+    const own = fieldsOf(ev, spec.name, spec.types.slice(1));
+    if (!isFields(own)) return own;
+    const asFactory = fieldsOf(
+      { ...ev, fields: [{ type: "ByteVec", value: ownId }, ...ev.fields] },
+      spec.name,
+      spec.types,
+    );
+    if (!isFields(asFactory)) return asFactory;
+    f = asFactory;
+  } else {
+    const own = fieldsOf(ev, spec.name, spec.types);
+    if (!isFields(own)) return own;
+    f = own;
+  }
   const r = spec.read(f);
-  const gameId = version === 2 ? f.str(0).toLowerCase() : (contractIdOf(ev.contractAddress) ?? "");
+  const v1 = emitter === "factory_v1" || emitter === "game_v1";
+  const gameId = emitter === "game_v1" ? ownId : f.str(0).toLowerCase();
   // ChainEnded / ChainTimeout / PotBoosted name no token: ALPH as the event's token, "" in the payload.
   return [
-    draft("game", spec.sub_kind, version === 2 ? "chain_reaction" : "chain_reaction_v1", {
+    draft("game", spec.sub_kind, emitter === "game_v1" ? "chain_reaction_v1" : "chain_reaction", {
       dapp_id: dappOf(s, ev.contractAddress, DAPP_UNKNOWN),
       from: s.sender,
       to: r.to,
@@ -202,13 +289,42 @@ function decodeGame(s: TxScope, ev: ContractEvent, version: 1 | 2): DecodeResult
       amount: r.amount,
       contract_address: ev.contractAddress,
       contract_event_index: ev.eventIndex,
-      payload: { version, game_id: gameId, chain_id: r.chain_id, token_id: r.token ?? "", ...r.extra },
+      payload: {
+        version: v1 ? 1 : 2,
+        emitter,
+        game_id: gameId,
+        chain_id: r.chain_id,
+        token_id: r.token ?? "",
+        ...r.extra,
+      },
     }),
   ];
 }
 
-export const decodeChainReactionV2 = (s: TxScope, ev: ContractEvent) => decodeGame(s, ev, 2);
-export const decodeChainReactionV1 = (s: TxScope, ev: ContractEvent) => decodeGame(s, ev, 1);
+/**
+ * True when a V2 factory re-emitted this V3 copy's event in the same transaction: the factory's event i + 1
+ * naming the copy, with the copy's fields after it. The re-emit is the one normalized event.
+ */
+function reEmitted(s: TxScope, ev: ContractEvent): boolean {
+  const ownId = contractIdOf(ev.contractAddress);
+  return s.events.some(
+    (e) =>
+      e.eventIndex === ev.eventIndex + 1 &&
+      s.decoders.kindOf(e.contractAddress) === "chainreaction-v2" &&
+      e.fields.length === ev.fields.length + 1 &&
+      e.fields[0]?.type === "ByteVec" &&
+      String(e.fields[0].value).toLowerCase() === ownId &&
+      ev.fields.every((f, i) => e.fields[i + 1]?.type === f.type && e.fields[i + 1]?.value === f.value),
+  );
+}
+
+export const decodeChainReactionV2 = (s: TxScope, ev: ContractEvent) => decodeGame(s, ev, "factory_v2");
+export const decodeChainReactionV1Factory = (s: TxScope, ev: ContractEvent) =>
+  decodeGame(s, ev, "factory_v1");
+export const decodeChainReactionV1 = (s: TxScope, ev: ContractEvent) => decodeGame(s, ev, "game_v1");
+/** A V3 game copy's event: nothing when its factory re-emitted it (counted there), else decoded as the re-emit. */
+export const decodeChainReactionV3Game = (s: TxScope, ev: ContractEvent): DecodeResult =>
+  LAYOUTS.game_v3[ev.eventIndex + 1] && reEmitted(s, ev) ? [] : decodeGame(s, ev, "game_v3");
 
 interface RoomEvent {
   name: string;

@@ -2,7 +2,9 @@
 import type { DecoderKind } from "../../../lib/dapps/kinds.ts";
 import {
   decodeChainReactionV1,
+  decodeChainReactionV1Factory,
   decodeChainReactionV2,
+  decodeChainReactionV3Game,
   decodeGuessingHub,
   decodeGuessingRoom,
 } from "./chain-reaction.ts";
@@ -10,7 +12,15 @@ import { decodeDeadRare } from "./deadrare.ts";
 import { decodeDiaPrice, decodeDiaRandom } from "./dia.ts";
 import type { EventDecoder } from "./fields.ts";
 import { decodeFurnace } from "./furnace.ts";
-import { decodeMyOnionLauncher, decodeMyOnionRouter } from "./myonion.ts";
+import { decodeLinxLending } from "./linx.ts";
+import {
+  decodeMyOnionComments,
+  decodeMyOnionFeeCollector,
+  decodeMyOnionLauncher,
+  decodeMyOnionProfiles,
+  decodeMyOnionRouter,
+  decodeMyOnionUpgradable,
+} from "./myonion.ts";
 import { decodeWormholeGovernance } from "./wormhole.ts";
 
 export { inferAlphBanXOps } from "./alphbanx.ts";
@@ -24,10 +34,17 @@ export const EVENT_DECODERS: Partial<Record<DecoderKind, EventDecoder>> = {
   furnace: decodeFurnace,
   "chainreaction-v2": decodeChainReactionV2,
   "chainreaction-v1": decodeChainReactionV1,
+  "chainreaction-v1-factory": decodeChainReactionV1Factory,
+  "chainreaction-v3-game": decodeChainReactionV3Game,
   "guessing-hub": decodeGuessingHub,
   "guessing-room": decodeGuessingRoom,
   deadrare: decodeDeadRare,
   "myonion-launcher": decodeMyOnionLauncher,
   "myonion-router": decodeMyOnionRouter,
+  "myonion-fee-handler": decodeMyOnionUpgradable,
+  "myonion-fee-collector": decodeMyOnionFeeCollector,
+  "myonion-comments": decodeMyOnionComments,
+  "myonion-profiles": decodeMyOnionProfiles,
+  "linx-lending": decodeLinxLending,
   "wormhole-governance": decodeWormholeGovernance,
 };
