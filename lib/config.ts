@@ -113,6 +113,18 @@ export const CONFIG_SPEC = {
     "Where rate-limit counters live; `auto` = postgres (shared by every API process) when POSTGRES_URL is set, else memory.",
   ),
   PUBLIC_RPM: int(600, 1, 1_000_000, "Requests per minute per client IP on public routes."),
+  CORS_PUBLIC_ORIGINS: str(
+    "*",
+    "Browser origins allowed to call the public routes (CORS): `*` any origin, `none` no origin (same-origin pages and non-browser clients only), or comma-separated origins (`https://app.example.com`, scheme://host[:port], compared exactly). User and admin routes follow each key's `allowed_origins` instead (docs/api.md#browsers-cors).",
+    /^(\*|none|[a-z][a-z0-9+.-]*:\/\/[^/\s,]+(,[a-z][a-z0-9+.-]*:\/\/[^/\s,]+)*)$/i,
+    "`*`, `none`, or comma-separated origins such as https://app.example.com (no path)",
+  ),
+  CORS_MAX_AGE_S: int(
+    600,
+    0,
+    86_400,
+    "How long browsers may cache a CORS preflight answer (`Access-Control-Max-Age`, seconds; browsers cap it, Chromium at 7200).",
+  ),
   BANS_REFRESH_MS: int(
     5_000,
     50,

@@ -160,6 +160,8 @@ function methodsOfPaths(app: App): (path: string) => string[] {
   const router = FindMyWay({ maxParamLength: 256 });
   const methods = new Set<HTTPMethod>();
   app.addHook("onRoute", (route: RouteOptions) => {
+    // @fastify/cors's `OPTIONS *` answers preflights only (api/plugins/cors.ts): it is no method of a path.
+    if (route.url === "*") return;
     for (const method of [route.method].flat() as HTTPMethod[]) {
       methods.add(method);
       router.on(method, route.url, () => undefined);
