@@ -3631,7 +3631,7 @@ export interface components {
         Problem: {
             /** @description Stable error code, for example `validation_failed`, `invalid_api_key`. */
             code: string;
-            /** @description Human-readable explanation naming the bad value. */
+            /** @description Human-readable explanation naming the bad value; on a 404 it always contains "not found". */
             detail: string;
             /** @description Machine-readable context (for example the bad id). */
             details?: {
