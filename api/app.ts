@@ -2,7 +2,8 @@
 import { randomUUID } from "node:crypto";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify from "fastify";
-import { createRateLimits, type RateLimits, registerAuth } from "./plugins/auth.ts";
+import { createRateLimits, type RateLimits, registerAuth, registerBanCheck } from "./plugins/auth.ts";
+import { registerCors } from "./plugins/cors.ts";
 import { clientErrorHandler, registerErrorHandling, sendProblem } from "./plugins/errors.ts";
 import { addInputKeywords, registerInputRules } from "./plugins/input.ts";
 import { registerOpenApi } from "./plugins/openapi.ts";
@@ -165,6 +166,12 @@ export async function buildApp(deps: ApiDeps, options: BuildOptions = {}): Promi
     portal.start();
     app.addHook("onClose", async () => portal.close());
   }
+  registerBanCheck(app, deps);
+  // Before the auth hook: preflights are answered before any key check, and every answer carries the CORS headers.
+  await registerCors(app, {
+    publicOrigins: deps.config.CORS_PUBLIC_ORIGINS,
+    maxAgeS: deps.config.CORS_MAX_AGE_S,
+  });
   registerAuth(app, deps, options.rateLimits ?? (await createRateLimits(deps)));
 
   app.addHook("onSend", async (request, reply) => {

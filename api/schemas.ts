@@ -15,7 +15,10 @@ export const Problem = Type.Object(
     code: Type.String({
       description: "Stable error code, for example `validation_failed`, `invalid_api_key`.",
     }),
-    detail: Type.String({ description: "Human-readable explanation naming the bad value." }),
+    detail: Type.String({
+      description:
+        'Human-readable explanation naming the bad value; on a 404 it always contains "not found".',
+    }),
     instance: Type.String({ description: "Path of the request." }),
     request_id: Type.String({ description: "Request id, also sent as the `x-request-id` header." }),
     details: Type.Optional(

@@ -70,6 +70,8 @@ declare module "fastify" {
   interface FastifyContextConfig {
     access?: AccessLevel;
     db?: DbNeed;
+    /** The key may come as the `api_key` query parameter when neither key header is sent (EventSource). */
+    keyInQuery?: boolean;
   }
   interface FastifyInstance {
     /** Every route with its access level, in registration order. */

@@ -52,6 +52,45 @@ const oneOf = <const V extends readonly string[]>(values: V, def: V[number], doc
 
 const URL_OR_EMPTY = /^(|[a-z][a-z0-9+.-]*:\/\/.+)$/i;
 
+/**
+ * Fields of the explorer's transactions and blocks (and names no JSON key should take): DECORATION_KEY may be none
+ * of them, or the decoration would overwrite the explorer's own value.
+ */
+const EXPLORER_FIELDS = new Set([
+  "__proto__",
+  "constructor",
+  "prototype",
+  "hash",
+  "blockHash",
+  "timestamp",
+  "inputs",
+  "outputs",
+  "gasAmount",
+  "gasPrice",
+  "scriptExecutionOk",
+  "coinbase",
+  "type",
+  "version",
+  "networkId",
+  "scriptOpt",
+  "inputSignatures",
+  "scriptSignatures",
+  "chainFrom",
+  "chainTo",
+  "height",
+  "txNumber",
+  "mainChain",
+  "deps",
+  "nonce",
+  "depStateHash",
+  "txsHash",
+  "target",
+  "hashRate",
+  "parent",
+  "ghostUncles",
+  "lastSeen",
+]);
+
 /** Every configuration key with its default and meaning; docs/configuration.md keeps this order per group. */
 export const CONFIG_SPEC = {
   STAGE: oneOf(["prod", "dev"], "prod", "Deployment stage; routes are also served under `/<stage>/...`."),
@@ -113,6 +152,18 @@ export const CONFIG_SPEC = {
     "Where rate-limit counters live; `auto` = postgres (shared by every API process) when POSTGRES_URL is set, else memory.",
   ),
   PUBLIC_RPM: int(600, 1, 1_000_000, "Requests per minute per client IP on public routes."),
+  CORS_PUBLIC_ORIGINS: str(
+    "*",
+    "Browser origins allowed to call the public routes (CORS): `*` any origin, `none` no origin (same-origin pages and non-browser clients only), or comma-separated origins (`https://app.example.com`, scheme://host[:port], compared exactly). User and admin routes follow each key's `allowed_origins` instead (docs/api.md#browsers-cors).",
+    /^(\*|none|[a-z][a-z0-9+.-]*:\/\/[^/\s,]+(,[a-z][a-z0-9+.-]*:\/\/[^/\s,]+)*)$/i,
+    "`*`, `none`, or comma-separated origins such as https://app.example.com (no path)",
+  ),
+  CORS_MAX_AGE_S: int(
+    600,
+    0,
+    86_400,
+    "How long browsers may cache a CORS preflight answer (`Access-Control-Max-Age`, seconds; browsers cap it, Chromium at 7200).",
+  ),
   BANS_REFRESH_MS: int(
     5_000,
     50,
@@ -194,6 +245,13 @@ export const CONFIG_SPEC = {
     "an http(s):// URL",
   ),
   EXPLORER_TIMEOUT_MS: int(10_000, 100, 120_000, "Timeout of one explorer backend request."),
+  DECORATION_KEY: str(
+    "ext",
+    "Name of the key that carries this service's own metadata on decorated explorer transactions, blocks and transaction lists (SPEC.md writes it `ext`; the AlphScan explorer frontend reads `alphscan`); the OpenAPI document names the same key. It must not be a field of the explorer's objects.",
+    /^[A-Za-z_][A-Za-z0-9_]{0,63}$/,
+    "a JSON field name of letters, digits and _ (at most 64, not starting with a digit), not one of the explorer's own fields",
+    (value) => !EXPLORER_FIELDS.has(value),
+  ),
   INGEST_START_TS: int(
     0,
     0,

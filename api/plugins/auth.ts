@@ -4,7 +4,8 @@
  * unknown paths included), before anything else; public routes pass (with a per-IP allowance); user
  * and admin routes need the same key in both `X-API-Key` and `Authorization: Bearer`, a key that
  * exists and whose owner is not banned, that is not revoked or expired, whose allowed origins (when
- * any) include the request's `Origin`, and whose plan allowance is not spent. The client address is
+ * any) include the request's `Origin`, and whose plan allowance is not spent. A route with
+ * `config.keyInQuery` (the event stream, for browsers' EventSource) also takes the key as `api_key` in the query. The client address is
  * `request.ip`: the X-Forwarded-For address only with TRUST_PROXY. With AUTO_BAN_AFTER_429, an address
  * answered that many 429s within AUTO_BAN_WINDOW_S is banned for AUTO_BAN_DURATION_S. Every request
  * charged to a key's allowance (429s included) is counted for the key's usage figures, in memory
@@ -128,6 +129,17 @@ function bearer(header: string | undefined): string | undefined {
   return m?.[1];
 }
 
+/**
+ * 403 `banned` for every request from a banned client address, whatever the route (documentation, unknown
+ * paths and CORS preflights too): registered before every other request hook.
+ */
+export function registerBanCheck(app: App, deps: Pick<ApiDeps, "bans">): void {
+  app.addHook("onRequest", async (request, reply) => {
+    const ipBan = deps.bans?.matchIp(request.ip);
+    if (ipBan) return banned(request, reply, ipBan, `Client address ${request.ip}`);
+  });
+}
+
 export function registerAuth(app: App, deps: ApiDeps, limits: RateLimits): void {
   const { AUTO_BAN_AFTER_429: autoAfter, AUTO_BAN_WINDOW_S: autoWindow } = deps.config;
   const autoCounter =
@@ -165,9 +177,6 @@ export function registerAuth(app: App, deps: ApiDeps, limits: RateLimits): void 
 
   app.decorateRequest("apiKey", null);
   app.addHook("onRequest", async (request, reply) => {
-    // Every request from a banned address, whatever the route (documentation and unknown paths too).
-    const ipBan = deps.bans?.matchIp(request.ip);
-    if (ipBan) return banned(request, reply, ipBan, `Client address ${request.ip}`);
     const config = request.routeOptions.config;
     const access = config.access;
     if (!access) return; // Routes without a config are the documentation's own static assets.
@@ -183,15 +192,20 @@ export function registerAuth(app: App, deps: ApiDeps, limits: RateLimits): void 
     }
 
     const headerKey = request.headers["x-api-key"];
-    const xKey = Array.isArray(headerKey) ? headerKey[0] : headerKey;
-    const bKey = bearer(request.headers.authorization);
+    let xKey = Array.isArray(headerKey) ? headerKey[0] : headerKey;
+    let bKey = bearer(request.headers.authorization);
+    // Browsers' EventSource sends no headers: such a route takes the key as `api_key` in the query instead.
+    const queryKey = config.keyInQuery ? (request.query as { api_key?: unknown }).api_key : undefined;
+    if (!xKey && !bKey && typeof queryKey === "string" && queryKey) xKey = bKey = queryKey;
     if (!xKey || !bKey) {
       return sendProblem(
         request,
         reply,
         401,
         "missing_api_key",
-        "Send the API key in both X-API-Key and Authorization: Bearer headers.",
+        config.keyInQuery
+          ? "Send the API key in both X-API-Key and Authorization: Bearer headers, or as the api_key query parameter."
+          : "Send the API key in both X-API-Key and Authorization: Bearer headers.",
       );
     }
     if (xKey !== bKey) {
@@ -216,6 +230,8 @@ export function registerAuth(app: App, deps: ApiDeps, limits: RateLimits): void 
     }
     const origin = request.headers.origin;
     if (origin && key.allowed_origins.length > 0 && !key.allowed_origins.includes(origin)) {
+      // The CORS hook echoed the origin before the key was known: withdrawn, the browser keeps this answer from the page.
+      reply.removeHeader("access-control-allow-origin");
       return sendProblem(
         request,
         reply,

@@ -37,6 +37,14 @@ interface ValidationIssue {
   params?: Record<string, unknown>;
 }
 
+/**
+ * A 404's `detail` always says "not found": clients (the AlphScan frontend among them) read an error whose message
+ * contains it as a 404. Our own messages say it; this covers the ones we pass on (the explorer backend's).
+ */
+export function notFoundDetail(detail: string): string {
+  return detail.includes("not found") ? detail : `${detail.replace(/[.\s]+$/, "")} (not found).`;
+}
+
 export function sendProblem(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -45,6 +53,7 @@ export function sendProblem(
   detail: string,
   extra: Record<string, unknown> = {},
 ) {
+  if (status === 404) detail = notFoundDetail(detail);
   return reply
     .code(status)
     .type("application/problem+json")
@@ -160,6 +169,8 @@ function methodsOfPaths(app: App): (path: string) => string[] {
   const router = FindMyWay({ maxParamLength: 256 });
   const methods = new Set<HTTPMethod>();
   app.addHook("onRoute", (route: RouteOptions) => {
+    // @fastify/cors's `OPTIONS *` answers preflights only (api/plugins/cors.ts): it is no method of a path.
+    if (route.url === "*") return;
     for (const method of [route.method].flat() as HTTPMethod[]) {
       methods.add(method);
       router.on(method, route.url, () => undefined);
@@ -217,6 +228,6 @@ export function registerErrorHandling(app: App): void {
         `${request.method} is not allowed on ${path}; allowed: ${allowed.join(", ")}.`,
       );
     }
-    return sendProblem(request, reply, 404, "route_not_found", `No route ${request.method} ${path}.`);
+    return sendProblem(request, reply, 404, "route_not_found", `Route ${request.method} ${path} not found.`);
   });
 }

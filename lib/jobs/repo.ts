@@ -245,7 +245,7 @@ export function createJobsRepo(pg: Pg, config: Config, boss: () => Promise<PgBos
       );
       if (row) return toJob(row);
       const existing = await this.get(jobId);
-      if (!existing) throw notFound(`No reindex job ${jobId}.`, { job_id: jobId });
+      if (!existing) throw notFound(`Reindex job ${jobId} not found.`, { job_id: jobId });
       throw new AppError("job_finished", `Job ${jobId} already ended (${existing.state}).`, { status: 409 });
     },
 

@@ -439,9 +439,12 @@ export function createPriceRegistry(pg: Pg): PriceRegistry {
     if (input.pair_id !== undefined) {
       const byId = pools.find((p) => p.id === input.pair_id && p.dapp_id === source.dapp_id);
       if (!byId) {
-        throw notFound(`pair_id ${input.pair_id} is not an available pool of price source ${source.id}`, {
-          field: "pair_id",
-        });
+        throw notFound(
+          `pair_id ${input.pair_id} not found among the available pools of price source ${source.id}`,
+          {
+            field: "pair_id",
+          },
+        );
       }
       if (address !== undefined && address !== byId.pool_address) {
         throw badRequest(`pair_symbol ${address} and pair_id ${input.pair_id} name different pools`, {
@@ -511,9 +514,12 @@ export function createPriceRegistry(pg: Pg): PriceRegistry {
     if (input.pair_id !== undefined) {
       const byId = rows.find((r) => r.id === input.pair_id);
       if (!byId) {
-        throw notFound(`pair_id ${input.pair_id} is not an available pair of price source ${source.id}`, {
-          field: "pair_id",
-        });
+        throw notFound(
+          `pair_id ${input.pair_id} not found among the available pairs of price source ${source.id}`,
+          {
+            field: "pair_id",
+          },
+        );
       }
       if (input.pair_symbol !== undefined && input.pair_symbol !== byId.pair_symbol) {
         throw badRequest(
@@ -545,7 +551,7 @@ export function createPriceRegistry(pg: Pg): PriceRegistry {
     const listed = await availableRow(source, input);
     if (!listed && !evm) {
       throw notFound(
-        `pair_symbol ${input.pair_symbol} is not an available pair of price source ${source.id}`,
+        `pair_symbol ${input.pair_symbol} not found among the available pairs of price source ${source.id}`,
         {
           field: "pair_symbol",
         },

@@ -85,7 +85,7 @@ export function createWebhooksService(
   async function visible(viewer: Viewer, webhookId: string): Promise<StoredWebhook> {
     const hook = await repo.get(webhookId);
     if (!hook || (viewer.level !== "admin" && hook.user_id !== viewer.user_id)) {
-      throw notFound(`No webhook ${webhookId}.`, { webhook_id: webhookId });
+      throw notFound(`Webhook ${webhookId} not found.`, { webhook_id: webhookId });
     }
     return hook;
   }
@@ -123,14 +123,14 @@ export function createWebhooksService(
     async enable(viewer, webhookId) {
       await visible(viewer, webhookId);
       const hook = await repo.enable(webhookId);
-      if (!hook) throw notFound(`No webhook ${webhookId}.`, { webhook_id: webhookId });
+      if (!hook) throw notFound(`Webhook ${webhookId} not found.`, { webhook_id: webhookId });
       return presentWebhook(hook);
     },
     async disable(viewer, webhookId) {
       const current = await visible(viewer, webhookId);
       const who = current.user_id === viewer.user_id ? "its owner" : `an admin (${viewer.user_id})`;
       const hook = await repo.disable(webhookId, `disabled by ${who}`);
-      if (!hook) throw notFound(`No webhook ${webhookId}.`, { webhook_id: webhookId });
+      if (!hook) throw notFound(`Webhook ${webhookId} not found.`, { webhook_id: webhookId });
       return presentWebhook(hook);
     },
     async deliveries(viewer, webhookId, query) {

@@ -1,7 +1,15 @@
 /** Every error, whoever raises it (router, body parser, schema, handler), has the one Problem shape. */
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { notFoundDetail } from "../../api/plugins/errors.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
+
+describe("a 404's detail", () => {
+  it('keeps a detail that says "not found" and completes one that does not (a message passed on)', () => {
+    expect(notFoundDetail("Transaction ab not found")).toBe("Transaction ab not found");
+    expect(notFoundDetail("Unknown transaction. ")).toBe("Unknown transaction (not found).");
+  });
+});
 
 describe("one error body everywhere", () => {
   let t: TestApp;
@@ -69,6 +77,40 @@ describe("one error body everywhere", () => {
       400,
       "validation_failed",
     ],
+  );
+
+  // 404s from the router, handlers and a disabled feature: one shape, and a detail that says "not found".
+  const uuid = "00000000-0000-4000-8000-000000000000";
+  cases.push(
+    [
+      "unknown reindex job",
+      () => t.app.inject({ url: `/system/jobs/${uuid}`, headers: admin() }),
+      404,
+      "not_found",
+    ],
+    ["unknown webhook", () => t.app.inject({ url: `/webhooks/${uuid}`, headers: admin() }), 404, "not_found"],
+    [
+      "payments off",
+      () =>
+        t.app.inject({
+          method: "POST",
+          url: "/payments/invoices",
+          headers: admin(),
+          payload: { plan_id: "pro" },
+        }),
+      404,
+      "payments_disabled",
+    ],
+    ["unknown portal asset", () => t.app.inject({ url: "/portal/assets/nope.js" }), 404, "not_found"],
+  );
+
+  it.each(cases.filter((c) => c[2] === 404).map(([name, run]) => ({ name, run })))(
+    '$name: the 404 detail says "not found"',
+    async ({ run }) => {
+      const r = await run();
+      expect(r.statusCode).toBe(404);
+      expect(r.json().detail).toContain("not found");
+    },
   );
 
   it.each(cases.map(([name, run, status, code]) => ({ name, run, status, code })))(

@@ -381,3 +381,111 @@ describe("decorated explorer routes", () => {
     expect(r.json()).toEqual([]);
   });
 });
+
+describe("decorated explorer routes with DECORATION_KEY=alphscan (the AlphScan frontend's name)", () => {
+  let chain: DevnetChain;
+  let server: DevnetServer;
+  let t: TestApp;
+
+  const get = (url: string) => t.app.inject({ url, headers: t.auth(t.userKey) });
+
+  beforeAll(async () => {
+    chain = createDevnetChain({ seed: 11 });
+    chain.advance(120);
+    server = await startDevnetServer(chain, { port: 0 });
+    t = await createTestApp({ explorerUrl: server.explorerUrl, env: { DECORATION_KEY: "alphscan" } });
+    const all: DevnetBlock[] = [];
+    for (let c = 0; c < 16; c++) all.push(...chain.mainChain(c));
+    await writeEvents(t, chain, all);
+    const token = chain.tokens()[0]!;
+    await t.deps.pg!.query(
+      "t_labels",
+      "INSERT INTO address_labels (address, source, label, mapped_label) VALUES ($1, 'test', 'Minter', 'minter')",
+      [token.minter],
+    );
+  });
+  afterAll(async () => {
+    await t?.close();
+    await server?.close();
+  });
+
+  it("writes the transaction's decoration under alphscan, with the fields the client reads", async () => {
+    const token = chain.tokens()[0]!;
+    const tx = (await get(`/transaction/${token.mintTxId}`)).json() as Json;
+    expect(tx).not.toHaveProperty("ext");
+    const deco = tx.alphscan as { events: ApiEvent[]; meta: Json; address_labels: Record<string, Json> };
+    expect(deco.events.length).toBeGreaterThan(0);
+    expect(deco.meta).toEqual({ payload_chunk_hydration_enabled: true });
+    expect(deco.address_labels[token.minter]).toMatchObject({ label: "Minter" });
+  });
+
+  it("writes the block's genesis_mints and coinbases under alphscan", async () => {
+    const token = chain.tokens()[0]!;
+    const block = (await get(`/block/${token.mintBlockHash}`)).json() as Json;
+    expect(block).not.toHaveProperty("ext");
+    const deco = block.alphscan as { genesis_mints: ApiEvent[]; coinbases: ApiEvent[] };
+    expect(deco.genesis_mints.map((e) => e.tx_id)).toContain(token.mintTxId);
+    expect(deco.coinbases).toHaveLength(1);
+  });
+
+  it("writes every list item's decoration under alphscan (block, address, address-token and token lists)", async () => {
+    const token = chain.tokens()[0]!;
+    for (const url of [
+      `/block/${token.mintBlockHash}/transactions`,
+      `/addresses/${token.minter}/transactions?page=1&limit=10`,
+      `/addresses/${token.minter}/tokens/${token.id}/transactions`,
+      `/token/${token.id}/transactions`,
+    ]) {
+      const r = await get(url);
+      expect(r.statusCode, url).toBe(200);
+      const items = r.json() as Json[];
+      expect(items.length, url).toBeGreaterThan(0);
+      for (const item of items) {
+        expect(item, url).not.toHaveProperty("ext");
+        const deco = item.alphscan as Json;
+        expect(typeof deco.main_event_pending, url).toBe("boolean");
+        if (deco.main_event_pending) continue;
+        for (const field of ["dapp_id", "category", "sub_kind", "type"])
+          expect(typeof deco[field], url).toBe("string");
+      }
+      expect(
+        items.some((item) => (item.alphscan as Json).main_event_pending === false),
+        url,
+      ).toBe(true);
+    }
+    const byMinter = (await get(`/addresses/${token.minter}/transactions`)).json() as Json[];
+    const labels = byMinter.map(
+      (item) => (item.alphscan as { address_labels?: Record<string, Json> }).address_labels,
+    );
+    expect(labels.some((l) => l?.[token.minter]?.label === "Minter")).toBe(true);
+  });
+
+  it("names alphscan in the OpenAPI document's response schemas, and ext nowhere", async () => {
+    const doc = (await t.app.inject({ url: "/openapi.json" })).json() as {
+      paths: Record<
+        string,
+        Record<string, { responses: Record<string, { content: Record<string, { schema: Json }> }> }>
+      >;
+    };
+    const schemaOf = (path: string) =>
+      doc.paths[path]!.get!.responses["200"]!.content["application/json"]!.schema;
+    type Obj = { properties: Record<string, unknown>; description: string };
+    for (const path of ["/transaction/{transaction_id}", "/block/{block_hash}"]) {
+      const schema = schemaOf(path) as Obj;
+      expect(Object.keys(schema.properties), path).toContain("alphscan");
+      expect(Object.keys(schema.properties), path).not.toContain("ext");
+      expect(schema.description, path).toContain("`alphscan`");
+    }
+    for (const path of [
+      "/block/{block_hash}/transactions",
+      "/addresses/{address}/transactions",
+      "/addresses/{address}/tokens/{tokenid}/transactions",
+      "/token/{tokenid}/transactions",
+    ]) {
+      const items = (schemaOf(path) as { items: Obj }).items;
+      expect(Object.keys(items.properties), path).toContain("alphscan");
+      expect(Object.keys(items.properties), path).not.toContain("ext");
+    }
+    expect(JSON.stringify(doc)).not.toMatch(/"ext"|`ext`/);
+  });
+});

@@ -24,8 +24,24 @@ describe("loadConfig", () => {
     ["STAGE", "staging", /STAGE="staging": expected one of prod, dev/],
     ["TRUST_PROXY", "maybe", /TRUST_PROXY="maybe": expected true or false/],
     ["POSTGRES_URL", "localhost:5432", /POSTGRES_URL="localhost:5432": expected a postgres:\/\/ URL/],
+    ["DECORATION_KEY", "hash", /DECORATION_KEY="hash": expected a JSON field name/],
+    ["DECORATION_KEY", "__proto__", /DECORATION_KEY="__proto__": expected a JSON field name/],
+    ["DECORATION_KEY", "my-key", /DECORATION_KEY="my-key": expected a JSON field name/],
+    [
+      "CORS_PUBLIC_ORIGINS",
+      "https://a.example/app",
+      /CORS_PUBLIC_ORIGINS="https:\/\/a.example\/app": expected `\*`, `none`/,
+    ],
   ])("rejects %s=%s naming the key, the value and what is allowed", (key, value, message) => {
     expect(() => loadConfig({ [key]: value })).toThrow(message);
+  });
+
+  it("takes a decoration key and public CORS origins", () => {
+    expect(loadConfig({}).DECORATION_KEY).toBe("ext");
+    expect(loadConfig({}).CORS_PUBLIC_ORIGINS).toBe("*");
+    expect(loadConfig({ DECORATION_KEY: "alphscan" }).DECORATION_KEY).toBe("alphscan");
+    const origins = "https://a.example,http://127.0.0.1:8080";
+    expect(loadConfig({ CORS_PUBLIC_ORIGINS: origins }).CORS_PUBLIC_ORIGINS).toBe(origins);
   });
 
   it("documents every key in the configuration table and .env.example format", () => {

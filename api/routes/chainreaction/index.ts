@@ -91,7 +91,10 @@ export async function chainReactionRoutes(app: App, deps: ApiDeps): Promise<void
       const { gameid, chainid } = request.params;
       const round = await reads().game(gameid, chainid);
       if (!round)
-        throw notFound(`No round ${chainid} of game ${gameid}`, { game_id: gameid, chain_id: chainid });
+        throw notFound(`Round ${chainid} of game ${gameid} not found`, {
+          game_id: gameid,
+          chain_id: chainid,
+        });
       return round;
     },
   );

@@ -152,7 +152,7 @@ export async function diaOracleRoutes(app: App, deps: ApiDeps): Promise<void> {
     async (request) => {
       const round = await reads().round(request.params.round);
       if (!round)
-        throw notFound(`No randomness round ${request.params.round}`, { round: request.params.round });
+        throw notFound(`Randomness round ${request.params.round} not found`, { round: request.params.round });
       return round;
     },
   );

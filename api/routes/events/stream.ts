@@ -26,8 +26,14 @@ disconnected; an API process that stops sends \`end\` with \`reason: "shutdown"\
 **Limits.** Open streams per key and API process by plan (STREAM_CONNECTIONS: free 1, pro 10, enterprise 100 by
 default); one more answers 429 \`too_many_streams\`. Each request counts once against the key's rate limit.
 
-**Client.** The browser's own \`EventSource\` cannot send the key's header; the \`eventsource\` npm package (v4) is the
-same WHATWG EventSource with a \`fetch\` option that adds it:
+**Browsers.** The browser's own \`EventSource\` cannot send headers: give the key as \`api_key\` in the query instead
+(\`new EventSource("https://api.example/events/stream?api_key=" + KEY)\`), taken only when neither key header is sent.
+From a page on another origin this is a CORS request like any other: the key's \`allowed_origins\` (when not empty)
+must list the page's origin. A key in a URL can end up in proxies' and browsers' histories: give pages a key
+restricted to their origins. This API writes \`api_key=***\` in its own request log.
+
+**Client.** Outside browsers, the \`eventsource\` npm package (v4) is the same WHATWG EventSource with a \`fetch\`
+option that adds the key's headers:
 
 \`\`\`js
 // npm install eventsource (v4: the WHATWG EventSource for Node 20+ and browsers, with a fetch option for the key).
@@ -79,7 +85,7 @@ export async function eventStreamRoutes(app: App, deps: ApiDeps): Promise<void> 
   app.get(
     "/events/stream",
     {
-      config: { access: "user", db: "required" },
+      config: { access: "user", db: "required", keyInQuery: true },
       schema: {
         tags: ["Events"],
         summary: "Live normalized events as Server-Sent Events, resumable with Last-Event-ID",
@@ -103,6 +109,13 @@ export async function eventStreamRoutes(app: App, deps: ApiDeps): Promise<void> 
                 enum: ["0", "1"],
                 description:
                   '`1`: end with an `end` event `{ reason: "caught_up", resume_after_id }` once every event under the watermark was sent (a batch reader, `curl`), instead of waiting for new ones.',
+              }),
+            ),
+            api_key: Type.Optional(
+              Type.String({
+                maxLength: 200,
+                description:
+                  "The API key, for browsers' EventSource (which cannot send headers); used only when neither key header is sent.",
               }),
             ),
             dapp_id: Type.Optional(Type.String({ maxLength: 100 })),

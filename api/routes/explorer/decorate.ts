@@ -1,13 +1,14 @@
 /**
- * The `ext` decoration of explorer objects. Every function makes at most one events query
- * (`byTransactions`) and one labels query per response, whatever the number of transactions.
+ * The decoration of explorer objects, under `key` (DECORATION_KEY: SPEC.md's `ext`, AlphScan's `alphscan`). Every
+ * function makes at most one events query (`byTransactions`) and one labels query per response, whatever the
+ * number of transactions.
  */
 
 import type { ApiEvent, EventsService } from "../../../lib/events/service.ts";
 import type { ExplorerObject } from "../../../lib/explorer-client.ts";
 import type { AddressLabel } from "../../../lib/labels/repo.ts";
 
-/** `ext` of a decorated transaction list item (SPEC "Events" point 4). */
+/** The decoration of a transaction list item (SPEC "Events" point 4). */
 export interface ListItemExt {
   main_event_pending: boolean;
   dapp_id?: string;
@@ -61,14 +62,18 @@ async function lookup(repo: EventsService, txs: readonly ExplorerObject[]) {
   return { events, labels };
 }
 
-/** `GET /transaction/{id}`: the explorer object plus `ext` { events, meta, address_labels? }. */
-export async function decorateTransaction(repo: EventsService, tx: ExplorerObject): Promise<ExplorerObject> {
+/** `GET /transaction/{id}`: the explorer object plus the decoration { events, meta, address_labels? }. */
+export async function decorateTransaction(
+  repo: EventsService,
+  tx: ExplorerObject,
+  key: string,
+): Promise<ExplorerObject> {
   const { events, labels } = await lookup(repo, [tx]);
   const own = events.get(txHash(tx)) ?? [];
   const addressLabels = labelsFor(tx, labels, mainEvent(own));
   return {
     ...tx,
-    ext: {
+    [key]: {
       events: own,
       meta: { payload_chunk_hydration_enabled: repo.hydration },
       ...(addressLabels ? { address_labels: addressLabels } : {}),
@@ -76,8 +81,12 @@ export async function decorateTransaction(repo: EventsService, tx: ExplorerObjec
   };
 }
 
-/** Lists: each transaction gets `ext` { main_event_pending, and the main event's kind when it exists }. */
-export async function decorateList(repo: EventsService, txs: ExplorerObject[]): Promise<ExplorerObject[]> {
+/** Lists: each transaction gets the decoration { main_event_pending, and the main event's kind when it exists }. */
+export async function decorateList(
+  repo: EventsService,
+  txs: ExplorerObject[],
+  key: string,
+): Promise<ExplorerObject[]> {
   if (txs.length === 0) return [];
   const { events, labels } = await lookup(repo, txs);
   return txs.map((tx) => {
@@ -93,7 +102,7 @@ export async function decorateList(repo: EventsService, txs: ExplorerObject[]): 
         }
       : { main_event_pending: true };
     if (addressLabels) ext.address_labels = addressLabels;
-    return { ...tx, ext };
+    return { ...tx, [key]: ext };
   });
 }
 
@@ -105,6 +114,7 @@ export async function decorateBlock(
   repo: EventsService,
   block: ExplorerObject,
   txs: readonly ExplorerObject[],
+  key: string,
 ): Promise<ExplorerObject> {
   const ids = [...new Set(txs.map(txHash).filter(Boolean))];
   const events = await repo.byTransactions(ids);
@@ -118,7 +128,7 @@ export async function decorateBlock(
   }
   return {
     ...block,
-    ext: {
+    [key]: {
       genesis_mints: genesisMints.length > 0 ? genesisMints : null,
       coinbases: coinbases.length > 0 ? coinbases : null,
     },

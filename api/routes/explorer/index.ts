@@ -1,6 +1,6 @@
 /**
  * Decorated explorer proxies (SPEC "Transactions and blocks"): the explorer backend's JSON passed through
- * and, with the database, extended with `ext`. Bad path parameters answer 400 before any upstream call;
+ * and, with the database, extended under the decoration key (DECORATION_KEY, `ext` by default). Bad path parameters answer 400 before any upstream call;
  * explorer 404 → 404 (its detail), explorer down, timing out or 5xx → 502.
  */
 
@@ -15,9 +15,7 @@ import {
   AddressTokenParams,
   BlockExt,
   BlockParams,
-  DecoratedBlock,
-  DecoratedListItem,
-  DecoratedTransaction,
+  decoratedSchemas,
   ListItemExt,
   PageQuery,
   TokenParams,
@@ -25,7 +23,7 @@ import {
   TxParams,
 } from "./schemas.ts";
 
-/** First page of a block's transactions used for the block's `ext` (SPEC "Limits"). */
+/** First page of a block's transactions used for the block's decoration (SPEC "Limits"). */
 const BLOCK_DECORATION_PAGE: ExplorerPage = { page: 1, limit: 100 };
 
 const ERRORS = {
@@ -33,9 +31,9 @@ const ERRORS = {
   502: { description: "Explorer backend unreachable, timing out or failing.", ...ProblemRef },
 };
 
-const LIST_DESCRIPTION =
+const listDescription = (ext: string) =>
   "Explorer pagination: `page` from 1 (default 1), `limit` 1-100 (default 20; the explorer's 0 is refused). " +
-  "Each transaction is passed through unchanged with `ext`: `main_event_pending` (true while the pipeline has " +
+  `Each transaction is passed through unchanged with ${ext}: \`main_event_pending\` (true while the pipeline has ` +
   "produced no event for it) and, once false, `dapp_id`, `category`, `sub_kind` and `type` of its main event; " +
   "`address_labels` covers the addresses of its inputs, outputs and main event, only when any has a label. " +
   "The decoration needs the database: without it this route answers 503.";
@@ -54,9 +52,13 @@ export async function explorerRoutes(app: App, deps: ApiDeps): Promise<void> {
   app.addSchema(BlockExt);
   app.addHook("onClose", async () => deps.explorer.close());
   const explorer = deps.explorer;
+  const key = deps.config.DECORATION_KEY;
+  const ext = `\`${key}\``;
+  const schemas = decoratedSchemas(key);
+  const LIST_DESCRIPTION = listDescription(ext);
   const list = async (reply: FastifyReply, fetch: () => Promise<{ json: ExplorerObject[] }>) => {
     const { json } = await fetch();
-    return sendJson(reply, await decorateList(deps.events!, json));
+    return sendJson(reply, await decorateList(deps.events!, json, key));
   };
 
   app.get(
@@ -68,15 +70,15 @@ export async function explorerRoutes(app: App, deps: ApiDeps): Promise<void> {
         summary: "Explorer transaction, decorated with its normalized events",
         description:
           "The explorer's transaction (`Accepted` or `Pending`) with every field unchanged. With the database, " +
-          "`ext` = { events (every normalized event, as /transaction/{txid}/events), meta.payload_chunk_hydration_enabled, " +
-          "address_labels (inputs, outputs and main event; only when any) }. Without the database: no `ext`.",
+          `${ext} = { events (every normalized event, as /transaction/{txid}/events), meta.payload_chunk_hydration_enabled, ` +
+          `address_labels (inputs, outputs and main event; only when any) }. Without the database: no ${ext}.`,
         params: TxParams,
-        response: { 200: DecoratedTransaction, ...ERRORS },
+        response: { 200: schemas.transaction, ...ERRORS },
       },
     },
     async (request, reply) => {
       const { json } = await explorer.transaction(request.params.transaction_id.toLowerCase());
-      return sendJson(reply, deps.events ? await decorateTransaction(deps.events, json) : json);
+      return sendJson(reply, deps.events ? await decorateTransaction(deps.events, json, key) : json);
     },
   );
 
@@ -89,10 +91,10 @@ export async function explorerRoutes(app: App, deps: ApiDeps): Promise<void> {
         summary: "Explorer block, decorated with its genesis mints and coinbases",
         description:
           "The explorer's BlockEntry unchanged. With the database and `txNumber` > 0, the first 100 transactions " +
-          "are read and `ext` = { genesis_mints, coinbases } (main events; each null when none). Without the " +
-          "database: no `ext`.",
+          `are read and ${ext} = { genesis_mints, coinbases } (main events; each null when none). Without the ` +
+          `database: no ${ext}.`,
         params: BlockParams,
-        response: { 200: DecoratedBlock, ...ERRORS },
+        response: { 200: schemas.block, ...ERRORS },
       },
     },
     async (request, reply) => {
@@ -105,7 +107,7 @@ export async function explorerRoutes(app: App, deps: ApiDeps): Promise<void> {
       const { json: block } = await explorer.block(hash);
       const txNumber = typeof block.txNumber === "number" ? block.txNumber : 0;
       if (txNumber <= 0) return sendJson(reply, block);
-      return sendJson(reply, await decorateBlock(repo, block, (await txsCall).json));
+      return sendJson(reply, await decorateBlock(repo, block, (await txsCall).json, key));
     },
   );
 
@@ -119,7 +121,7 @@ export async function explorerRoutes(app: App, deps: ApiDeps): Promise<void> {
         description: `Block order (coinbase last). ${LIST_DESCRIPTION}`,
         params: BlockParams,
         querystring: PageQuery,
-        response: { 200: Type.Array(DecoratedListItem), ...ERRORS },
+        response: { 200: Type.Array(schemas.listItem), ...ERRORS },
       },
     },
     async (request, reply) =>
@@ -136,7 +138,7 @@ export async function explorerRoutes(app: App, deps: ApiDeps): Promise<void> {
         description: `Main chain only, newest first. ${LIST_DESCRIPTION}`,
         params: AddressParams,
         querystring: PageQuery,
-        response: { 200: Type.Array(DecoratedListItem), ...ERRORS },
+        response: { 200: Type.Array(schemas.listItem), ...ERRORS },
       },
     },
     async (request, reply) =>
@@ -153,7 +155,7 @@ export async function explorerRoutes(app: App, deps: ApiDeps): Promise<void> {
         description: `Main chain only, newest first. ${LIST_DESCRIPTION}`,
         params: AddressTokenParams,
         querystring: PageQuery,
-        response: { 200: Type.Array(DecoratedListItem), ...ERRORS },
+        response: { 200: Type.Array(schemas.listItem), ...ERRORS },
       },
     },
     async (request, reply) =>
@@ -176,7 +178,7 @@ export async function explorerRoutes(app: App, deps: ApiDeps): Promise<void> {
         description: `Main chain only, newest first. ${LIST_DESCRIPTION}`,
         params: TokenParams,
         querystring: PageQuery,
-        response: { 200: Type.Array(DecoratedListItem), ...ERRORS },
+        response: { 200: Type.Array(schemas.listItem), ...ERRORS },
       },
     },
     async (request, reply) =>

@@ -1,6 +1,7 @@
 /**
  * Schemas of the decorated explorer routes. The explorer's objects are open (`additionalProperties: true`):
- * the listed fields document the explorer's shape, every other field it sends is passed through as is.
+ * the listed fields document the explorer's shape, every other field it sends is passed through as is. The
+ * decoration's key is configuration (DECORATION_KEY, `ext` by default); the schemas below the key keep their names.
  */
 import { Type } from "@sinclair/typebox";
 import { INT32_MAX, Nullable } from "../../schemas.ts";
@@ -74,19 +75,6 @@ export const TransactionExt = Type.Object(
   { $id: "DecoratedTransactionExt", title: "DecoratedTransactionExt" },
 );
 
-export const DecoratedTransaction = Type.Object(
-  {
-    type: Type.Optional(Type.String({ description: "`Accepted` or `Pending`." })),
-    ...ExplorerTxFields,
-    ext: Type.Optional(Type.Ref("DecoratedTransactionExt")),
-  },
-  {
-    additionalProperties: true,
-    description:
-      "The explorer's TransactionLike, unchanged (its fields and their order), plus `ext` when the database is configured.",
-  },
-);
-
 export const ListItemExt = Type.Object(
   {
     main_event_pending: Type.Boolean({
@@ -99,11 +87,6 @@ export const ListItemExt = Type.Object(
     address_labels: Type.Optional(AddressLabels),
   },
   { $id: "DecoratedListItemExt", title: "DecoratedListItemExt" },
-);
-
-export const DecoratedListItem = Type.Object(
-  { ...ExplorerTxFields, ext: Type.Ref("DecoratedListItemExt") },
-  { additionalProperties: true, description: "The explorer's Transaction, unchanged, plus `ext`." },
 );
 
 export const BlockExt = Type.Object(
@@ -122,21 +105,45 @@ export const BlockExt = Type.Object(
   { $id: "DecoratedBlockExt", title: "DecoratedBlockExt" },
 );
 
-export const DecoratedBlock = Type.Object(
-  {
-    hash: Type.String(),
-    timestamp: Type.Integer(),
-    chainFrom: Type.Integer(),
-    chainTo: Type.Integer(),
-    height: Type.Integer(),
-    txNumber: Type.Integer(),
-    mainChain: Type.Boolean(),
-    ext: Type.Optional(Type.Ref("DecoratedBlockExt")),
-  },
-  {
-    additionalProperties: true,
-    description:
-      "The explorer's BlockEntry, unchanged, plus `ext` when the database is configured and txNumber > 0 " +
-      "(computed from its first 100 transactions).",
-  },
-);
+/**
+ * The decorated objects' schemas, their decoration under `key` (DECORATION_KEY): built when the app is built, so
+ * the OpenAPI document names the key the API writes.
+ */
+export function decoratedSchemas(key: string) {
+  const ext = `\`${key}\``;
+  return {
+    transaction: Type.Object(
+      {
+        type: Type.Optional(Type.String({ description: "`Accepted` or `Pending`." })),
+        ...ExplorerTxFields,
+        [key]: Type.Optional(Type.Ref("DecoratedTransactionExt")),
+      },
+      {
+        additionalProperties: true,
+        description: `The explorer's TransactionLike, unchanged (its fields and their order), plus ${ext} when the database is configured.`,
+      },
+    ),
+    listItem: Type.Object(
+      { ...ExplorerTxFields, [key]: Type.Ref("DecoratedListItemExt") },
+      { additionalProperties: true, description: `The explorer's Transaction, unchanged, plus ${ext}.` },
+    ),
+    block: Type.Object(
+      {
+        hash: Type.String(),
+        timestamp: Type.Integer(),
+        chainFrom: Type.Integer(),
+        chainTo: Type.Integer(),
+        height: Type.Integer(),
+        txNumber: Type.Integer(),
+        mainChain: Type.Boolean(),
+        [key]: Type.Optional(Type.Ref("DecoratedBlockExt")),
+      },
+      {
+        additionalProperties: true,
+        description:
+          `The explorer's BlockEntry, unchanged, plus ${ext} when the database is configured and txNumber > 0 ` +
+          "(computed from its first 100 transactions).",
+      },
+    ),
+  };
+}

@@ -118,7 +118,9 @@ export async function furnaceRoutes(app: App, deps: ApiDeps): Promise<void> {
     async (request) => {
       const totals = await reads().token(request.params.tokenid);
       if (!totals)
-        throw notFound(`No burn of token ${request.params.tokenid}`, { token_id: request.params.tokenid });
+        throw notFound(`Burn of token ${request.params.tokenid} not found`, {
+          token_id: request.params.tokenid,
+        });
       return totals;
     },
   );

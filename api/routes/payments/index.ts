@@ -139,9 +139,13 @@ export async function paymentRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
     async (request) => {
       if (!deps.config.PAYMENT_ADDRESS) {
-        throw new AppError("payments_disabled", "Payments are off on this deployment (PAYMENT_ADDRESS).", {
-          status: 404,
-        });
+        throw new AppError(
+          "payments_disabled",
+          "Payments not found: they are off on this deployment (PAYMENT_ADDRESS).",
+          {
+            status: 404,
+          },
+        );
       }
       const caller = request.apiKey!;
       const keyId = request.body.key_id ?? caller.key_id;

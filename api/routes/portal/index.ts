@@ -164,7 +164,7 @@ export async function portalRoutes(app: App, deps: ApiDeps): Promise<void> {
     async (request, reply) => {
       const file = request.params.file;
       if (file.startsWith(".") || !existsSync(`${PORTAL_DIST}assets/${file}`)) {
-        throw new AppError("not_found", `No portal asset ${file}.`, {
+        throw new AppError("not_found", `Portal asset ${file} not found.`, {
           status: 404,
           details: { field: "file" },
         });

@@ -45,7 +45,13 @@ export async function telegramRoutes(app: App, deps: ApiDeps): Promise<void> {
       // After validation, like every route (the body's shape is public in the OpenAPI document).
       preHandler: async (request, reply) => {
         if (!deps.telegram || deps.config.TELEGRAM_MODE !== "webhook") {
-          return sendProblem(request, reply, 404, "bot_disabled", "The Telegram bot is not enabled here.");
+          return sendProblem(
+            request,
+            reply,
+            404,
+            "bot_disabled",
+            "Telegram bot not found: it is not enabled here.",
+          );
         }
         const given = request.headers["x-telegram-bot-api-secret-token"];
         if (!secretMatches(given, deps.config.TELEGRAM_WEBHOOK_SECRET)) {
@@ -140,7 +146,7 @@ export async function telegramRoutes(app: App, deps: ApiDeps): Promise<void> {
     async (request) => {
       const id = request.body.telegram_user_id;
       if (!(await deps.telegramStore!.removeAdmin(id))) {
-        throw notFound(`Telegram user ${id} is not a bot admin`, { telegram_user_id: id });
+        throw notFound(`Telegram user ${id} not found among the bot admins`, { telegram_user_id: id });
       }
       return { ok: true };
     },

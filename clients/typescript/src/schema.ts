@@ -1068,8 +1068,14 @@ export interface paths {
          *     **Limits.** Open streams per key and API process by plan (STREAM_CONNECTIONS: free 1, pro 10, enterprise 100 by
          *     default); one more answers 429 `too_many_streams`. Each request counts once against the key's rate limit.
          *
-         *     **Client.** The browser's own `EventSource` cannot send the key's header; the `eventsource` npm package (v4) is the
-         *     same WHATWG EventSource with a `fetch` option that adds it:
+         *     **Browsers.** The browser's own `EventSource` cannot send headers: give the key as `api_key` in the query instead
+         *     (`new EventSource("https://api.example/events/stream?api_key=" + KEY)`), taken only when neither key header is sent.
+         *     From a page on another origin this is a CORS request like any other: the key's `allowed_origins` (when not empty)
+         *     must list the page's origin. A key in a URL can end up in proxies' and browsers' histories: give pages a key
+         *     restricted to their origins. This API writes `api_key=***` in its own request log.
+         *
+         *     **Client.** Outside browsers, the `eventsource` npm package (v4) is the same WHATWG EventSource with a `fetch`
+         *     option that adds the key's headers:
          *
          *     ```js
          *     // npm install eventsource (v4: the WHATWG EventSource for Node 20+ and browsers, with a fetch option for the key).
@@ -3625,7 +3631,7 @@ export interface components {
         Problem: {
             /** @description Stable error code, for example `validation_failed`, `invalid_api_key`. */
             code: string;
-            /** @description Human-readable explanation naming the bad value. */
+            /** @description Human-readable explanation naming the bad value; on a 404 it always contains "not found". */
             detail: string;
             /** @description Machine-readable context (for example the bad id). */
             details?: {
@@ -7830,6 +7836,8 @@ export interface operations {
                 address?: string;
                 /** @description Deliver events after this id. */
                 after_id?: string;
+                /** @description The API key, for browsers' EventSource (which cannot send headers); used only when neither key header is sent. */
+                api_key?: string;
                 /** @description Comma-separated list. */
                 category?: string;
                 dapp_id?: string;
