@@ -12,6 +12,7 @@ import {
   type IdentityProvider,
   startIdentityProvider,
 } from "../../devnet/identity-provider.ts";
+import { labelDevnetContracts } from "../../devnet/labels.ts";
 import { DEVNET_RUN_DEFAULTS, type RunningDevnet, runDevnet } from "../../devnet/main.ts";
 import { registerDevnetDapps, watchDevnetExchangePair } from "../../devnet/register.ts";
 import { DEVNET_PAYMENT_ADDRESS, startTelegramDouble, type TelegramDouble } from "../../devnet/telegram.ts";
@@ -155,7 +156,10 @@ export function installStartCommand(program: Command): void {
           const stores = await openStores(ctx.config, ctx.log, { command: "start" });
           await prepareStores(stores, ctx.log);
           if (stores.pg) await ensureAdminKey(stores.pg, ctx.config, ctx.log);
-          if (devnet && stores.pg) await registerDevnetDapps(stores.pg, devnet.chain);
+          if (devnet && stores.pg) {
+            await registerDevnetDapps(stores.pg, devnet.chain);
+            await labelDevnetContracts(stores.pg, devnet.chain);
+          }
           const reporter = createProgressReporter(ctx.log, { events: eventsWritten(ctx.metrics) });
           const pipelineDeps = stores.pg ? await createPipelineDeps(ctx, stores) : null;
           const pipeline = pipelineDeps

@@ -16,9 +16,13 @@ export interface Category {
 export interface Dapp {
   id: string;
   name: string;
+  /** The stored short name, else the name. */
+  short_name: string;
   description: string | null;
   website: string | null;
   logo: string | null;
+  /** Same as logo (the AlphScan explorer's name). */
+  icon: string | null;
   categories: string[];
   deleted: boolean;
   /** USD value in the dapp's pools watched with includeInTVL (figures processor); null when none is counted. */
@@ -30,17 +34,24 @@ export interface Dapp {
 export interface DappInput {
   id: string;
   name: string;
+  short_name?: string | null;
   description?: string | null;
   website?: string | null;
   logo?: string | null;
 }
 
-export type DappUpdate = { [K in "name" | "description" | "website" | "logo"]?: string | null };
+export type DappUpdate = {
+  [K in "name" | "short_name" | "description" | "website" | "logo"]?: string | null;
+};
 
 export interface Chain {
   id: number;
   name: string;
   short_name: string;
+  /** Icon URL; null when none is known. */
+  icon: string | null;
+  /** Wormhole's id of the chain; null when the bridge does not serve it. */
+  wormhole_id: number | null;
 }
 
 export interface CatalogRepo {
@@ -70,7 +81,8 @@ const CATEGORY_SELECT = `SELECT c.id, c.sort_order, c.deleted,
      WHERE dc.category_id = c.id AND NOT d.deleted)::int AS count_dapp
   FROM categories c`;
 
-const DAPP_SELECT = `SELECT d.id, d.name, d.description, d.website, d.logo, d.deleted, d.tvl_usd, d.created_at, d.updated_at,
+const DAPP_SELECT = `SELECT d.id, d.name, COALESCE(d.short_name, d.name) AS short_name, d.description, d.website,
+  d.logo, d.logo AS icon, d.deleted, d.tvl_usd, d.created_at, d.updated_at,
   ARRAY(SELECT dc.category_id FROM dapp_categories dc JOIN categories c ON c.id = dc.category_id
         WHERE dc.dapp_id = d.id AND NOT c.deleted ORDER BY dc.position) AS categories
   FROM dapps d`;
@@ -162,22 +174,33 @@ export function createCatalogRepo(pg: Pg): CatalogRepo {
       const t = now();
       await pg.query(
         "dapps_add",
-        `INSERT INTO dapps (id, name, description, website, logo, deleted, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, false, $6, $6)
+        `INSERT INTO dapps (id, name, description, website, logo, deleted, created_at, updated_at, short_name)
+         VALUES ($1, $2, $3, $4, $5, false, $6, $6, $7)
          ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name,
+           short_name = COALESCE(EXCLUDED.short_name, dapps.short_name),
            description = COALESCE(EXCLUDED.description, dapps.description),
            website = COALESCE(EXCLUDED.website, dapps.website), logo = COALESCE(EXCLUDED.logo, dapps.logo),
            deleted = false, updated_at = EXCLUDED.updated_at`,
-        [input.id, input.name, input.description ?? null, input.website ?? null, input.logo ?? null, t],
+        [
+          input.id,
+          input.name,
+          input.description ?? null,
+          input.website ?? null,
+          input.logo ?? null,
+          t,
+          input.short_name ?? null,
+        ],
       );
       return mustDapp(input.id);
     },
     async updateDapp(id, update) {
-      const fields = (["name", "description", "website", "logo"] as const).filter(
+      const fields = (["name", "short_name", "description", "website", "logo"] as const).filter(
         (k) => update[k] !== undefined && update[k] !== null,
       );
       if (fields.length === 0) {
-        throw badRequest("No fields to update", { allowed: ["name", "description", "website", "logo"] });
+        throw badRequest("No fields to update", {
+          allowed: ["name", "short_name", "description", "website", "logo"],
+        });
       }
       const params: (string | number)[] = [id, now()];
       const sets = fields.map((k) => {
@@ -252,6 +275,9 @@ export function createCatalogRepo(pg: Pg): CatalogRepo {
     },
 
     listChains: () =>
-      pg.query<Chain>("chains_list", "SELECT id, name, short_name FROM chains ORDER BY (id = 8738) DESC, id"),
+      pg.query<Chain>(
+        "chains_list",
+        "SELECT id, name, short_name, icon, wormhole_id FROM chains ORDER BY (id = 8738) DESC, id",
+      ),
   };
 }

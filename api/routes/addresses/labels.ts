@@ -1,10 +1,29 @@
 /** Addresses group, labels: list, add (admin), delete (admin). Labels decorate `address_labels` on events. */
 import { Type } from "@sinclair/typebox";
 import { notFound } from "../../../lib/errors.ts";
-import { INT32_MAX } from "../../schemas.ts";
+import { INT32_MAX, Nullable } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 
 const ADDRESS = "^[1-9A-HJ-NP-Za-km-z]{20,60}(:[0-3])?$";
+
+const LabelMetadata = Type.Object(
+  {
+    type: Nullable(
+      Type.String({ description: "What the address is, e.g. `contract`, `token`, `exchange`." }),
+    ),
+    name: Nullable(Type.String({ description: "The name of what the address is (a token's name, ...)." })),
+    state: Nullable(Type.String({ description: "Its state as the labeller gave it, e.g. `active`." })),
+    dapp: Nullable(
+      Type.String({ description: "Same as `dapp_id` when that dapp exists (not deleted), else null." }),
+    ),
+    dapp_id: Nullable(
+      Type.String({ description: "The dapp the address belongs to, as given with the label." }),
+    ),
+    dapp_name: Nullable(Type.String({ description: "That dapp's name (from /dapps), null when unknown." })),
+    dapp_icon: Nullable(Type.String({ description: "That dapp's logo URL, null when unknown." })),
+  },
+  { description: "What the label says about its address; every field null when not given." },
+);
 
 const LabelRecord = Type.Object(
   {
@@ -14,6 +33,14 @@ const LabelRecord = Type.Object(
     mapped_label: Type.String(),
     source: Type.String(),
     priority: Type.Integer({ description: "Lower wins when an address has labels from several sources." }),
+    display_order: Type.Integer({ description: "Same as `priority`: labels are shown lowest first." }),
+    icon_hash: Nullable(
+      Type.String({
+        description: "A hash of the icon's content given with the label (a cache key), null when not.",
+      }),
+    ),
+    metadata: LabelMetadata,
+    created_at: Type.String({ format: "date-time" }),
     updated_at: Type.String({ format: "date-time" }),
   },
   { $id: "AddressLabelRecord", title: "AddressLabelRecord" },
@@ -60,6 +87,30 @@ export async function addressLabelRoutes(app: App, deps: ApiDeps): Promise<void>
     },
   );
 
+  app.get(
+    "/addresses/:address/labels",
+    {
+      config: { access: "public", db: "required" },
+      schema: {
+        tags: ["Addresses"],
+        summary: "Every label of one address, in display order",
+        description:
+          "The label rows the AlphScan explorer reads: the address's stored labels (lowest `display_order` " +
+          "first), then the symbol of the registered token whose contract it is (source `token_registry`, display " +
+          "order 1000). `labels` is empty for an address without labels. `GET /addresses/labels?address=` lists " +
+          "the stored rows of several addresses.",
+        params: Type.Object({ address: Type.String({ pattern: ADDRESS, description: "Base58 address." }) }),
+        response: {
+          200: Type.Object({ address: Type.String(), labels: Type.Array(Type.Ref("AddressLabelRecord")) }),
+        },
+      },
+    },
+    async (request) => ({
+      address: request.params.address,
+      labels: await deps.labels!.ofAddress(request.params.address),
+    }),
+  );
+
   app.post(
     "/addresses/labels/add",
     {
@@ -77,6 +128,23 @@ export async function addressLabelRoutes(app: App, deps: ApiDeps): Promise<void>
             ),
             source: Type.String({ minLength: 1, maxLength: 100, default: "admin" }),
             priority: Type.Integer({ minimum: 0, maximum: 1000, default: 100 }),
+            icon_hash: Type.Optional(
+              Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()]),
+            ),
+            metadata: Type.Optional(
+              Type.Object(
+                {
+                  type: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+                  name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+                  state: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+                  dapp_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+                },
+                {
+                  additionalProperties: false,
+                  description: "Stored with the label; dapp, dapp_name and dapp_icon are read from the dapp.",
+                },
+              ),
+            ),
           },
           { additionalProperties: false },
         ),
@@ -92,6 +160,8 @@ export async function addressLabelRoutes(app: App, deps: ApiDeps): Promise<void>
         icon: b.icon ?? null,
         mapped_label: b.mapped_label ?? b.label,
         priority: b.priority,
+        icon_hash: b.icon_hash ?? null,
+        metadata: b.metadata ?? {},
       });
       return { ok: true, label };
     },

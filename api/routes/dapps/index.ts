@@ -1,5 +1,6 @@
 /** Dapps group: list, add (or re-activate), update, soft delete, and category links (at most 3). */
 import { Type } from "@sinclair/typebox";
+import { notFound } from "../../../lib/errors.ts";
 import { type DappUpdate, MAX_CATEGORIES } from "../../../lib/tokens/repo.ts";
 import { NoBody, Nullable } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
@@ -9,9 +10,11 @@ export const DappSchema = Type.Object(
   {
     id: Type.String({ description: "Stable dapp id, as in normalized events' dapp_id." }),
     name: Type.String(),
+    short_name: Type.String({ description: "Short display name; the name when none is set." }),
     description: Nullable(Type.String()),
     website: Nullable(Type.String()),
     logo: Nullable(Type.String({ description: "Logo URL." })),
+    icon: Nullable(Type.String({ description: "Same as `logo` (the AlphScan explorer's name)." })),
     categories: Type.Array(Type.String(), { description: "Up to 3 category ids (deleted ones omitted)." }),
     deleted: Type.Boolean(),
     tvl_usd: Nullable(
@@ -50,6 +53,28 @@ export async function dappRoutes(app: App, deps: ApiDeps): Promise<void> {
     async (request) => ({ dapps: await deps.registry!.listDapps(request.query.include_deleted) }),
   );
 
+  app.get(
+    "/dapps/:dappid",
+    {
+      config: { access: "public", db: "required" },
+      schema: {
+        tags: ["Dapps"],
+        summary: "One dapp by id (name, short name, icon, categories)",
+        description:
+          "The dapp record the AlphScan explorer reads (`name`, `short_name`, `icon`) beside this API's fields, as in " +
+          "/dapps/all. 404 for an unknown or soft-deleted id. The ids of the five dapp groups' routes " +
+          "(`/dapps/furnace/...`) are dapp ids too.",
+        params: DappParams,
+        response: { 200: Type.Object({ dapp: Type.Ref("Dapp") }), 404: Type.Ref("Problem") },
+      },
+    },
+    async (request) => {
+      const dapp = await deps.registry!.getDapp(request.params.dappid);
+      if (!dapp) throw notFound(`Dapp ${request.params.dappid} not found`, { dappid: request.params.dappid });
+      return { dapp };
+    },
+  );
+
   app.post(
     "/dapps/add",
     {
@@ -62,6 +87,7 @@ export async function dappRoutes(app: App, deps: ApiDeps): Promise<void> {
           {
             id: DappId,
             name: Text(200),
+            short_name: Type.Optional(Text(100)),
             description: Type.Optional(Text(2000)),
             website: Type.Optional(Text(2000)),
             logo: Type.Optional(Text(2000)),
@@ -85,6 +111,7 @@ export async function dappRoutes(app: App, deps: ApiDeps): Promise<void> {
         body: Type.Object(
           {
             name: Type.Optional(NullableBody(Text(200))),
+            short_name: Type.Optional(NullableBody(Text(100))),
             description: Type.Optional(NullableBody(Text(2000))),
             website: Type.Optional(NullableBody(Text(2000))),
             logo: Type.Optional(NullableBody(Text(2000))),

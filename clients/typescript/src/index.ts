@@ -7,7 +7,7 @@
  *   const { data, error } = await api.GET("/events/all", { params: { query: { limit: 10 } } });
  */
 import createFetchClient, { type Client, type ClientOptions, type Middleware } from "openapi-fetch";
-import type { components, operations, paths } from "./schema.ts";
+import type { components, operations, paths } from "./schema.js";
 
 export type { components, operations, paths };
 /**

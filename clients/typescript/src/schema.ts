@@ -5,6 +5,28 @@
 /* Generated from the API's OpenAPI document by `npm run client:generate` (clients/typescript/scripts/generate.ts). */
 
 export interface paths {
+    "/addresses/{address}/labels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every label of one address, in display order
+         * @description The label rows the AlphScan explorer reads: the address's stored labels (lowest `display_order` first), then the symbol of the registered token whose contract it is (source `token_registry`, display order 1000). `labels` is empty for an address without labels. `GET /addresses/labels?address=` lists the stored rows of several addresses.
+         *
+         *     Access: Public: no key needed.
+         */
+        get: operations["getAddressesByAddressLabels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/addresses/{address}/tokens/{tokenid}/transactions": {
         parameters: {
             query?: never;
@@ -300,7 +322,7 @@ export interface paths {
         };
         /**
          * List the chains known to the registry
-         * @description The indexed Alephium chain (8738) first, then the EVM chains of bridged tokens.
+         * @description The indexed Alephium chain (8738) first, then the EVM chains of bridged tokens. `items` and `chains` hold the same page (`items` is the AlphScan explorer's name); `total` counts every chain. `?pageSize=-1` (the default) returns them all.
          *
          *     Access: Public: no key needed.
          */
@@ -349,6 +371,28 @@ export interface paths {
          *     Access: Public: no key needed.
          */
         get: operations["getContractsByAddress"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dapps/{dappid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One dapp by id (name, short name, icon, categories)
+         * @description The dapp record the AlphScan explorer reads (`name`, `short_name`, `icon`) beside this API's fields, as in /dapps/all. 404 for an unknown or soft-deleted id. The ids of the five dapp groups' routes (`/dapps/furnace/...`) are dapp ids too.
+         *
+         *     Access: Public: no key needed.
+         */
+        get: operations["getDappsByDappid"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2918,9 +2962,32 @@ export interface components {
         /** AddressLabelRecord */
         AddressLabelRecord: {
             address: string;
+            /** Format: date-time */
+            created_at: string;
+            /** @description Same as `priority`: labels are shown lowest first. */
+            display_order: number;
             icon: string | null;
+            /** @description A hash of the icon's content given with the label (a cache key), null when not. */
+            icon_hash: string | null;
             label: string;
             mapped_label: string;
+            /** @description What the label says about its address; every field null when not given. */
+            metadata: {
+                /** @description Same as `dapp_id` when that dapp exists (not deleted), else null. */
+                dapp: string | null;
+                /** @description That dapp's logo URL, null when unknown. */
+                dapp_icon: string | null;
+                /** @description The dapp the address belongs to, as given with the label. */
+                dapp_id: string | null;
+                /** @description That dapp's name (from /dapps), null when unknown. */
+                dapp_name: string | null;
+                /** @description The name of what the address is (a token's name, ...). */
+                name: string | null;
+                /** @description Its state as the labeller gave it, e.g. `active`. */
+                state: string | null;
+                /** @description What the address is, e.g. `contract`, `token`, `exchange`. */
+                type: string | null;
+            };
             /** @description Lower wins when an address has labels from several sources. */
             priority: number;
             source: string;
@@ -3133,11 +3200,17 @@ export interface components {
         };
         /** Chain */
         Chain: {
+            /** @description Same as `icon` (the AlphScan explorer's name). */
+            avatar_url: string | null;
+            /** @description Icon URL; null when none is known. */
+            icon: string | null;
             /** @description Chain id (8738 Alephium, 1 Ethereum, 56 BSC). */
             id: number;
             name: string;
             /** @description Short name, e.g. `alph`, `eth`, `bsc`. */
             short_name: string;
+            /** @description Wormhole's chain id (13 Alephium, 2 Ethereum, 4 BSC); null when not bridged. */
+            wormhole_id: number | null;
         };
         /** ChainReactionRound */
         ChainReactionRound: {
@@ -3291,11 +3364,15 @@ export interface components {
             created_at: number;
             deleted: boolean;
             description: string | null;
+            /** @description Same as `logo` (the AlphScan explorer's name). */
+            icon: string | null;
             /** @description Stable dapp id, as in normalized events' dapp_id. */
             id: string;
             /** @description Logo URL. */
             logo: string | null;
             name: string;
+            /** @description Short display name; the name when none is set. */
+            short_name: string;
             /** @description USD value locked in the dapp's Alephium DEX pools watched with includeInTVL (reserves × price_usd; see Token.tvlUsd), kept current by the figures processor; null when none is counted. */
             tvl_usd: number | null;
             /** @description Unix ms. */
@@ -4035,6 +4112,68 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    getAddressesByAddressLabels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Base58 address. */
+                address: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        address: string;
+                        labels: components["schemas"]["AddressLabelRecord"][];
+                    };
+                };
+            };
+            /** @description Error (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getAddressesByAddressTokensByTokenidTransactions: {
         parameters: {
             query?: {
@@ -4599,9 +4738,17 @@ export interface operations {
                     address: string;
                     /** Format: uri */
                     icon?: string | null;
+                    icon_hash?: string | null;
                     label: string;
                     /** @description Defaults to label. */
                     mapped_label?: string;
+                    /** @description Stored with the label; dapp, dapp_name and dapp_icon are read from the dapp. */
+                    metadata?: {
+                        dapp_id?: string;
+                        name?: string;
+                        state?: string;
+                        type?: string;
+                    };
                     /** @default 100 */
                     priority: number;
                     /** @default admin */
@@ -5227,7 +5374,12 @@ export interface operations {
     };
     getChainAll: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description 1-based page. */
+                page?: number;
+                /** @description Chains per page, 1-999; -1 (the default) returns every chain (page is then ignored). */
+                pageSize?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -5242,6 +5394,10 @@ export interface operations {
                 content: {
                     "application/json": {
                         chains: components["schemas"]["Chain"][];
+                        items: components["schemas"]["Chain"][];
+                        page: number;
+                        pageSize: number;
+                        total: number;
                     };
                 };
             };
@@ -5376,6 +5532,76 @@ export interface operations {
                 content: {
                     "application/json": {
                         contract: components["schemas"]["Contract"];
+                        dapp: components["schemas"]["Dapp"];
+                    };
+                };
+            };
+            /** @description Error (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getDappsByDappid: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Dapp id. */
+                dappid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
                         dapp: components["schemas"]["Dapp"];
                     };
                 };
@@ -5632,6 +5858,7 @@ export interface operations {
                     description?: string | null;
                     logo?: string | null;
                     name?: string | null;
+                    short_name?: string | null;
                     website?: string | null;
                 };
             };
@@ -5729,6 +5956,7 @@ export interface operations {
                     id: string;
                     logo?: string;
                     name: string;
+                    short_name?: string;
                     website?: string;
                 };
             };
