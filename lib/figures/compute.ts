@@ -130,7 +130,7 @@ export const UNKNOWN_REASONS = [
   "unissued_supply",
   /** burned + locked exceed maxSupply: one of them is wrong, so no difference is published. */
   "supply_inconsistent",
-  /** The circulating supply would exceed maxSupply (ALPH: the supply sources disagree with the protocol's maximum). */
+  /** The circulating supply would exceed maxSupply (ALPH: its supply sources refused it above the maximum or total). */
   "exceeds_max_supply",
   /** ALPH's supply sources gave no circulating figure (the explorer backend not read yet). */
   "supply_source_unavailable",
@@ -158,7 +158,7 @@ export interface TokenFiguresInput {
   /** Issued by a bridge pool (a Wormhole RemoteTokenPool): maxSupply at the pool's issuance counts what it holds. */
   bridge_pool?: boolean;
   /** A circulating supply from elsewhere (ALPH's supply sources), replacing maxSupply - burned - locked. */
-  circulating?: { value: string | null };
+  circulating?: { value: string | null; refused?: string };
   price_usd: number | null;
   tvl_usd: number | null;
 }
@@ -183,7 +183,7 @@ export function tokenFigures(t: TokenFiguresInput): TokenFigures {
   if (t.circulating) {
     const v = t.circulating.value;
     if (v !== null && U256.test(v)) circulating = BigInt(v);
-    else notes.circulatingSupply = "supply_source_unavailable";
+    else notes.circulatingSupply = t.circulating.refused ? "exceeds_max_supply" : "supply_source_unavailable";
   } else if (max === null) notes.circulatingSupply = "max_supply_unknown";
   else if (t.bridge_pool && max >= BRIDGE_POOL_ISSUANCE) notes.circulatingSupply = "unissued_supply";
   else if (t.burned + t.locked > max) notes.circulatingSupply = "supply_inconsistent";

@@ -364,6 +364,9 @@ describe("supplies and TVL", () => {
     expect(tokenFigures(input({ circulating: { value: null } })).notes.circulatingSupply).toBe(
       "supply_source_unavailable",
     );
+    expect(
+      tokenFigures(input({ circulating: { value: null, refused: "exceeds_total" } })).notes.circulatingSupply,
+    ).toBe("exceeds_max_supply");
   });
 
   it("a bridged token's supply is what left its pool; at the pool's issuance it is unissued and refused", () => {

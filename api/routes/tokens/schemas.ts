@@ -170,6 +170,12 @@ const Figure = (description: string) =>
             "`index`: computed from the indexed chain; `explorer`: the explorer backend's /infos/supply; `computed`: total − reserved − locked with an index total; `protocol`: a protocol constant; null with a null value.",
         }),
       ),
+      refused: Type.Optional(
+        StringEnum(["exceeds_maximum", "exceeds_total"], {
+          description:
+            "Present when the source gave a figure that could not exist, refused (value null) instead of published: above the protocol's maximum (`exceeds_maximum`), or a circulating figure above the total (`exceeds_total`).",
+        }),
+      ),
     },
     { description },
   );

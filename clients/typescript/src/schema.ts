@@ -14399,6 +14399,11 @@ export interface operations {
                         /** @description total − reserved − locked: the explorer's (`explorer`), or `computed` from the index's total and the explorer's reserved and locked. */
                         circulating: {
                             /**
+                             * @description Present when the source gave a figure that could not exist, refused (value null) instead of published: above the protocol's maximum (`exceeds_maximum`), or a circulating figure above the total (`exceeds_total`).
+                             * @enum {string}
+                             */
+                            refused?: "exceeds_maximum" | "exceeds_total";
+                            /**
                              * @description `index`: computed from the indexed chain; `explorer`: the explorer backend's /infos/supply; `computed`: total − reserved − locked with an index total; `protocol`: a protocol constant; null with a null value.
                              * @enum {string|null}
                              */
@@ -14424,6 +14429,11 @@ export interface operations {
                         /** @description ALPH in outputs whose lock time is still ahead (always `explorer`). */
                         locked: {
                             /**
+                             * @description Present when the source gave a figure that could not exist, refused (value null) instead of published: above the protocol's maximum (`exceeds_maximum`), or a circulating figure above the total (`exceeds_total`).
+                             * @enum {string}
+                             */
+                            refused?: "exceeds_maximum" | "exceeds_total";
+                            /**
                              * @description `index`: computed from the indexed chain; `explorer`: the explorer backend's /infos/supply; `computed`: total − reserved − locked with an index total; `protocol`: a protocol constant; null with a null value.
                              * @enum {string|null}
                              */
@@ -14433,6 +14443,11 @@ export interface operations {
                         };
                         /** @description 1,000,000,000 ALPH, the protocol's maximum (source `protocol`). */
                         maximum: {
+                            /**
+                             * @description Present when the source gave a figure that could not exist, refused (value null) instead of published: above the protocol's maximum (`exceeds_maximum`), or a circulating figure above the total (`exceeds_total`).
+                             * @enum {string}
+                             */
+                            refused?: "exceeds_maximum" | "exceeds_total";
                             /**
                              * @description `index`: computed from the indexed chain; `explorer`: the explorer backend's /infos/supply; `computed`: total − reserved − locked with an index total; `protocol`: a protocol constant; null with a null value.
                              * @enum {string|null}
@@ -14444,6 +14459,11 @@ export interface operations {
                         /** @description ALPH of the addresses the explorer backend counts as reserved (always `explorer`). */
                         reserved: {
                             /**
+                             * @description Present when the source gave a figure that could not exist, refused (value null) instead of published: above the protocol's maximum (`exceeds_maximum`), or a circulating figure above the total (`exceeds_total`).
+                             * @enum {string}
+                             */
+                            refused?: "exceeds_maximum" | "exceeds_total";
+                            /**
                              * @description `index`: computed from the indexed chain; `explorer`: the explorer backend's /infos/supply; `computed`: total − reserved − locked with an index total; `protocol`: a protocol constant; null with a null value.
                              * @enum {string|null}
                              */
@@ -14453,6 +14473,11 @@ export interface operations {
                         };
                         /** @description ALPH in the main chain's unspent outputs: the index's sum of ALPH balance moves when it holds the chain from genesis (`index`), else the explorer's (`explorer`). */
                         total: {
+                            /**
+                             * @description Present when the source gave a figure that could not exist, refused (value null) instead of published: above the protocol's maximum (`exceeds_maximum`), or a circulating figure above the total (`exceeds_total`).
+                             * @enum {string}
+                             */
+                            refused?: "exceeds_maximum" | "exceeds_total";
                             /**
                              * @description `index`: computed from the indexed chain; `explorer`: the explorer backend's /infos/supply; `computed`: total − reserved − locked with an index total; `protocol`: a protocol constant; null with a null value.
                              * @enum {string|null}
