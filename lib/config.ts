@@ -459,7 +459,7 @@ export const CONFIG_SPEC = {
     60_000,
     0,
     86_400_000,
-    "How often the figures processor asks the node for the total supply (maxSupply) of up to 50 tokens: those without one and the Alephium Bridge's (their bridged amount moves), least recently read first; 0 = never.",
+    "How often the figures processor asks the node for the total supply (maxSupply) of up to 50 tokens: those without one (getTotalSupply) and bridged ones (what left their bridge pool, from the pool's state: the bridged amount moves), least recently read first; 0 = never.",
   ),
   ALPH_SUPPLY_REFRESH_MS: int(
     300_000,

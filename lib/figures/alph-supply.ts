@@ -9,6 +9,7 @@
  *   mining rewards and genesis allocations only, not those of time-locked transfers).
  * - `circulating`: total − reserved − locked: `explorer` when the three are the explorer's, `computed`
  *   when the total is the index's.
+ * A figure above the maximum, or a circulating figure above the total, is refused: null with `refused` saying why.
  * The explorer is read at most every ALPH_SUPPLY_REFRESH_MS; while it fails, its last figures are kept
  * (with `explorer.status` `unavailable` and the time they were read), and are null until a first read.
  */
@@ -25,9 +26,14 @@ export const ALPH_DECIMALS = 18;
 export type SupplySource = "index" | "explorer" | "computed" | "protocol";
 
 export interface SupplyFigure {
-  /** attoALPH, or null when no source has it. */
+  /** attoALPH, or null when no source has it or it was refused. */
   value: string | null;
   source: SupplySource | null;
+  /**
+   * Set when the source gave a figure that could not exist, refused instead of published: above the protocol's
+   * maximum (`exceeds_maximum`), or a circulating supply above the total (`exceeds_total`).
+   */
+  refused?: "exceeds_maximum" | "exceeds_total";
 }
 
 export interface AlphSupply {
@@ -95,7 +101,20 @@ export function combineAlphSupply(
         ? { value: null, source: null }
         : { value: (rest > 0n ? rest : 0n).toString(), source: "computed" };
   }
-  return { maximum: { value: ALPH_MAX_SUPPLY, source: "protocol" }, total, circulating, reserved, locked };
+  const max = BigInt(ALPH_MAX_SUPPLY);
+  const bounded = (f: SupplyFigure): SupplyFigure =>
+    f.value !== null && BigInt(f.value) > max ? { value: null, source: null, refused: "exceeds_maximum" } : f;
+  const [t, c] = [bounded(total), bounded(circulating)];
+  return {
+    maximum: { value: ALPH_MAX_SUPPLY, source: "protocol" },
+    total: t,
+    circulating:
+      c.value !== null && t.value !== null && BigInt(c.value) > BigInt(t.value)
+        ? { value: null, source: null, refused: "exceeds_total" }
+        : c,
+    reserved: bounded(reserved),
+    locked: bounded(locked),
+  };
 }
 
 /** Whether the index holds the 16 genesis blocks (ingest started at or before genesis). */

@@ -12,8 +12,10 @@
  *    spot, then the lowest pair id.
  *
  * Supplies, in the token's smallest unit: burned = Furnace burns + transfers to burn addresses; locked =
- * outputs whose lock time is still ahead; circulating = maxSupply - burned - locked (at least 0; null
- * when maxSupply is unknown); circulatingSupplyUsd = circulating / 10^decimals × price_usd.
+ * outputs whose lock time is still ahead; circulating = maxSupply - burned - locked; circulatingSupplyUsd =
+ * circulating / 10^decimals × price_usd. A bridged token's maxSupply is what left its bridge pool (the pool's
+ * issuance minus what it still holds, {@link bridgedOut}). A figure that could not exist is refused, never
+ * published: it is null with a reason in the token's notes ({@link tokenFigures}).
  *
  * TVL of a pool with `includeInTVL`: reserve × price_usd of each leg with a price; when only one leg has a
  * price the other is valued the same (a constant-product pool holds equal values of both). A token's TVL
@@ -102,26 +104,115 @@ export function resolveUsdPrices(
   return out;
 }
 
-export interface TokenSupplyInput {
+/** What a Wormhole RemoteTokenPool issues to itself when it is created: the whole u256 range (`u256Max!()`). */
+export const BRIDGE_POOL_ISSUANCE = (1n << 256n) - 1n;
+
+const U256 = /^\d{1,78}$/;
+
+/**
+ * What left a bridge pool: its issuance minus what it still holds of its own token (the unissued supply).
+ * Null when the holding is not a u256 at most the issuance.
+ */
+export function bridgedOut(held: string | bigint, issued: bigint = BRIDGE_POOL_ISSUANCE): bigint | null {
+  const h = typeof held === "bigint" ? held : U256.test(held) ? BigInt(held) : null;
+  if (h === null || h < 0n || h > issued) return null;
+  return issued - h;
+}
+
+/** The figures a token's notes may name, as the API names them. */
+export type FigureName = "circulatingSupply" | "circulatingSupplyUsd" | "priceUsd" | "tvlUsd";
+
+/** Why a figure is null (docs/prices.md, Token market figures and TVL). */
+export const UNKNOWN_REASONS = [
+  /** maxSupply is unknown (the node gave no total supply yet). */
+  "max_supply_unknown",
+  /** A bridged token whose maxSupply still holds its pool's unissued supply (the pool's balance is not read yet). */
+  "unissued_supply",
+  /** burned + locked exceed maxSupply: one of them is wrong, so no difference is published. */
+  "supply_inconsistent",
+  /** The circulating supply would exceed maxSupply (ALPH: its supply sources refused it above the maximum or total). */
+  "exceeds_max_supply",
+  /** ALPH's supply sources gave no circulating figure (the explorer backend not read yet). */
+  "supply_source_unavailable",
+  /** No fresh price route prices the token. */
+  "no_price",
+  /** The token's decimals are unknown. */
+  "decimals_unknown",
+  /** circulatingSupplyUsd without a circulating supply. */
+  "circulating_supply_unknown",
+  /** The USD value would exceed maxSupply × priceUsd, or is not a finite number. */
+  "exceeds_max_supply_value",
+  /** No pool counted in TVL holds the token. */
+  "not_in_tvl_pools",
+] as const;
+export type UnknownReason = (typeof UNKNOWN_REASONS)[number];
+
+/** Each null figure of a token with why it is null. */
+export type FigureNotes = Partial<Record<FigureName, UnknownReason>>;
+
+export interface TokenFiguresInput {
   max_supply: string | null;
   decimals: number | null;
   burned: bigint;
   locked: bigint;
+  /** Issued by a bridge pool (a Wormhole RemoteTokenPool): maxSupply at the pool's issuance counts what it holds. */
+  bridge_pool?: boolean;
+  /** A circulating supply from elsewhere (ALPH's supply sources), replacing maxSupply - burned - locked. */
+  circulating?: { value: string | null; refused?: string };
+  price_usd: number | null;
+  tvl_usd: number | null;
 }
 
-export interface TokenSupply {
+export interface TokenFigures {
   burned_supply: string;
   lock_supply: string;
   circulating_supply: string | null;
+  circulating_supply_usd: number | null;
+  notes: FigureNotes;
 }
 
-export function tokenSupply(t: TokenSupplyInput): TokenSupply {
-  const max = t.max_supply !== null && /^\d{1,78}$/.test(t.max_supply) ? BigInt(t.max_supply) : null;
-  const circulating = max === null ? null : max - t.burned - t.locked;
+/**
+ * A token's supply figures and their USD value from their inputs, each refused (null, with its reason in
+ * `notes`) when it could not exist: a circulating supply above maxSupply or from burned + locked above it, a
+ * bridged token's supply that still counts its pool's unissued tokens, a USD value above maxSupply × price.
+ */
+export function tokenFigures(t: TokenFiguresInput): TokenFigures {
+  const notes: FigureNotes = {};
+  const max = t.max_supply !== null && U256.test(t.max_supply) ? BigInt(t.max_supply) : null;
+  let circulating: bigint | null = null;
+  if (t.circulating) {
+    const v = t.circulating.value;
+    if (v !== null && U256.test(v)) circulating = BigInt(v);
+    else notes.circulatingSupply = t.circulating.refused ? "exceeds_max_supply" : "supply_source_unavailable";
+  } else if (max === null) notes.circulatingSupply = "max_supply_unknown";
+  else if (t.bridge_pool && max >= BRIDGE_POOL_ISSUANCE) notes.circulatingSupply = "unissued_supply";
+  else if (t.burned + t.locked > max) notes.circulatingSupply = "supply_inconsistent";
+  else circulating = max - t.burned - t.locked;
+  if (circulating !== null && max !== null && circulating > max) {
+    circulating = null;
+    notes.circulatingSupply = "exceeds_max_supply";
+  }
+  let usd: number | null = null;
+  if (circulating === null) notes.circulatingSupplyUsd = "circulating_supply_unknown";
+  else if (t.price_usd === null) notes.circulatingSupplyUsd = "no_price";
+  else if (t.decimals === null) notes.circulatingSupplyUsd = "decimals_unknown";
+  else {
+    usd = usdValue(circulating, t.decimals, t.price_usd);
+    const ceiling = max === null ? null : usdValue(max, t.decimals, t.price_usd);
+    // The ceiling is the same float computation on a larger amount: no tolerance is needed.
+    if (usd === null || !Number.isFinite(usd) || (ceiling !== null && usd > ceiling)) {
+      usd = null;
+      notes.circulatingSupplyUsd = "exceeds_max_supply_value";
+    }
+  }
+  if (t.price_usd === null) notes.priceUsd = "no_price";
+  if (t.tvl_usd === null) notes.tvlUsd = "not_in_tvl_pools";
   return {
     burned_supply: t.burned.toString(),
     lock_supply: t.locked.toString(),
-    circulating_supply: circulating === null ? null : (circulating > 0n ? circulating : 0n).toString(),
+    circulating_supply: circulating === null ? null : circulating.toString(),
+    circulating_supply_usd: usd,
+    notes,
   };
 }
 

@@ -11,15 +11,14 @@ import { poolOf } from "../prices/reader.ts";
 import { PAIR_DECIMALS_COLUMNS, PAIR_DECIMALS_FROM } from "../prices/registry.ts";
 import type { Ch } from "../stores/clickhouse.ts";
 import type { Pg } from "../stores/postgres.ts";
-import { type AlphSupply, loadAlphSupply, saveAlphSupply } from "./alph-supply.ts";
+import { ALPH_MAX_SUPPLY, type AlphSupply, loadAlphSupply, saveAlphSupply } from "./alph-supply.ts";
 import {
   computeTvl,
   type PriceRoute,
   resolveUsdPrices,
   STABLE_SYMBOLS,
   type TvlPool,
-  tokenSupply,
-  usdValue,
+  tokenFigures,
 } from "./compute.ts";
 import type { ReserveChangeRow, SupplyChangeRow } from "./facts.ts";
 
@@ -90,21 +89,36 @@ export async function readReserves(
 }
 
 /**
- * Tokens whose maxSupply the node should give: those without one (the official list's seeds) and the
- * Alephium Bridge's tokens, whose `getTotalSupply` (the bridged amount) moves. At most `limit`, least
- * recently read first.
+ * Whether the token `t` was issued by a bridge pool (a Wormhole RemoteTokenPool, which issues itself the whole u256
+ * range): a mapped Alephium Bridge token, or a token whose issuing contract the normalizer attributed to the bridge
+ * (a sub-contract of its TokenBridge).
  */
-export async function tokensNeedingSupply(pg: Pg, limit: number): Promise<string[]> {
-  const rows = await pg.query<{ id: string }>(
+const BRIDGE_POOL_SQL = `(EXISTS (SELECT 1 FROM bridged_tokens b
+    WHERE b.native_token_id = t.id AND b.mapping_kind = 'wormhole_remote_pool')
+  OR EXISTS (SELECT 1 FROM normalize_contract_dapps n WHERE n.address = t.contract_address AND n.dapp_id = 'wormhole'))`;
+
+/** A token whose supply the figures processor reads from the node. */
+export interface SupplyDue {
+  id: string;
+  contract_address: string;
+  /** Issued by a bridge pool: its supply is what left the pool, read from the pool's balance. */
+  bridge_pool: boolean;
+}
+
+/**
+ * Tokens whose maxSupply the node should give: those without one (the official list's seeds) and bridged tokens,
+ * whose bridged amount moves. At most `limit`, least recently read first.
+ */
+export async function tokensNeedingSupply(pg: Pg, limit: number): Promise<SupplyDue[]> {
+  return pg.query<SupplyDue>(
     "figures_supply_due",
-    `SELECT t.id FROM tokens t
-     WHERE NOT t.deleted AND t.chain_id = 8738 AND t.id <> $1
-       AND (t.max_supply IS NULL OR EXISTS (SELECT 1 FROM bridged_tokens b
-              WHERE b.native_token_id = t.id AND b.mapping_kind = 'wormhole_remote_pool'))
-     ORDER BY t.supply_read_at NULLS FIRST, t.id LIMIT $2`,
+    `SELECT id, contract_address, bridge_pool FROM (
+       SELECT t.id, t.contract_address, t.max_supply, t.supply_read_at, ${BRIDGE_POOL_SQL} AS bridge_pool
+       FROM tokens t WHERE NOT t.deleted AND t.chain_id = 8738 AND t.id <> $1) x
+     WHERE x.max_supply IS NULL OR x.bridge_pool
+     ORDER BY x.supply_read_at NULLS FIRST, x.id LIMIT $2`,
     [ALPH_TOKEN_ID, limit],
   );
-  return rows.map((r) => r.id);
 }
 
 /** Records what the node said of a token's supply (null: it gave none; the read time is kept either way). */
@@ -226,7 +240,12 @@ export async function refreshFigures(
     symbol: string | null;
     decimals: number | null;
     max_supply: string | null;
-  }>("figures_tokens", "SELECT id, symbol, decimals, max_supply FROM tokens WHERE NOT deleted ORDER BY id");
+    bridge_pool: boolean;
+  }>(
+    "figures_tokens",
+    `SELECT t.id, t.symbol, t.decimals, t.max_supply, ${BRIDGE_POOL_SQL} AS bridge_pool
+     FROM tokens t WHERE NOT t.deleted ORDER BY t.id`,
+  );
   const byId = new Map(tokens.map((t) => [t.id, t]));
   const stable = new Set(
     tokens.filter((t) => STABLE_SYMBOLS.has((t.symbol ?? "").toUpperCase())).map((t) => t.id),
@@ -256,25 +275,28 @@ export async function refreshFigures(
 
   const rows = tokens.map((t) => {
     const s = supplies.get(t.id) ?? { burned: 0n, locked: 0n };
-    const supply = tokenSupply({
-      max_supply: t.max_supply,
-      decimals: t.decimals,
-      burned: s.burned,
-      locked: s.locked,
-    });
     const alph = t.id === ALPH_TOKEN_ID ? alphSupply : undefined;
-    if (alph) {
-      supply.circulating_supply = alph.circulating.value;
-      supply.lock_supply = alph.locked.value ?? supply.lock_supply;
-    }
     const price = prices.get(t.id) ?? null;
+    const f = tokenFigures({
+      max_supply: alph ? (t.max_supply ?? ALPH_MAX_SUPPLY) : t.max_supply,
+      decimals: decimalsOf(t.id),
+      burned: s.burned,
+      locked: alph?.locked.value ? BigInt(alph.locked.value) : s.locked,
+      bridge_pool: t.bridge_pool,
+      ...(alph ? { circulating: alph.circulating } : {}),
+      price_usd: price?.price ?? null,
+      tvl_usd: tvl.tokens.get(t.id) ?? null,
+    });
     return {
       id: t.id,
       price_usd: price?.price ?? null,
       price_pair_id: price?.pair_id ?? null,
-      ...supply,
-      circulating_supply_usd: usdValue(supply.circulating_supply, decimalsOf(t.id), price?.price ?? null),
+      burned_supply: f.burned_supply,
+      lock_supply: f.lock_supply,
+      circulating_supply: f.circulating_supply,
+      circulating_supply_usd: f.circulating_supply_usd,
       tvl_usd: tvl.tokens.get(t.id) ?? null,
+      figure_notes: JSON.stringify(f.notes),
     };
   });
   // One statement for every token; rows whose figures did not change are left alone.
@@ -282,12 +304,15 @@ export async function refreshFigures(
     "figures_tokens_update",
     `UPDATE tokens t SET price_usd = x.price_usd, price_pair_id = x.price_pair_id,
        burned_supply = x.burned_supply, lock_supply = x.lock_supply, circulating_supply = x.circulating_supply,
-       circulating_supply_usd = x.circulating_supply_usd, tvl_usd = x.tvl_usd, figures_updated_at = $9
-     FROM unnest($1::text[], $2::float8[], $3::integer[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::float8[])
-       AS x(id, price_usd, price_pair_id, burned_supply, lock_supply, circulating_supply, circulating_supply_usd, tvl_usd)
+       circulating_supply_usd = x.circulating_supply_usd, tvl_usd = x.tvl_usd, figure_notes = x.figure_notes::jsonb,
+       figures_updated_at = $9
+     FROM unnest($1::text[], $2::float8[], $3::integer[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::float8[],
+       $10::text[])
+       AS x(id, price_usd, price_pair_id, burned_supply, lock_supply, circulating_supply, circulating_supply_usd, tvl_usd,
+         figure_notes)
      WHERE t.id = x.id AND (t.price_usd, t.price_pair_id, t.burned_supply, t.lock_supply, t.circulating_supply,
-       t.circulating_supply_usd, t.tvl_usd) IS DISTINCT FROM (x.price_usd, x.price_pair_id, x.burned_supply,
-       x.lock_supply, x.circulating_supply, x.circulating_supply_usd, x.tvl_usd)`,
+       t.circulating_supply_usd, t.tvl_usd, t.figure_notes) IS DISTINCT FROM (x.price_usd, x.price_pair_id,
+       x.burned_supply, x.lock_supply, x.circulating_supply, x.circulating_supply_usd, x.tvl_usd, x.figure_notes::jsonb)`,
     [
       rows.map((r) => r.id),
       rows.map((r) => r.price_usd) as unknown as number[],
@@ -298,6 +323,7 @@ export async function refreshFigures(
       rows.map((r) => r.circulating_supply_usd) as unknown as number[],
       rows.map((r) => r.tvl_usd) as unknown as number[],
       now,
+      rows.map((r) => r.figure_notes),
     ],
   );
   const dapps = await pg.query<{ id: string }>("figures_dapps", "SELECT id FROM dapps ORDER BY id");

@@ -5,6 +5,7 @@
  */
 
 import { badRequest, notFound } from "../errors.ts";
+import type { FigureNotes } from "../figures/compute.ts";
 import type { Pg, PgQueryable } from "../stores/postgres.ts";
 import type { BridgedRowInput } from "./bridge.ts";
 import {
@@ -50,6 +51,8 @@ export interface Token {
   priceUsd: number | null;
   /** USD value of the token in pools with includeInTVL. */
   tvlUsd: number | null;
+  /** Each null market figure with why it is null (lib/figures/compute.ts `tokenFigures`). */
+  unknownFigures: FigureNotes;
   website: string | null;
   metadata: Record<string, unknown>;
 }
@@ -75,6 +78,7 @@ export type TokenListEntry = Pick<
   | "circulatingSupplyUsd"
   | "priceUsd"
   | "tvlUsd"
+  | "unknownFigures"
   | "mintTime"
 >;
 
@@ -176,6 +180,7 @@ interface TokenRow {
   circulating_supply_usd: number | null;
   price_usd: number | null;
   tvl_usd: number | null;
+  figure_notes: unknown;
   metadata: Record<string, unknown> | null;
   deleted: boolean;
   admin_edited_fields: string[];
@@ -185,7 +190,7 @@ interface TokenRow {
 const TOKEN_COLUMNS = `t.id, t.contract_address, t.name, t.symbol, t.symbol_onchain, t.decimals, t.dapp,
   t.logo_uri, t.unchained_logo_uri, t.description, t.origin_chain, t.max_supply, t.circulating_supply,
   t.burned_supply, t.lock_supply, t.created_at, t.updated_at, t.minter, t.mint_tx, t.mint_time, t.registered,
-  t.source, t.chain_id, t.moderation, t.market_display, t.circulating_supply_usd, t.price_usd, t.tvl_usd, t.metadata, t.deleted,
+  t.source, t.chain_id, t.moderation, t.market_display, t.circulating_supply_usd, t.price_usd, t.tvl_usd, t.figure_notes, t.metadata, t.deleted,
   t.admin_edited_fields,
   ARRAY(SELECT tc.category_id FROM token_categories tc JOIN categories c ON c.id = tc.category_id
         WHERE tc.token_id = t.id AND NOT c.deleted ORDER BY tc.position) AS categories`;
@@ -193,7 +198,7 @@ const TOKEN_COLUMNS = `t.id, t.contract_address, t.name, t.symbol, t.symbol_onch
 // The list reads only what a TokenListEntry shows: PGlite's cost is mostly in moving and parsing columns.
 const LIST_COLUMNS = `t.id, t.contract_address, t.name, t.symbol, t.symbol_onchain, t.decimals, t.dapp, t.logo_uri,
   t.metadata->>'logoURI' AS metadata_logo_uri, t.origin_chain, t.registered, t.source, t.chain_id, t.moderation,
-  t.market_display, t.circulating_supply_usd, t.price_usd, t.tvl_usd, t.mint_time,
+  t.market_display, t.circulating_supply_usd, t.price_usd, t.tvl_usd, t.figure_notes, t.mint_time,
   ARRAY(SELECT tc.category_id FROM token_categories tc JOIN categories c ON c.id = tc.category_id
         WHERE tc.token_id = t.id AND NOT c.deleted ORDER BY tc.position) AS categories`;
 
@@ -216,12 +221,19 @@ type ListRow = Pick<
   | "circulating_supply_usd"
   | "price_usd"
   | "tvl_usd"
+  | "figure_notes"
   | "mint_time"
   | "categories"
 > & { metadata_logo_uri: string | null };
 
 const nullableNumber = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 const str = (v: unknown): string | null => (typeof v === "string" && v.length > 0 ? v : null);
+
+/** The stored notes (jsonb: an object, or its text from a driver that does not parse it). */
+function figureNotes(v: unknown): FigureNotes {
+  const o = typeof v === "string" ? (JSON.parse(v) as unknown) : v;
+  return o !== null && typeof o === "object" && !Array.isArray(o) ? (o as FigureNotes) : {};
+}
 
 function toToken(row: TokenRow): Token {
   const metadata = row.metadata ?? {};
@@ -256,6 +268,7 @@ function toToken(row: TokenRow): Token {
     circulatingSupplyUsd: row.circulating_supply_usd === null ? null : Number(row.circulating_supply_usd),
     priceUsd: nullableNumber(row.price_usd),
     tvlUsd: nullableNumber(row.tvl_usd),
+    unknownFigures: figureNotes(row.figure_notes),
     website: str(metadata.website),
     metadata,
   };
@@ -281,6 +294,7 @@ function toListEntry(row: ListRow): TokenListEntry {
     circulatingSupplyUsd: row.circulating_supply_usd === null ? null : Number(row.circulating_supply_usd),
     priceUsd: nullableNumber(row.price_usd),
     tvlUsd: nullableNumber(row.tvl_usd),
+    unknownFigures: figureNotes(row.figure_notes),
     mintTime: num(row.mint_time),
   };
 }

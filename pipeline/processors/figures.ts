@@ -7,10 +7,12 @@
  * events stored before it existed.
  */
 
+import { NodeProvider } from "@alephium/web3";
 import type { Config } from "../../lib/config.ts";
 import { createExplorerClient } from "../../lib/explorer-client.ts";
 import { type AlphSupplyReader, createAlphSupplyReader } from "../../lib/figures/alph-supply.ts";
 import { backfillFigures, figuresBackfilled } from "../../lib/figures/backfill.ts";
+import { bridgedOut } from "../../lib/figures/compute.ts";
 import {
   BlockReserves,
   type FactContext,
@@ -29,6 +31,8 @@ import {
 import type { Ch } from "../../lib/stores/clickhouse.ts";
 import type { Pg } from "../../lib/stores/postgres.ts";
 import { turn } from "../../lib/turns.ts";
+import type { PipelineDeps } from "../deps.ts";
+import { nodeError } from "../ingest/node-client.ts";
 import { CONSUMER_GROUPS, type EventsMessage } from "../messages.ts";
 import { defineProcessor } from "../processor.ts";
 import { type MetadataSource, nodeMetadataSource } from "./registry.ts";
@@ -37,17 +41,58 @@ import { type MetadataSource, nodeMetadataSource } from "./registry.ts";
 const SUPPLY_READS_PER_ROUND = 50;
 const SUPPLY_ROUND_MS = 3_000;
 
+/** What a contract holds of a token, from the node's contract state (smallest units); null when unknown. */
+export type HoldingSource = (contractAddress: string, tokenId: string) => Promise<string | null>;
+
+/** A {@link HoldingSource} reading `GET /contracts/{address}/state`: one attempt of at most `timeoutMs`. */
+export function nodeHoldingSource(
+  deps: Pick<PipelineDeps, "config" | "log">,
+  options: { timeoutMs: number },
+): HoldingSource {
+  const provider = new NodeProvider(deps.config.NODE_URL, deps.config.NODE_API_KEY || undefined);
+  return async (address, tokenId) => {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error("contract-state timed out")), options.timeoutMs);
+      });
+      const state = await Promise.race([
+        provider.contracts.getContractsAddressState(address).catch((error: unknown) => {
+          throw nodeError("contract-state", error);
+        }),
+        timeout,
+      ]);
+      return state.asset.tokens?.find((t) => t.id === tokenId)?.amount ?? "0";
+    } catch (error) {
+      deps.log.debug({ contract_address: address, err: String(error) }, "No contract state for bridge pool.");
+      return null;
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}
+
 /**
- * One round of total-supply reads (maxSupply is registry metadata from the node's getTotalSupply, not a
- * fact of the events): up to 50 tokens, for at most 3 s; returns how many were read.
+ * One round of total-supply reads (maxSupply is registry metadata from the node, not a fact of the events): up
+ * to 50 tokens, for at most 3 s; returns how many were read. A bridged token's supply is what left its bridge
+ * pool (the pool's issuance minus what it still holds), never its getTotalSupply: a pool that answers with its
+ * issuance would count the unissued supply. Its maxSupply is left as it was while the pool cannot be read.
  */
-export async function readTokenSupplies(pg: Pg, metadata: MetadataSource, now: number): Promise<number> {
+export async function readTokenSupplies(
+  pg: Pg,
+  sources: { metadata: MetadataSource; holding: HoldingSource },
+  now: number,
+): Promise<number> {
   let read = 0;
   const started = performance.now();
-  for (const id of await tokensNeedingSupply(pg, SUPPLY_READS_PER_ROUND)) {
+  for (const due of await tokensNeedingSupply(pg, SUPPLY_READS_PER_ROUND)) {
     if (performance.now() - started > SUPPLY_ROUND_MS) break;
-    const meta = await metadata(id);
-    await recordSupply(pg, id, meta?.totalSupply ?? null, now);
+    let supply: string | null;
+    if (due.bridge_pool) {
+      const held = await sources.holding(due.contract_address, due.id);
+      supply = held === null ? null : (bridgedOut(held)?.toString() ?? null);
+    } else supply = (await sources.metadata(due.id))?.totalSupply ?? null;
+    await recordSupply(pg, due.id, supply, now);
     read++;
   }
   return read;
@@ -56,6 +101,7 @@ export async function readTokenSupplies(pg: Pg, metadata: MetadataSource, now: n
 interface FiguresState {
   ctx: FactContext;
   metadata: MetadataSource;
+  holding: HoldingSource;
   alphSupply: AlphSupplyReader;
   refreshedAt: number;
   supplyReadAt: number;
@@ -73,6 +119,7 @@ export const figuresProcessor = defineProcessor<EventsMessage, FiguresState>({
       ctx,
       // One attempt of at most 5 s: a token the node cannot answer is read again in a later round.
       metadata: nodeMetadataSource(deps, { retries: 0, timeoutMs: 5_000 }),
+      holding: nodeHoldingSource(deps, { timeoutMs: 5_000 }),
       alphSupply: createAlphSupplyReader(
         {
           ch: deps.ch,
@@ -133,7 +180,7 @@ async function refreshAfterBatch(
   const now = Date.now();
   if (config.FIGURES_SUPPLY_REFRESH_MS > 0 && now - state.supplyReadAt >= config.FIGURES_SUPPLY_REFRESH_MS) {
     state.supplyReadAt = now;
-    await readTokenSupplies(pg, state.metadata, now);
+    await readTokenSupplies(pg, state, now);
   }
   if (now - state.refreshedAt < config.FIGURES_REFRESH_MS) return;
   state.refreshedAt = now;

@@ -195,6 +195,7 @@ const TOKEN_COLUMNS: [string, Kind][] = [
   ["circulatingSupplyUsd", "number"],
   ["priceUsd", "number"],
   ["tvlUsd", "number"],
+  ["unknownFigures", "json"],
   ["mintTime", "number"],
   ["mintTime_iso", "iso"],
 ];

@@ -2,17 +2,19 @@
  * Token market figures and TVL on the demo network, against values computed here by hand: pool reserves
  * from the simulated chain's own pool state, locked ALPH from the coinbase outputs of its raw blocks,
  * burned amounts from the transfers to a burn address read back from the events table, prices from the
- * spot routes (token/ALPH × ALPH/USD), and the sort of /token/all by circulating_supply_usd. Every block is
- * published (confirmations 0), so the indexed state is the chain's tip.
+ * spot routes (token/ALPH × ALPH/USD), the sort of /token/all by circulating_supply_usd, the bridged USDT's supply
+ * against its bridge pool's balance, and no token's figures above its maxSupply. Every block is published
+ * (confirmations 0), so the indexed state is the chain's tip.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDevnetChain, type DevnetChain } from "../../devnet/chain.ts";
 import { DEVNET_DAPP } from "../../devnet/register.ts";
 import { ALPH_TOKEN_ID } from "../../lib/chain/types.ts";
 import { backfillFigures } from "../../lib/figures/backfill.ts";
+import { BRIDGE_POOL_ISSUANCE } from "../../lib/figures/compute.ts";
 import { factContext } from "../../lib/figures/facts.ts";
 import { readReserves, readSupplyChanges, refreshFigures } from "../../lib/figures/store.ts";
-import { readTokenSupplies } from "../../pipeline/processors/figures.ts";
+import { nodeHoldingSource, readTokenSupplies } from "../../pipeline/processors/figures.ts";
 import { nodeMetadataSource } from "../../pipeline/processors/registry.ts";
 import { startTestPipeline, type TestPipeline } from "../helpers/pipeline.ts";
 import { pricesStateHash } from "../helpers/prices.ts";
@@ -56,6 +58,7 @@ interface TokenDetails {
   circulatingSupplyUsd: number | null;
   priceUsd: number | null;
   tvlUsd: number | null;
+  unknownFigures: Record<string, string>;
 }
 
 describe("token market figures and TVL", () => {
@@ -83,6 +86,10 @@ describe("token market figures and TVL", () => {
     expect(r.statusCode).toBe(200);
     return r.json().token as TokenDetails;
   };
+  const sources = () => ({
+    metadata: nodeMetadataSource(p.deps, { retries: 0 }),
+    holding: nodeHoldingSource(p.deps, { timeoutMs: 5_000 }),
+  });
   const spot = async (source: string, symbol: string): Promise<number> => {
     const pairs = (await p.api.app.inject({ url: `/price/source/${source}/pair/all` })).json().pairs as {
       id: number;
@@ -230,12 +237,74 @@ describe("token market figures and TVL", () => {
     await refreshFigures({ ch: p.ch.ch, pg: p.pg.pg }, { now, maxPriceAgeMs: 7 * 86_400_000 });
     expect((await details(token.id)).circulatingSupply).toBeNull();
     // The simulated node answers getTotalSupply (multicall method 3) as a real node does.
-    const read = await readTokenSupplies(p.pg.pg, nodeMetadataSource(p.deps, { retries: 0 }), now);
+    const read = await readTokenSupplies(p.pg.pg, sources(), now);
     expect(read).toBeGreaterThanOrEqual(1);
     await refreshFigures({ ch: p.ch.ch, pg: p.pg.pg }, { now, maxPriceAgeMs: 7 * 86_400_000 });
     const d = await details(token.id);
     expect(d.maxSupply).toBe(token.totalSupply.toString());
     expect(BigInt(d.circulatingSupply!)).toBe(token.totalSupply - BigInt(d.burnedSupply!));
+  });
+
+  it("counts what left the bridge pool as the bridged token's supply, never the pool's unissued u256 range", async () => {
+    const planned = p.chain.plan().wormhole.pools[0]!;
+    const pool = p.chain.contractState(planned.address);
+    expect(pool, "the bridge pool exists at the chain's tip").toBeDefined();
+    const held = BigInt(pool!.asset.tokens!.find((t) => t.id === planned.id)!.amount);
+    const left = BRIDGE_POOL_ISSUANCE - held;
+    expect(left).toBeGreaterThan(0n);
+    // Before the pool is read, maxSupply is the node's getTotalSupply, the pool's issuance: refused, with the reason.
+    const before = await details(planned.id);
+    expect(before.maxSupply).toBe(BRIDGE_POOL_ISSUANCE.toString());
+    expect(before.circulatingSupply).toBeNull();
+    expect(before.circulatingSupplyUsd).toBeNull();
+    expect(before.unknownFigures).toMatchObject({
+      circulatingSupply: "unissued_supply",
+      circulatingSupplyUsd: "circulating_supply_unknown",
+    });
+    // The supply read takes the pool's balance: the bridged token is due first.
+    await p.pg.pg.query(
+      "t",
+      "UPDATE tokens SET supply_read_at = CASE WHEN id = $1 THEN NULL ELSE 1 END WHERE NOT deleted",
+      [planned.id],
+    );
+    expect(await readTokenSupplies(p.pg.pg, sources(), now)).toBeGreaterThanOrEqual(1);
+    await refreshFigures({ ch: p.ch.ch, pg: p.pg.pg }, { now, maxPriceAgeMs: 7 * 86_400_000 });
+    const after = await details(planned.id);
+    expect(after.maxSupply).toBe(left.toString());
+    expect(BigInt(after.circulatingSupply!)).toBe(
+      left - BigInt(after.burnedSupply!) - BigInt(after.lockSupply!),
+    );
+    expect(after.priceUsd).toBe(1);
+    expect(
+      after.circulatingSupplyUsd! / (Number(after.circulatingSupply) / 10 ** planned.decimals),
+    ).toBeCloseTo(1, 9);
+    expect(after.unknownFigures.circulatingSupply).toBeUndefined();
+  });
+
+  it("publishes no circulating supply above maxSupply, none in USD above maxSupply × price, and says why a figure is null", async () => {
+    const r = await p.api.app.inject({
+      url: "/token/all?sort=circulating_supply_usd&order=desc&pageSize=-1",
+    });
+    const list = r.json().tokens as { id: string; unknownFigures: Record<string, string> }[];
+    expect(list.length).toBeGreaterThan(5);
+    let checked = 0;
+    for (const entry of list) {
+      const d = await details(entry.id);
+      expect(d.unknownFigures, d.id).toEqual(entry.unknownFigures);
+      for (const figure of ["circulatingSupply", "circulatingSupplyUsd", "priceUsd", "tvlUsd"] as const) {
+        if (d[figure] === null) expect(d.unknownFigures[figure], `${d.id} ${figure}`).toBeDefined();
+        else expect(d.unknownFigures[figure], `${d.id} ${figure}`).toBeUndefined();
+      }
+      if (d.circulatingSupply === null || d.maxSupply === null) continue;
+      expect(BigInt(d.circulatingSupply), d.id).toBeLessThanOrEqual(BigInt(d.maxSupply));
+      if (d.circulatingSupplyUsd !== null && d.priceUsd !== null && d.decimals !== null) {
+        expect(d.circulatingSupplyUsd, d.id).toBeLessThanOrEqual(
+          (Number(d.maxSupply) / 10 ** d.decimals) * d.priceUsd,
+        );
+        checked++;
+      }
+    }
+    expect(checked, "tokens with a circulating supply in USD and a maxSupply").toBeGreaterThan(2);
   });
 
   it("rebuilds the same facts from the stored events (the backfill a new deployment runs)", async () => {

@@ -279,6 +279,28 @@ describe.skipIf(serverPass)("README quick start", () => {
       expect(t.priceUsd).toBeGreaterThan(0);
       if (i > 0) expect(t.circulatingSupplyUsd).toBeLessThanOrEqual(top[i - 1]!.circulatingSupplyUsd);
     }
+    // No token's figures exceed what could exist: circulating at most maxSupply, its USD value at most
+    // maxSupply × price (the bridged USDT once topped this list with its pool's unissued 2^256 − 1).
+    const all = (await get(port, "/token/all?sort=circulating_supply_usd&order=desc&pageSize=-1")).body
+      .tokens as { id: string }[];
+    let bounded = 0;
+    for (const { id } of all) {
+      const d = (await get(port, `/token/${id}/details`)).body.token as {
+        maxSupply: string | null;
+        circulatingSupply: string | null;
+        circulatingSupplyUsd: number | null;
+        priceUsd: number | null;
+        decimals: number | null;
+      };
+      if (d.circulatingSupply === null || d.maxSupply === null) continue;
+      expect(BigInt(d.circulatingSupply), id).toBeLessThanOrEqual(BigInt(d.maxSupply));
+      if (d.circulatingSupplyUsd === null || d.priceUsd === null || d.decimals === null) continue;
+      expect(d.circulatingSupplyUsd, id).toBeLessThanOrEqual(
+        (Number(d.maxSupply) / 10 ** d.decimals) * d.priceUsd,
+      );
+      bounded++;
+    }
+    expect(bounded, "tokens valued in USD with a maxSupply").toBeGreaterThan(0);
     const dexTvl = (figures[1] as { dapps: { id: string; tvl_usd: number | null }[] }).dapps.find(
       (d) => d.id === "devnet-dex",
     );

@@ -30,6 +30,23 @@ describe("ALPH's supply figures", () => {
     expect(combineAlphSupply(null, "5").circulating).toEqual({ value: null, source: null });
   });
 
+  it("refuses a figure above the protocol's maximum, and a circulating figure above the total", () => {
+    const above = (BigInt(ALPH_MAX_SUPPLY) + 1n).toString();
+    const s = combineAlphSupply({ ...explorer, total: above, locked: above }, null);
+    expect(s.total).toEqual({ value: null, source: null, refused: "exceeds_maximum" });
+    expect(s.locked).toEqual({ value: null, source: null, refused: "exceeds_maximum" });
+    expect(s.circulating).toEqual({ value: "700", source: "explorer" });
+    expect(combineAlphSupply({ ...explorer, circulating: "1001" }, null).circulating).toEqual({
+      value: null,
+      source: null,
+      refused: "exceeds_total",
+    });
+    // At the maximum and at the total, the figures stand.
+    const at = combineAlphSupply({ ...explorer, total: ALPH_MAX_SUPPLY, circulating: ALPH_MAX_SUPPLY }, null);
+    expect(at.total.value).toBe(ALPH_MAX_SUPPLY);
+    expect(at.circulating.value).toBe(ALPH_MAX_SUPPLY);
+  });
+
   it("accepts only a TokenSupply-shaped first item", () => {
     expect(parseExplorerSupply([{ ...explorer, maximum: ALPH_MAX_SUPPLY }])).toEqual(explorer);
     expect(parseExplorerSupply([])).toBeNull();

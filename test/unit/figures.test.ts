@@ -1,7 +1,15 @@
 /** The figures' pure parts: facts from events (lib/figures/facts.ts) and the rules of lib/figures/compute.ts. */
 import { describe, expect, it } from "vitest";
 import { ALPH_TOKEN_ID } from "../../lib/chain/types.ts";
-import { computeTvl, type PriceRoute, resolveUsdPrices, tokenSupply } from "../../lib/figures/compute.ts";
+import {
+  BRIDGE_POOL_ISSUANCE,
+  bridgedOut,
+  computeTvl,
+  type PriceRoute,
+  resolveUsdPrices,
+  type TokenFiguresInput,
+  tokenFigures,
+} from "../../lib/figures/compute.ts";
 import {
   BlockReserves,
   type FactSource,
@@ -312,18 +320,115 @@ describe("USD prices", () => {
 });
 
 describe("supplies and TVL", () => {
-  it("circulating = max - burned - locked, at least 0, null without max", () => {
-    expect(tokenSupply({ max_supply: "1000", decimals: 2, burned: 100n, locked: 50n })).toEqual({
+  const input = (over: Partial<TokenFiguresInput>): TokenFiguresInput => ({
+    max_supply: "1000",
+    decimals: 2,
+    burned: 100n,
+    locked: 50n,
+    price_usd: 2,
+    tvl_usd: 5,
+    ...over,
+  });
+
+  it("circulating = max - burned - locked, valued at the price; null with a reason without max", () => {
+    expect(tokenFigures(input({}))).toEqual({
       burned_supply: "100",
       lock_supply: "50",
       circulating_supply: "850",
+      circulating_supply_usd: 17,
+      notes: {},
     });
-    expect(tokenSupply({ max_supply: "10", decimals: 0, burned: 100n, locked: 0n }).circulating_supply).toBe(
-      "0",
+    const noMax = tokenFigures(input({ max_supply: null }));
+    expect(noMax.circulating_supply).toBeNull();
+    expect(noMax.circulating_supply_usd).toBeNull();
+    expect(noMax.notes).toEqual({
+      circulatingSupply: "max_supply_unknown",
+      circulatingSupplyUsd: "circulating_supply_unknown",
+    });
+  });
+
+  it("refuses a circulating supply from burned + locked above max, instead of publishing 0", () => {
+    const f = tokenFigures(input({ max_supply: "10", burned: 100n, locked: 0n }));
+    expect(f.circulating_supply).toBeNull();
+    expect(f.burned_supply).toBe("100");
+    expect(f.notes.circulatingSupply).toBe("supply_inconsistent");
+    // Exactly max burned leaves 0 circulating: a real figure.
+    expect(tokenFigures(input({ max_supply: "150" })).circulating_supply).toBe("0");
+  });
+
+  it("refuses a given circulating supply (ALPH's sources) above max, and says when there is none", () => {
+    const above = tokenFigures(input({ circulating: { value: "1001" } }));
+    expect(above.circulating_supply).toBeNull();
+    expect(above.circulating_supply_usd).toBeNull();
+    expect(above.notes.circulatingSupply).toBe("exceeds_max_supply");
+    expect(tokenFigures(input({ circulating: { value: "1000" } })).circulating_supply).toBe("1000");
+    expect(tokenFigures(input({ circulating: { value: null } })).notes.circulatingSupply).toBe(
+      "supply_source_unavailable",
     );
     expect(
-      tokenSupply({ max_supply: null, decimals: 0, burned: 0n, locked: 0n }).circulating_supply,
-    ).toBeNull();
+      tokenFigures(input({ circulating: { value: null, refused: "exceeds_total" } })).notes.circulatingSupply,
+    ).toBe("exceeds_max_supply");
+  });
+
+  it("a bridged token's supply is what left its pool; at the pool's issuance it is unissued and refused", () => {
+    expect(BRIDGE_POOL_ISSUANCE).toBe(2n ** 256n - 1n);
+    expect(bridgedOut(BRIDGE_POOL_ISSUANCE)).toBe(0n);
+    expect(bridgedOut((BRIDGE_POOL_ISSUANCE - 1234n).toString())).toBe(1234n);
+    expect(bridgedOut("x")).toBeNull();
+    expect(bridgedOut(5n, 4n)).toBeNull();
+    const unread = tokenFigures(
+      input({
+        max_supply: BRIDGE_POOL_ISSUANCE.toString(),
+        bridge_pool: true,
+        decimals: 6,
+        burned: 7n,
+        locked: 0n,
+        price_usd: 1,
+      }),
+    );
+    // The demo's bridged USDT before this rule: 1.16e71 USD.
+    expect(unread.circulating_supply).toBeNull();
+    expect(unread.circulating_supply_usd).toBeNull();
+    expect(unread.notes.circulatingSupply).toBe("unissued_supply");
+    // The same maxSupply of a token not issued by a bridge pool is what it issued.
+    expect(
+      tokenFigures(input({ max_supply: BRIDGE_POOL_ISSUANCE.toString(), bridge_pool: false }))
+        .circulating_supply,
+    ).toBe((BRIDGE_POOL_ISSUANCE - 150n).toString());
+    const read = tokenFigures(
+      input({ max_supply: bridgedOut(BRIDGE_POOL_ISSUANCE - 5_000_000n)!.toString(), bridge_pool: true }),
+    );
+    expect(read.circulating_supply).toBe((5_000_000n - 150n).toString());
+    expect(read.notes).toEqual({});
+  });
+
+  it("names every null figure: no price, no decimals, no TVL pool, a USD value that is not finite", () => {
+    expect(tokenFigures(input({ price_usd: null, tvl_usd: null })).notes).toEqual({
+      circulatingSupplyUsd: "no_price",
+      priceUsd: "no_price",
+      tvlUsd: "not_in_tvl_pools",
+    });
+    expect(tokenFigures(input({ decimals: null })).notes).toEqual({
+      circulatingSupplyUsd: "decimals_unknown",
+    });
+    const huge = tokenFigures(input({ max_supply: (10n ** 77n).toString(), decimals: 0, price_usd: 1e300 }));
+    expect(huge.circulating_supply).not.toBeNull();
+    expect(huge.circulating_supply_usd).toBeNull();
+    expect(huge.notes).toEqual({ circulatingSupplyUsd: "exceeds_max_supply_value" });
+  });
+
+  it("never publishes a circulating supply above max, nor a USD value above max × price", () => {
+    const amounts = [0n, 1n, 49n, 50n, 999n, 1000n, 1001n, 10n ** 30n];
+    for (const burned of amounts)
+      for (const locked of [0n, 1n, 500n])
+        for (const given of [undefined, "0", "999", "1000", "1001"]) {
+          const f = tokenFigures(
+            input({ burned, locked, ...(given ? { circulating: { value: given } } : {}) }),
+          );
+          if (f.circulating_supply !== null) expect(BigInt(f.circulating_supply)).toBeLessThanOrEqual(1000n);
+          if (f.circulating_supply_usd !== null) expect(f.circulating_supply_usd).toBeLessThanOrEqual(20);
+          if (f.circulating_supply === null) expect(f.notes.circulatingSupply).toBeDefined();
+        }
   });
 
   it("values both legs, fills an unpriced leg with its priced twin, and sums per token and dapp", () => {

@@ -79,6 +79,7 @@ const TOKEN_CSV_COLUMNS: CsvColumn<TokenListEntry>[] = [
   { name: "circulatingSupplyUsd", kind: "number" },
   { name: "priceUsd", kind: "number" },
   { name: "tvlUsd", kind: "number" },
+  { name: "unknownFigures", kind: "json" },
   { name: "mintTime", kind: "number" },
   { name: "mintTime_iso", kind: "iso", get: (t) => t.mintTime },
 ];

@@ -1,5 +1,6 @@
 /** Schemas of the token registry (Token, TokenListEntry, BridgedRow). */
 import { Type } from "@sinclair/typebox";
+import { UNKNOWN_REASONS } from "../../../lib/figures/compute.ts";
 import { Nullable, StringEnum } from "../../schemas.ts";
 
 /**
@@ -16,6 +17,24 @@ export const TokenIdParam = Type.String({
 });
 
 const S = (description: string) => Nullable(Type.String({ description }));
+
+const Reason = (figure: string) =>
+  Type.Optional(StringEnum([...UNKNOWN_REASONS], { description: `Why ${figure} is null.` }));
+
+/** Each null market figure of a token with why it is null (lib/figures/compute.ts `tokenFigures`). */
+const UnknownFigures = Type.Object(
+  {
+    circulatingSupply: Reason("circulatingSupply"),
+    circulatingSupplyUsd: Reason("circulatingSupplyUsd"),
+    priceUsd: Reason("priceUsd"),
+    tvlUsd: Reason("tvlUsd"),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "The market figures that are null, each with why; a figure that has a value is absent. A figure that could not exist is refused (null, never published): a circulating supply above maxSupply (`exceeds_max_supply`) or from burned + locked above it (`supply_inconsistent`), a bridged token's supply that still counts its bridge pool's unissued tokens (`unissued_supply`: the pool's balance is not read yet), a USD value above maxSupply × priceUsd (`exceeds_max_supply_value`). The other reasons: `max_supply_unknown` (the node gave no total supply yet), `supply_source_unavailable` (ALPH: no circulating figure from its supply sources yet), `no_price` (no fresh watched pair prices the token), `decimals_unknown`, `circulating_supply_unknown` (circulatingSupplyUsd without a circulating supply), `not_in_tvl_pools` (no pool counted in TVL holds it). Written by the figures processor with the figures; {} before its first refresh.",
+  },
+);
 
 export const TokenSchema = Type.Object(
   {
@@ -36,10 +55,10 @@ export const TokenSchema = Type.Object(
     description: S("Description from the list."),
     originChain: S("Origin chain of a bridged token (ETH, BSC)."),
     maxSupply: S(
-      "Issued amount in the smallest unit (decimal string): the node's getTotalSupply when the indexer discovered the token (for Alephium Bridge tokens their totalBridged, so the pool's unissued balance is not in it), or as an admin set it.",
+      "Issued amount in the smallest unit (decimal string): the node's getTotalSupply when the indexer discovered the token, or as an admin set it. For a bridged token (Alephium Bridge, issued by its Wormhole RemoteTokenPool): what left the pool, the pool's issuance (the u256 range) minus what it still holds, read by the figures processor from the pool's state, so the pool's unissued balance is not in it.",
     ),
     circulatingSupply: S(
-      "maxSupply - burnedSupply - lockSupply in the smallest unit (at least 0); null while maxSupply is unknown. For ALPH: ALPH's circulating supply as GET /token/alph/supply gives it (explorer backend, or computed from the index's total). Kept current by the figures processor (FIGURES_REFRESH_MS).",
+      "maxSupply - burnedSupply - lockSupply in the smallest unit; null when unknown or refused, with the reason in unknownFigures (never above maxSupply). For ALPH: ALPH's circulating supply as GET /token/alph/supply gives it (explorer backend, or computed from the index's total). Kept current by the figures processor (FIGURES_REFRESH_MS).",
     ),
     burnedSupply: S(
       "Burned amount in the smallest unit: Token Furnace burns plus transfers to a burn address (BURN_ADDRESSES), as far as the index reaches back.",
@@ -63,7 +82,8 @@ export const TokenSchema = Type.Object(
     marketDisplay: Type.Boolean({ description: "Show in market lists." }),
     circulatingSupplyUsd: Nullable(
       Type.Number({
-        description: "circulatingSupply in whole tokens × priceUsd; null when either is unknown.",
+        description:
+          "circulatingSupply in whole tokens × priceUsd; null when either is unknown, or refused above maxSupply × priceUsd (the reason in unknownFigures).",
       }),
     ),
     priceUsd: Nullable(
@@ -78,6 +98,7 @@ export const TokenSchema = Type.Object(
           "USD value of this token's reserves in Alephium DEX pools watched with includeInTVL (a leg without a price counts as much as the priced leg of its pool).",
       }),
     ),
+    unknownFigures: UnknownFigures,
     website: S("metadata.website."),
     metadata: Type.Object({}, { additionalProperties: true, description: "Full metadata JSON." }),
   },
@@ -104,6 +125,7 @@ export const TokenListEntrySchema = Type.Object(
     circulatingSupplyUsd: Nullable(Type.Number()),
     priceUsd: Nullable(Type.Number()),
     tvlUsd: Nullable(Type.Number()),
+    unknownFigures: UnknownFigures,
     mintTime: Nullable(Type.Number({ description: "On-chain mint time, Unix ms." })),
   },
   {
@@ -146,6 +168,12 @@ const Figure = (description: string) =>
         StringEnum(["index", "explorer", "computed", "protocol"], {
           description:
             "`index`: computed from the indexed chain; `explorer`: the explorer backend's /infos/supply; `computed`: total − reserved − locked with an index total; `protocol`: a protocol constant; null with a null value.",
+        }),
+      ),
+      refused: Type.Optional(
+        StringEnum(["exceeds_maximum", "exceeds_total"], {
+          description:
+            "Present when the source gave a figure that could not exist, refused (value null) instead of published: above the protocol's maximum (`exceeds_maximum`), or a circulating figure above the total (`exceeds_total`).",
         }),
       ),
     },

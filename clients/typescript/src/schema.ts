@@ -3917,9 +3917,9 @@ export interface components {
             categories: string[];
             /** @description 8738 for the indexed Alephium chain. */
             chainId: number;
-            /** @description maxSupply - burnedSupply - lockSupply in the smallest unit (at least 0); null while maxSupply is unknown. For ALPH: ALPH's circulating supply as GET /token/alph/supply gives it (explorer backend, or computed from the index's total). Kept current by the figures processor (FIGURES_REFRESH_MS). */
+            /** @description maxSupply - burnedSupply - lockSupply in the smallest unit; null when unknown or refused, with the reason in unknownFigures (never above maxSupply). For ALPH: ALPH's circulating supply as GET /token/alph/supply gives it (explorer backend, or computed from the index's total). Kept current by the figures processor (FIGURES_REFRESH_MS). */
             circulatingSupply: string | null;
-            /** @description circulatingSupply in whole tokens × priceUsd; null when either is unknown. */
+            /** @description circulatingSupply in whole tokens × priceUsd; null when either is unknown, or refused above maxSupply × priceUsd (the reason in unknownFigures). */
             circulatingSupplyUsd: number | null;
             /** @description Base58 address of the issuing contract. */
             contractAddress: string;
@@ -3938,7 +3938,7 @@ export interface components {
             logoURI: string | null;
             /** @description Show in market lists. */
             marketDisplay: boolean;
-            /** @description Issued amount in the smallest unit (decimal string): the node's getTotalSupply when the indexer discovered the token (for Alephium Bridge tokens their totalBridged, so the pool's unissued balance is not in it), or as an admin set it. */
+            /** @description Issued amount in the smallest unit (decimal string): the node's getTotalSupply when the indexer discovered the token, or as an admin set it. For a bridged token (Alephium Bridge, issued by its Wormhole RemoteTokenPool): what left the pool, the pool's issuance (the u256 range) minus what it still holds, read by the figures processor from the pool's state, so the pool's unissued balance is not in it. */
             maxSupply: string | null;
             /** @description Full metadata JSON. */
             metadata: {
@@ -3970,6 +3970,29 @@ export interface components {
             tvlUsd: number | null;
             /** @description Logo without the chain badge. */
             unchainedLogoURI: string | null;
+            /** @description The market figures that are null, each with why; a figure that has a value is absent. A figure that could not exist is refused (null, never published): a circulating supply above maxSupply (`exceeds_max_supply`) or from burned + locked above it (`supply_inconsistent`), a bridged token's supply that still counts its bridge pool's unissued tokens (`unissued_supply`: the pool's balance is not read yet), a USD value above maxSupply × priceUsd (`exceeds_max_supply_value`). The other reasons: `max_supply_unknown` (the node gave no total supply yet), `supply_source_unavailable` (ALPH: no circulating figure from its supply sources yet), `no_price` (no fresh watched pair prices the token), `decimals_unknown`, `circulating_supply_unknown` (circulatingSupplyUsd without a circulating supply), `not_in_tvl_pools` (no pool counted in TVL holds it). Written by the figures processor with the figures; {} before its first refresh. */
+            unknownFigures: {
+                /**
+                 * @description Why circulatingSupply is null.
+                 * @enum {string}
+                 */
+                circulatingSupply?: "max_supply_unknown" | "unissued_supply" | "supply_inconsistent" | "exceeds_max_supply" | "supply_source_unavailable" | "no_price" | "decimals_unknown" | "circulating_supply_unknown" | "exceeds_max_supply_value" | "not_in_tvl_pools";
+                /**
+                 * @description Why circulatingSupplyUsd is null.
+                 * @enum {string}
+                 */
+                circulatingSupplyUsd?: "max_supply_unknown" | "unissued_supply" | "supply_inconsistent" | "exceeds_max_supply" | "supply_source_unavailable" | "no_price" | "decimals_unknown" | "circulating_supply_unknown" | "exceeds_max_supply_value" | "not_in_tvl_pools";
+                /**
+                 * @description Why priceUsd is null.
+                 * @enum {string}
+                 */
+                priceUsd?: "max_supply_unknown" | "unissued_supply" | "supply_inconsistent" | "exceeds_max_supply" | "supply_source_unavailable" | "no_price" | "decimals_unknown" | "circulating_supply_unknown" | "exceeds_max_supply_value" | "not_in_tvl_pools";
+                /**
+                 * @description Why tvlUsd is null.
+                 * @enum {string}
+                 */
+                tvlUsd?: "max_supply_unknown" | "unissued_supply" | "supply_inconsistent" | "exceeds_max_supply" | "supply_source_unavailable" | "no_price" | "decimals_unknown" | "circulating_supply_unknown" | "exceeds_max_supply_value" | "not_in_tvl_pools";
+            };
             /** @description Registry last update, Unix ms. */
             updatedAt: number;
             /** @description metadata.website. */
@@ -4001,6 +4024,29 @@ export interface components {
             symbol: string | null;
             symbolOnChain: string | null;
             tvlUsd: number | null;
+            /** @description The market figures that are null, each with why; a figure that has a value is absent. A figure that could not exist is refused (null, never published): a circulating supply above maxSupply (`exceeds_max_supply`) or from burned + locked above it (`supply_inconsistent`), a bridged token's supply that still counts its bridge pool's unissued tokens (`unissued_supply`: the pool's balance is not read yet), a USD value above maxSupply × priceUsd (`exceeds_max_supply_value`). The other reasons: `max_supply_unknown` (the node gave no total supply yet), `supply_source_unavailable` (ALPH: no circulating figure from its supply sources yet), `no_price` (no fresh watched pair prices the token), `decimals_unknown`, `circulating_supply_unknown` (circulatingSupplyUsd without a circulating supply), `not_in_tvl_pools` (no pool counted in TVL holds it). Written by the figures processor with the figures; {} before its first refresh. */
+            unknownFigures: {
+                /**
+                 * @description Why circulatingSupply is null.
+                 * @enum {string}
+                 */
+                circulatingSupply?: "max_supply_unknown" | "unissued_supply" | "supply_inconsistent" | "exceeds_max_supply" | "supply_source_unavailable" | "no_price" | "decimals_unknown" | "circulating_supply_unknown" | "exceeds_max_supply_value" | "not_in_tvl_pools";
+                /**
+                 * @description Why circulatingSupplyUsd is null.
+                 * @enum {string}
+                 */
+                circulatingSupplyUsd?: "max_supply_unknown" | "unissued_supply" | "supply_inconsistent" | "exceeds_max_supply" | "supply_source_unavailable" | "no_price" | "decimals_unknown" | "circulating_supply_unknown" | "exceeds_max_supply_value" | "not_in_tvl_pools";
+                /**
+                 * @description Why priceUsd is null.
+                 * @enum {string}
+                 */
+                priceUsd?: "max_supply_unknown" | "unissued_supply" | "supply_inconsistent" | "exceeds_max_supply" | "supply_source_unavailable" | "no_price" | "decimals_unknown" | "circulating_supply_unknown" | "exceeds_max_supply_value" | "not_in_tvl_pools";
+                /**
+                 * @description Why tvlUsd is null.
+                 * @enum {string}
+                 */
+                tvlUsd?: "max_supply_unknown" | "unissued_supply" | "supply_inconsistent" | "exceeds_max_supply" | "supply_source_unavailable" | "no_price" | "decimals_unknown" | "circulating_supply_unknown" | "exceeds_max_supply_value" | "not_in_tvl_pools";
+            };
         };
         /** TokenMapping */
         TokenMapping: {
@@ -14589,6 +14635,11 @@ export interface operations {
                         /** @description total − reserved − locked: the explorer's (`explorer`), or `computed` from the index's total and the explorer's reserved and locked. */
                         circulating: {
                             /**
+                             * @description Present when the source gave a figure that could not exist, refused (value null) instead of published: above the protocol's maximum (`exceeds_maximum`), or a circulating figure above the total (`exceeds_total`).
+                             * @enum {string}
+                             */
+                            refused?: "exceeds_maximum" | "exceeds_total";
+                            /**
                              * @description `index`: computed from the indexed chain; `explorer`: the explorer backend's /infos/supply; `computed`: total − reserved − locked with an index total; `protocol`: a protocol constant; null with a null value.
                              * @enum {string|null}
                              */
@@ -14614,6 +14665,11 @@ export interface operations {
                         /** @description ALPH in outputs whose lock time is still ahead (always `explorer`). */
                         locked: {
                             /**
+                             * @description Present when the source gave a figure that could not exist, refused (value null) instead of published: above the protocol's maximum (`exceeds_maximum`), or a circulating figure above the total (`exceeds_total`).
+                             * @enum {string}
+                             */
+                            refused?: "exceeds_maximum" | "exceeds_total";
+                            /**
                              * @description `index`: computed from the indexed chain; `explorer`: the explorer backend's /infos/supply; `computed`: total − reserved − locked with an index total; `protocol`: a protocol constant; null with a null value.
                              * @enum {string|null}
                              */
@@ -14623,6 +14679,11 @@ export interface operations {
                         };
                         /** @description 1,000,000,000 ALPH, the protocol's maximum (source `protocol`). */
                         maximum: {
+                            /**
+                             * @description Present when the source gave a figure that could not exist, refused (value null) instead of published: above the protocol's maximum (`exceeds_maximum`), or a circulating figure above the total (`exceeds_total`).
+                             * @enum {string}
+                             */
+                            refused?: "exceeds_maximum" | "exceeds_total";
                             /**
                              * @description `index`: computed from the indexed chain; `explorer`: the explorer backend's /infos/supply; `computed`: total − reserved − locked with an index total; `protocol`: a protocol constant; null with a null value.
                              * @enum {string|null}
@@ -14634,6 +14695,11 @@ export interface operations {
                         /** @description ALPH of the addresses the explorer backend counts as reserved (always `explorer`). */
                         reserved: {
                             /**
+                             * @description Present when the source gave a figure that could not exist, refused (value null) instead of published: above the protocol's maximum (`exceeds_maximum`), or a circulating figure above the total (`exceeds_total`).
+                             * @enum {string}
+                             */
+                            refused?: "exceeds_maximum" | "exceeds_total";
+                            /**
                              * @description `index`: computed from the indexed chain; `explorer`: the explorer backend's /infos/supply; `computed`: total − reserved − locked with an index total; `protocol`: a protocol constant; null with a null value.
                              * @enum {string|null}
                              */
@@ -14643,6 +14709,11 @@ export interface operations {
                         };
                         /** @description ALPH in the main chain's unspent outputs: the index's sum of ALPH balance moves when it holds the chain from genesis (`index`), else the explorer's (`explorer`). */
                         total: {
+                            /**
+                             * @description Present when the source gave a figure that could not exist, refused (value null) instead of published: above the protocol's maximum (`exceeds_maximum`), or a circulating figure above the total (`exceeds_total`).
+                             * @enum {string}
+                             */
+                            refused?: "exceeds_maximum" | "exceeds_total";
                             /**
                              * @description `index`: computed from the indexed chain; `explorer`: the explorer backend's /infos/supply; `computed`: total − reserved − locked with an index total; `protocol`: a protocol constant; null with a null value.
                              * @enum {string|null}
