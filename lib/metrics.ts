@@ -17,6 +17,7 @@ export interface Metrics {
   priceSourceLastOk: Gauge<"source">;
   priceSourceFailures: Counter<"source">;
   decodeErrors: Counter<"decoder" | "event_index">;
+  codeHashRefusals: Counter<"contract_address">;
   ingestPhase: Gauge<"phase">;
   ingestBlocksToGo: Gauge;
   ingestTimeToGoMs: Gauge;
@@ -118,6 +119,12 @@ export function createMetrics(): Metrics {
       name: `${METRICS_PREFIX}normalize_decode_errors_total`,
       help: "Contract events a dapp decoder refused (layout mismatch), published as generic events with decode_error.",
       labelNames: ["decoder", "event_index"],
+      registers: [registry],
+    }),
+    codeHashRefusals: new Counter({
+      name: `${METRICS_PREFIX}normalize_code_hash_refusals_total`,
+      help: "Events of known dapp contracts whose live code is not the code their decoder was written for, published generic (decode_error code_hash_changed); /status lists the contracts.",
+      labelNames: ["contract_address"],
       registers: [registry],
     }),
     ingestPhase: new Gauge({

@@ -84,6 +84,21 @@ export const ANNOUNCED_KIND: Partial<
   [DECODER_KIND.chainReactionV2]: { eventIndex: 0, field: 0, kind: DECODER_KIND.chainReactionV3Game },
 };
 
+/**
+ * Events that replace a contract's code (MyOnion's upgradable contracts: 3 `MigrateApply(owner, changeCode)`,
+ * 4 `MigrateWithFieldsApply(owner, changeCode, …)`): the kind → those event indexes and the new code's field.
+ */
+const MYONION_MIGRATION = { eventIndexes: [3, 4], codeField: 1 } as const;
+export const CODE_MIGRATION: Partial<
+  Record<DecoderKind, { eventIndexes: readonly number[]; codeField: number }>
+> = {
+  [DECODER_KIND.myonionLauncher]: MYONION_MIGRATION,
+  [DECODER_KIND.myonionRouter]: MYONION_MIGRATION,
+  [DECODER_KIND.myonionFeeHandler]: MYONION_MIGRATION,
+  [DECODER_KIND.myonionComments]: MYONION_MIGRATION,
+  [DECODER_KIND.myonionProfiles]: MYONION_MIGRATION,
+};
+
 export function isDecoderKind(value: string): value is DecoderKind {
   return (DECODER_KINDS as readonly string[]).includes(value);
 }

@@ -4,8 +4,17 @@
  * the dapp that issued them, their address being `addressFromContractId(tokenId)`.
  */
 import { addressFromContractId } from "@alephium/web3";
+import { blake2b } from "@noble/hashes/blake2b";
 import type { DappRegistry, RawBlock } from "../../lib/chain/types.ts";
-import { ANNOUNCED_KIND, CHILD_KIND, type DecoderKind } from "../../lib/dapps/kinds.ts";
+import { ANNOUNCED_KIND, CHILD_KIND, CODE_MIGRATION, type DecoderKind } from "../../lib/dapps/kinds.ts";
+
+export {
+  type CodeHashMismatch,
+  type CodeHashRegistry,
+  createCodeHashRegistry,
+  type MutableCodeHashRegistry,
+} from "../../lib/dapps/code-hashes.ts";
+
 import type { DappContractRow } from "../../lib/tokens/known-contracts.ts";
 import { fieldOf } from "./chain-utils.ts";
 import type { DecoderRegistry } from "./draft.ts";
@@ -156,4 +165,33 @@ export function extractContractKinds(raw: RawBlock, decoders: DecoderRegistry | 
     if (kind) learned.set(b.contract, kind);
   }
   return [...learned].map(([contract_address, decoder]) => ({ contract_address, decoder }));
+}
+
+/** A contract's code as a block changed it: the new code's hash (blake2b-256 of the bytecode, as the node's). */
+export interface CodeChange {
+  contract_address: string;
+  code_hash: string;
+  /** The tx that migrated it; events of later txs follow the new code. */
+  tx_id: string;
+}
+
+/**
+ * Code changes a block's events announce (`CODE_MIGRATION`: a MyOnion contract's MigrateApply carries its new
+ * bytecode), in event order. Pure, like `extractContractKinds`.
+ */
+export function extractCodeChanges(raw: RawBlock, decoders: DecoderRegistry | undefined): CodeChange[] {
+  if (!raw.mainChain || !decoders) return [];
+  const conflicted = new Set(raw.block.conflictedTxs ?? []);
+  const changes: CodeChange[] = [];
+  for (const ev of raw.events) {
+    if (conflicted.has(ev.txId)) continue;
+    const kind = decoders.kindOf(ev.contractAddress);
+    const migration = kind ? CODE_MIGRATION[kind] : undefined;
+    if (!migration?.eventIndexes.includes(ev.eventIndex)) continue;
+    const code = fieldOf(ev.fields, migration.codeField, "ByteVec");
+    if (code === undefined || !/^([0-9a-fA-F]{2})+$/.test(code)) continue;
+    const hash = Buffer.from(blake2b(Buffer.from(code, "hex"), { dkLen: 32 })).toString("hex");
+    changes.push({ contract_address: ev.contractAddress, code_hash: hash, tx_id: ev.txId });
+  }
+  return changes;
 }

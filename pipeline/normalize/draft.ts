@@ -5,6 +5,7 @@
 import type { node } from "@alephium/web3";
 import { type Category, type EventType, mainPriority, type SubKind } from "../../lib/chain/taxonomy.ts";
 import { ALPH_TOKEN_ID, type DappRegistry } from "../../lib/chain/types.ts";
+import type { CodeHashMismatch, CodeHashRegistry } from "../../lib/dapps/code-hashes.ts";
 import type { DecoderKind } from "../../lib/dapps/kinds.ts";
 import type { PoolFactory, PoolRegistry } from "./pools.ts";
 
@@ -35,6 +36,11 @@ export interface NormalizeContext {
   exchanges?: ExchangeRegistry;
   /** Decoder kinds of dapp contracts; without it only DEX pools are decoded. Kinds created in the block are added. */
   decoders?: DecoderRegistry;
+  /**
+   * Known contracts' expected and live code hashes: a contract whose live code is not the one its decoder's
+   * layout was read from has its events published generic with `decode_error: "code_hash_changed"`.
+   */
+  codeHashes?: CodeHashRegistry;
   /** Payloads whose `JSON.stringify` is longer than this many UTF-8 bytes are offloaded. */
   maxPayloadBytes: number;
 }
@@ -108,6 +114,8 @@ export interface TxScope {
   /** Token ids issued by this tx (reported as genesis_mint, not again as payouts). */
   minted: Set<string>;
   hops: SwapHop[];
+  /** The contract's code hash mismatch as of this tx (earlier blocks, and migrations earlier in this block). */
+  codeMismatch(contractAddress: string): CodeHashMismatch | undefined;
 }
 
 /** Dapp of a contract by the registry, else `fallback`. */

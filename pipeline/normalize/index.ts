@@ -2,15 +2,20 @@
 
 export * from "../../lib/chain/taxonomy.ts";
 export {
+  type CodeChange,
+  type CodeHashMismatch,
+  createCodeHashRegistry,
   createDappRegistry,
   createDecoderRegistry,
   createStaticDappRegistry,
   DAPP,
   type DappContractRow,
+  extractCodeChanges,
   extractContractDapps,
   extractContractKinds,
   KNOWN_DAPP_CONTRACTS,
   type LearnedKind,
+  type MutableCodeHashRegistry,
   type MutableDappRegistry,
   type MutableDecoderRegistry,
   overlayDecoders,

@@ -8,7 +8,7 @@ import type { node } from "@alephium/web3";
 import { type ContractCreatedPayload, DAPP_ALEPHIUM, DAPP_UNKNOWN } from "../../lib/chain/taxonomy.ts";
 import { ALPH_TOKEN_ID, eventId, type NormalizedEvent, type RawBlock } from "../../lib/chain/types.ts";
 import { contractIdOf, fieldOf, hasShape, ratio, senderOf, tokenAddressOf, u256 } from "./chain-utils.ts";
-import { extractContractKinds, overlayDecoders } from "./dapps.ts";
+import { type CodeHashMismatch, extractCodeChanges, extractContractKinds, overlayDecoders } from "./dapps.ts";
 import {
   type DecodeFailure,
   EVENT_DECODERS,
@@ -71,6 +71,24 @@ export function normalizeBlock(raw: RawBlock, ctx: NormalizeContext): NormalizeR
     ? overlayDecoders(ctx.decoders, extractContractKinds(raw, ctx.decoders))
     : NO_DECODERS;
   const last = block.transactions.length - 1;
+  const txIndexOf = new Map(block.transactions.map((t, i) => [t.unsigned.txId, i]));
+  // Migrations in this block apply to the events of its later transactions.
+  const migratedAt = new Map<string, { txIndex: number; code_hash: string }>();
+  if (ctx.codeHashes)
+    for (const c of extractCodeChanges(raw, decoders)) {
+      const at = txIndexOf.get(c.tx_id);
+      if (at !== undefined && !migratedAt.has(c.contract_address))
+        migratedAt.set(c.contract_address, { txIndex: at, code_hash: c.code_hash });
+    }
+  const mismatchAt =
+    (txIndex: number) =>
+    (address: string): CodeHashMismatch | undefined => {
+      const m = migratedAt.get(address);
+      const expected = ctx.codeHashes?.expectedOf(address);
+      if (m && m.txIndex < txIndex && expected !== undefined)
+        return m.code_hash === expected ? undefined : { expected, live: m.code_hash };
+      return ctx.codeHashes?.mismatchOf(address);
+    };
 
   block.transactions.forEach((tx, txIndex) => {
     const txId = tx.unsigned.txId;
@@ -89,6 +107,7 @@ export function normalizeBlock(raw: RawBlock, ctx: NormalizeContext): NormalizeR
         events,
         minted: new Set(),
         hops: [],
+        codeMismatch: mismatchAt(txIndex),
       };
       drafts = txDrafts(scope, events);
     }
@@ -245,6 +264,21 @@ function eventDrafts(s: TxScope, ev: ContractEvent): Draft[] {
   const kind = s.decoders.kindOf(ev.contractAddress);
   const decode = kind && EVENT_DECODERS[kind];
   if (decode) {
+    // Nothing is decoded with a layout read from other code: an upgraded contract waits for its new layout.
+    const mismatch = s.codeMismatch(ev.contractAddress);
+    if (mismatch)
+      return [
+        genericEvent(
+          s,
+          ev,
+          kind,
+          { decode_error: "code_hash_changed" },
+          {
+            code_hash_expected: mismatch.expected,
+            code_hash_live: mismatch.live,
+          },
+        ),
+      ];
     const r = decode(s, ev);
     if (isFailure(r)) return [genericEvent(s, ev, kind, r)];
     if (r) return r;
@@ -563,7 +597,13 @@ function inferPool(s: TxScope, address: string): PoolInfo | undefined {
 }
 
 /** The undecoded event; with `decoder` and `decode_error` when a decoder refused the event's layout. */
-function genericEvent(s: TxScope, ev: ContractEvent, decoder?: string, failure?: DecodeFailure): Draft {
+function genericEvent(
+  s: TxScope,
+  ev: ContractEvent,
+  decoder?: string,
+  failure?: DecodeFailure,
+  extra: Record<string, unknown> = {},
+): Draft {
   return draft("contract", "event", "undecoded", {
     dapp_id: dappOf(s, ev.contractAddress, DAPP_UNKNOWN),
     from: s.sender,
@@ -574,6 +614,7 @@ function genericEvent(s: TxScope, ev: ContractEvent, decoder?: string, failure?:
       event_index: ev.eventIndex,
       fields: ev.fields,
       ...(failure ? { decoder, decode_error: failure.decode_error } : {}),
+      ...extra,
     },
   });
 }

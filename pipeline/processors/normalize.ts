@@ -31,9 +31,12 @@ import {
   toWireEvent,
 } from "../messages.ts";
 import {
+  type CodeChange,
+  createCodeHashRegistry,
   createDappRegistry,
   createDecoderRegistry,
   createPoolRegistry,
+  extractCodeChanges,
   extractContractDapps,
   extractContractKinds,
   extractPools,
@@ -41,6 +44,7 @@ import {
   KNOWN_DAPP_CONTRACTS,
   KNOWN_FACTORIES,
   KNOWN_POOLS,
+  type MutableCodeHashRegistry,
   type MutableDappRegistry,
   type MutableDecoderRegistry,
   type MutablePoolRegistry,
@@ -55,6 +59,8 @@ import { defineProcessor } from "../processor.ts";
 export interface NormalizeState {
   dapps: MutableDappRegistry;
   decoders: MutableDecoderRegistry;
+  /** Expected code hashes (operator rows, then the built-in list) and the live ones blocks changed. */
+  codeHashes: MutableCodeHashRegistry;
   factories: PoolFactory[];
   pools: MutablePoolRegistry;
   /** Exchange wallets with their block-time ranges, and the table's version they were read at. */
@@ -84,16 +90,27 @@ export async function loadNormalizeState(pg: Pg): Promise<NormalizeState> {
     dapp_id: string;
     decoder: string;
     label: string;
+    code_hash: string | null;
   }>(
     "normalize_decoder_contracts",
-    "SELECT contract_address, dapp_id, decoder, label FROM decoder_contracts ORDER BY contract_address",
+    "SELECT contract_address, dapp_id, decoder, label, code_hash FROM decoder_contracts ORDER BY contract_address",
   );
   const operator = operatorRows.flatMap((r) =>
     isDecoderKind(r.decoder) ? [{ ...r, decoder: r.decoder }] : [],
   );
-  const learned = await pg.query<{ address: string; dapp_id: string; decoder: string | null }>(
+  const learned = await pg.query<{
+    address: string;
+    dapp_id: string;
+    decoder: string | null;
+    code_hash: string | null;
+  }>(
     "normalize_contract_dapps_load",
-    "SELECT address, dapp_id, decoder FROM normalize_contract_dapps",
+    "SELECT address, dapp_id, decoder, code_hash FROM normalize_contract_dapps",
+  );
+  // An operator's row names the code its layout fits, ahead of the built-in list's artifact hash.
+  const codeHashes = createCodeHashRegistry(
+    [...operatorRows, ...KNOWN_DAPP_CONTRACTS],
+    learned.flatMap((r) => (r.code_hash ? [{ contract_address: r.address, code_hash: r.code_hash }] : [])),
   );
   // A registered factory belongs to its dapp, and so do the contracts it creates.
   const dapps = createDappRegistry([
@@ -138,12 +155,20 @@ export async function loadNormalizeState(pg: Pg): Promise<NormalizeState> {
     }),
   );
   const walletsVersion = await createExchangeWalletsRepo(pg).version();
-  return { dapps, decoders, factories, pools, wallets: await loadWalletRanges(pg), walletsVersion };
+  return {
+    dapps,
+    decoders,
+    codeHashes,
+    factories,
+    pools,
+    wallets: await loadWalletRanges(pg),
+    walletsVersion,
+  };
 }
 
 /** Counts the events a decoder refused (payload `decode_error`), by decoder kind and contract event index. */
 export function countDecodeErrors(
-  metrics: Pick<Metrics, "decodeErrors">,
+  metrics: Pick<Metrics, "decodeErrors" | "codeHashRefusals">,
   messages: readonly EventsMessage[],
 ): void {
   for (const m of messages) {
@@ -161,6 +186,8 @@ export function countDecodeErrors(
         decoder: String(payload.decoder ?? ""),
         event_index: String(e.contract_event_index ?? ""),
       });
+      if (payload.decode_error === "code_hash_changed")
+        metrics.codeHashRefusals.inc({ contract_address: e.contract_address });
     }
   }
 }
@@ -226,6 +253,7 @@ export async function normalizeBatch(messages: BlockMessage[], deps: PipelineDep
   const pools: PoolInfo[] = [];
   const contracts: { contract_address: string; dapp_id: string }[] = [];
   const kinds: { contract_address: string; decoder: DecoderKind }[] = [];
+  const codeChanges: CodeChange[] = [];
   for (const m of messages) {
     const raw = m.kind === "block" ? rawBlockOf(m) : undefined;
     if (raw) {
@@ -243,12 +271,19 @@ export async function normalizeBatch(messages: BlockMessage[], deps: PipelineDep
     const ctx = {
       dapps: state.dapps,
       decoders: deps.config.DAPP_DECODERS ? state.decoders : undefined,
+      codeHashes: state.codeHashes,
       factories: state.factories,
       pools: state.pools,
       exchanges: exchangeRegistryAt(state.wallets, m.kind === "block" ? m.timestamp : 0),
       maxPayloadBytes: deps.config.PAYLOAD_MAX_BYTES,
     };
     out.push(toEventsMessage(m, ctx, raw));
+    if (raw) {
+      // A migrated contract's later blocks follow its new code (this block's later txs already did).
+      const changes = extractCodeChanges(raw, state.decoders);
+      state.codeHashes.add(changes);
+      codeChanges.push(...changes);
+    }
     const t = turn();
     if (t) await t;
   }
@@ -272,6 +307,17 @@ export async function normalizeBatch(messages: BlockMessage[], deps: PipelineDep
         kinds.map((k) => state.dapps.dappOf(k.contract_address) ?? "unknown"),
         kinds.map((k) => k.decoder),
       ],
+    );
+  }
+  if (codeChanges.length > 0) {
+    // The last change of a contract in the batch is its live code (unnest keeps the array's order).
+    const last = new Map(codeChanges.map((c) => [c.contract_address, c.code_hash]));
+    await deps.pg.query(
+      "normalize_code_hashes_save",
+      `INSERT INTO normalize_contract_dapps (address, dapp_id, code_hash)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[])
+         ON CONFLICT (address) DO UPDATE SET code_hash = EXCLUDED.code_hash`,
+      [[...last.keys()], [...last.keys()].map((a) => state.dapps.dappOf(a) ?? "unknown"), [...last.values()]],
     );
   }
   for (const p of pools) {

@@ -1,8 +1,10 @@
 /**
  * The normalize processor's decoder state on a real Postgres: operator `decoder_contracts` rows, Elexium-style
  * factories (`stable_field`, `liquidity_layout`), kinds learned from a parent saved before the events are
- * published, and the decode-error counter.
+ * published, the decode-error counter, and the code-hash guard (a migrated contract's events refused until its
+ * new layout is registered).
  */
+import { blake2b } from "@noble/hashes/blake2b";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EventsMessage } from "../../lib/events/wire.ts";
 import { createMetrics } from "../../lib/metrics.ts";
@@ -10,7 +12,8 @@ import type { PipelineDeps } from "../../pipeline/deps.ts";
 import type { RawBlockMessage } from "../../pipeline/messages.ts";
 import { loadNormalizeState, normalizeBatch } from "../../pipeline/processors/normalize.ts";
 import { block, CREATED_G0, caddr, cid, ev, tx } from "../fixtures/normalize/dapp-blocks.ts";
-import { openTestPg, type TestPg } from "../helpers/stores.ts";
+import { createTestApp } from "../helpers/app.ts";
+import { openTestCh, openTestPg, type TestPg } from "../helpers/stores.ts";
 
 const HUB = caddr("devnet-hub");
 const ROOM = caddr("devnet-room");
@@ -135,5 +138,117 @@ describe("normalize processor: decoder kinds", () => {
       liquidity_layout: "velodrome",
       swap_event_index: 3,
     });
+  });
+
+  it("guards code hashes: a migrated MyOnion router's later events stay generic until its new layout is registered", async () => {
+    const ROUTER = "29c4EEH1aZr5HDumULCFp1eJN1bWftojCGepqTpovyQhd";
+    const newCode = "0a0b0c0d";
+    const newHash = Buffer.from(blake2b(Buffer.from(newCode, "hex"), { dkLen: 32 })).toString("hex");
+    const trade = (t: ReturnType<typeof tx>) =>
+      ev(t, ROUTER, 5, [
+        ["ByteVec", cid("meme")],
+        ["Address", caddr("trader")],
+        ["ByteVec", "00".repeat(32)],
+        ["U256", "100"],
+        ["U256", "5000"],
+        ["U256", "1"],
+        ["U256", "1"],
+        ["Address", caddr("royalty")],
+      ]);
+    const t0 = tx("guard-before", { from: "alice", script: true });
+    const t1 = tx("guard-migrate", { from: "alice", script: true });
+    const t2 = tx("guard-after", { from: "alice", script: true });
+    const t3 = tx("guard-next-block", { from: "alice", script: true });
+    const first = block(
+      "guard-1",
+      [t0, t1, t2],
+      [
+        trade(t0),
+        ev(t1, ROUTER, 3, [
+          ["Address", caddr("owner")],
+          ["ByteVec", newCode],
+        ]),
+        trade(t2),
+      ],
+    );
+    const second = block("guard-2", [t3], [trade(t3)]);
+    const messageOf = (raw: typeof first, seq: number): RawBlockMessage => ({
+      kind: "block",
+      chain_index: raw.chainIndex,
+      hash: raw.block.hash,
+      height: raw.block.height,
+      timestamp: raw.block.timestamp,
+      seq,
+      block_json: JSON.stringify(raw.block),
+      events_json: JSON.stringify(raw.events),
+    });
+    const published: EventsMessage[] = [];
+    const metrics = createMetrics();
+    const deps = {
+      pg: store.pg,
+      metrics,
+      config: { PAYLOAD_MAX_BYTES: 100_000, DAPP_DECODERS: true },
+      codecs: { events: { encode: (m: EventsMessage) => m } },
+      bus: {
+        publish: async (_t: string, records: { value: EventsMessage }[]) =>
+          void published.push(...records.map((r) => r.value)),
+      },
+    } as unknown as PipelineDeps;
+    const routerEvents = () =>
+      published
+        .flatMap((m) => (m.kind === "block" ? m.events : []))
+        .filter((e) => e.contract_address === ROUTER && e.contract_event_index === 5);
+    await normalizeBatch([messageOf(first, 10)], deps, await loadNormalizeState(store.pg));
+    // A restart between the blocks: the live code hash is read back from Postgres.
+    await normalizeBatch([messageOf(second, 11)], deps, await loadNormalizeState(store.pg));
+    const [before, after, next] = routerEvents();
+    expect(before).toMatchObject({ category: "launchpad", sub_kind: "buy" });
+    for (const e of [after!, next!]) {
+      expect(e).toMatchObject({ category: "contract", type: "undecoded" });
+      expect(JSON.parse(e.payload_json)).toMatchObject({
+        decoder: "myonion-router",
+        decode_error: "code_hash_changed",
+        code_hash_expected: "333646eb5fd44384550d0291de7a624dd300494a000082bf4cd82761e6f57154",
+        code_hash_live: newHash,
+      });
+    }
+    expect((await metrics.codeHashRefusals.get()).values).toEqual([
+      { labels: { contract_address: ROUTER }, value: 2 },
+    ]);
+    const saved = await store.pg.query<{ code_hash: string }>(
+      "t",
+      "SELECT code_hash FROM normalize_contract_dapps WHERE address = $1",
+      [ROUTER],
+    );
+    expect(saved).toEqual([{ code_hash: newHash }]);
+    // /status names the contract.
+    const ch = await openTestCh();
+    const api = await createTestApp({ stores: { pg: store, ch } });
+    const statusOf = async () => (await api.app.inject({ url: "/status" })).json().code_hash_changes;
+    try {
+      expect(await statusOf()).toEqual([
+        {
+          contract_address: ROUTER,
+          dapp_id: "myonion",
+          label: "OnionRouter",
+          expected_code_hash: "333646eb5fd44384550d0291de7a624dd300494a000082bf4cd82761e6f57154",
+          live_code_hash: newHash,
+        },
+      ]);
+      // The operator registers the new layout (the same decoder, the new code): the router decodes again.
+      await store.pg.query(
+        "t",
+        `INSERT INTO decoder_contracts (contract_address, dapp_id, decoder, label, code_hash)
+       VALUES ($1, 'myonion', 'myonion-router', 'OnionRouter v2', $2)`,
+        [ROUTER, newHash],
+      );
+      published.length = 0;
+      await normalizeBatch([messageOf(second, 12)], deps, await loadNormalizeState(store.pg));
+      expect(routerEvents()[0]).toMatchObject({ category: "launchpad", sub_kind: "buy" });
+      expect(await statusOf()).toEqual([]);
+    } finally {
+      await api.close();
+      await ch.close();
+    }
   });
 });

@@ -1,5 +1,6 @@
 /** Documentation and operations: /openapi.json, /healthz, /readyz, /metrics. */
 import { Type } from "@sinclair/typebox";
+import { createCodeHashRegistry } from "../../../lib/dapps/code-hashes.ts";
 import { type Progress, readProgress } from "../../../lib/events/reader.ts";
 import {
   type ProgressView,
@@ -8,6 +9,7 @@ import {
   setProgressGauges,
 } from "../../../lib/pipeline-progress.ts";
 import { staleWhileRevalidate } from "../../../lib/stale.ts";
+import { KNOWN_DAPP_CONTRACTS } from "../../../lib/tokens/known-contracts.ts";
 import { StringEnum } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 
@@ -54,6 +56,38 @@ async function priceSourcesStatus(deps: ApiDeps) {
   }));
 }
 
+/**
+ * Known contracts whose live code (learned from a block that migrated them) is not the code their decoder's layout
+ * was read from: their events are published generic with `decode_error: "code_hash_changed"` until an operator
+ * registers the new layout (a `decoder_contracts` row with the new `code_hash`).
+ */
+async function codeHashChanges(deps: ApiDeps) {
+  if (!deps.pg) return [];
+  const [operator, learned] = await Promise.all([
+    deps.pg.query<{ contract_address: string; code_hash: string | null }>(
+      "status_decoder_code_hashes",
+      "SELECT contract_address, code_hash FROM decoder_contracts WHERE code_hash IS NOT NULL",
+    ),
+    deps.pg.query<{ address: string; dapp_id: string; code_hash: string }>(
+      "status_live_code_hashes",
+      "SELECT address, dapp_id, code_hash FROM normalize_contract_dapps WHERE code_hash IS NOT NULL ORDER BY address",
+    ),
+  ]);
+  const registry = createCodeHashRegistry(
+    [...operator, ...KNOWN_DAPP_CONTRACTS],
+    learned.map((r) => ({ contract_address: r.address, code_hash: r.code_hash })),
+  );
+  const dapps = new Map(learned.map((r) => [r.address, r.dapp_id]));
+  const labels = new Map(KNOWN_DAPP_CONTRACTS.map((r) => [r.contract_address, r.label]));
+  return registry.mismatches().map((m) => ({
+    contract_address: m.contract_address,
+    dapp_id: dapps.get(m.contract_address) ?? "unknown",
+    label: labels.get(m.contract_address) ?? "",
+    expected_code_hash: m.expected,
+    live_code_hash: m.live,
+  }));
+}
+
 function tailStatus(deps: ApiDeps) {
   const tail = deps.events?.tail;
   if (!tail) return null;
@@ -67,6 +101,7 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
   const cached = { ttlMs: deps.config.EVENTS_WATERMARK_CACHE_MS };
   const progress = staleWhileRevalidate(() => readProgress(deps.ch!), cached);
   const sources = staleWhileRevalidate(() => priceSourcesStatus(deps), cached);
+  const codeHashes = staleWhileRevalidate(() => codeHashChanges(deps), cached);
   const pipeline = staleWhileRevalidate(async (): Promise<ProgressView | null> => {
     if (!deps.pg) return null;
     const view = progressView(await readPipelineProgress(deps.pg));
@@ -233,6 +268,24 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
               description:
                 "Exchange price sources (kind `cex`) and EVM pool sources (`uniswap`, `pancakeswap`, once polled), and the health of their polling.",
             }),
+            code_hash_changes: Type.Array(
+              Type.Object({
+                contract_address: Type.String(),
+                dapp_id: Type.String(),
+                label: Type.String({ description: "The built-in list's label, or empty." }),
+                expected_code_hash: Type.String({
+                  description:
+                    "The code its decoder's layout was read from (artifact, or the operator's row).",
+                }),
+                live_code_hash: Type.String({
+                  description: "The code a block migrated it to (blake2b-256 of the new bytecode).",
+                }),
+              }),
+              {
+                description:
+                  'Known dapp contracts upgraded to code their decoder was not written for: their events are published generic with `decode_error: "code_hash_changed"` (counted in `alephium_normalize_decode_errors_total`) until an operator registers the new layout, a `decoder_contracts` row with the new `code_hash` (docs/dapps.md).',
+              },
+            ),
             events_tail: Type.Union(
               [
                 Type.Object({
@@ -256,10 +309,11 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
       },
     },
     async () => {
-      const [p, priceSources, pipelineProgress] = await Promise.all([
+      const [p, priceSources, pipelineProgress, codeHashChangesNow] = await Promise.all([
         refreshChainGauges(deps, progress),
         sources(),
         pipeline(),
+        codeHashes(),
       ]);
       const now = p?.now ?? Date.now();
       return {
@@ -271,6 +325,7 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
         progress: pipelineProgress ?? progressView({ ingest: null, processors: [] }),
         trade_feed: p?.feed ? { ...p.feed, lag_ms: now - p.feed.position } : null,
         price_sources: priceSources,
+        code_hash_changes: codeHashChangesNow,
         events_tail: tailStatus(deps),
       };
     },
