@@ -1,3 +1,4 @@
+// Test passes: embedded and server (guarantee 3 for pollers: its Kafka case runs only in this pass).
 /**
  * Guarantee 3 for pollers: reorgs deeper than CONFIRMATIONS reach events pollers already received, and
  * the reorg notices in the poll stream (chain index 17, lib/events/notices.ts) let every poller end with

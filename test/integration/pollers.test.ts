@@ -1,3 +1,4 @@
+// Test passes: embedded and server (guarantee 1: its Kafka case runs only in this pass).
 /**
  * Guarantee 1: pollers miss nothing. 20 concurrent pollers follow /events/all?poll=1 while blocks
  * are produced live, ingested and processed; the processors are restarted midway. Each poller's
