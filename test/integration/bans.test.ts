@@ -1,3 +1,4 @@
+// Test passes: embedded and server (the bounded delay across two API processes on one database, two pools only on PostgreSQL).
 /**
  * Bans (issue 23, point 2) on real stores: each kind (key owner, Telegram user, IP range), the 403 body,
  * expiry, lifting, IPv6 ranges and IPv4-mapped addresses, X-Forwarded-For with and without TRUST_PROXY,

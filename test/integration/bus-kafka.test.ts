@@ -1,3 +1,4 @@
+// Test passes: server (kafkajs's failure modes on the kcat mock cluster; skipped with a notice without KAFKA_BROKERS).
 /**
  * The Kafka bus cuts a large publish into produce requests the brokers accept (the mock cluster enforces no
  * `message.max.bytes`, so the test reads what each `send` carried).

@@ -1,3 +1,4 @@
+// Test passes: embedded (figures computed from the stored events, whatever batches the bus made; the guarantees run over Kafka elsewhere).
 /**
  * The candles processor, through the routes: on the demo network, the OHLCV of every watched pair
  * equals a reference computed here (test/helpers/prices.ts, plain loops) from the swap events read

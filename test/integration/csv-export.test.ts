@@ -1,3 +1,4 @@
+// Test passes: embedded (hand-made rows through the store and routes; PGlite runs the same SQL).
 /**
  * CSV export of the list routes (events, OHLCV, series chart, token list): the header and every cell,
  * read back with an RFC 4180 parser written here, give the JSON route's values for the same request;

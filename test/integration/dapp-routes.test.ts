@@ -1,3 +1,4 @@
+// Test passes: embedded (hand-made rows through the store and routes; PGlite runs the same SQL).
 /**
  * The five dapp groups' routes over hand-made normalized events (shaped as the decoders write them, see
  * lib/chain/TAXONOMY.md): filters, order, figures against references computed here with plain loops,

@@ -1,3 +1,4 @@
+// Test passes: embedded and server (reprocessed history equal to a clean pass by hash, with chains on different Kafka partitions).
 /**
  * The dapp decoders and groups end to end on the simulated network: ingest → normalize (decoders) → events →
  * the groups' routes, with their figures against references computed here with plain loops from the chain's

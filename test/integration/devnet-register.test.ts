@@ -1,3 +1,4 @@
+// Test passes: embedded (hand-made rows through the store and routes; PGlite runs the same SQL).
 /**
  * Registration of the simulated network for prices (devnet/register.ts) into a real, migrated Postgres: the
  * DEX factory, the two price sources, the oracle's feeds and the watched pairs, the decoder kinds of its dapp

@@ -1,3 +1,4 @@
+// Test passes: embedded (figures computed from the stored events, whatever batches the bus made; the guarantees run over Kafka elsewhere).
 /** Discovery: a token issued on the simulated chain appears in the registry, unregistered, with its mint facts. */
 
 import { addressFromContractId } from "@alephium/web3";

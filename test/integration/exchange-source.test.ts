@@ -1,3 +1,4 @@
+// Test passes: embedded (the exchange double through ccxt; Postgres holds the registry rows).
 /**
  * Exchange (cex) price sources through ccxt, on real stores: two exchanges (`gate`, `gateeu`), each
  * served by the exchange test double (devnet/exchange.ts, Gate's REST API v4) and read by ccxt's own

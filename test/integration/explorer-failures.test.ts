@@ -1,3 +1,4 @@
+// Test passes: embedded (routes over an app whose Postgres holds keys and rows; PGlite runs the same SQL).
 /**
  * Decorated explorer routes when the explorer fails (down, timing out, 5xx, odd bodies) and in
  * no-database mode; the explorer client's classification of upstream answers.

@@ -1,3 +1,4 @@
+// Test passes: embedded (routes over an app whose Postgres holds keys and rows; PGlite runs the same SQL).
 /**
  * Decorated explorer proxies against the simulated explorer: passthrough fidelity, every `ext` rule,
  * pending → decorated once events exist, parameter checks before any upstream call, and one events

@@ -1,3 +1,4 @@
+// Test passes: embedded (ingest's own rounds, recorded through a wrapped bus).
 /**
  * During backfill ingest fetches the next round's windows while the current round publishes, so the node's answer
  * time and the processors' work overlap. The early answer is used only for exactly the windows the next round asks

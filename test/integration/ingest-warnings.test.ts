@@ -1,3 +1,4 @@
+// Test passes: embedded (ingest's own warnings).
 /** Ingest says so when it cannot move: a node behind its cursors, or nothing to publish for a while. */
 import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

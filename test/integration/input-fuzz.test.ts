@@ -1,3 +1,4 @@
+// Test passes: embedded and server (hostile values reach no store unchecked: the PostgreSQL driver and server, not only PGlite).
 /**
  * Walks the app's own route table with its OpenAPI document and sends hostile values to every path
  * parameter, query parameter and top-level body field: nothing may reach a store unchecked (no 5xx),

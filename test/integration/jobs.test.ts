@@ -1,3 +1,4 @@
+// Test passes: embedded and server (pg-boss on PostgreSQL, and a worker dying mid-job over a pipeline on Kafka).
 /**
  * Reindex jobs (issue 23, point 1) on pg-boss: created from the API, the bot and the CLI; listed, shown and
  * cancelled; overlapping ranges refused; a worker that dies mid-job is replaced and the job resumes from its

@@ -1,3 +1,4 @@
+// Test passes: embedded and server (two API processes' connection pools on one PostgreSQL add up their counts).
 /**
  * Key usage figures (GET /system/keys/{keyid}/usage, postgres/0018 `key_usage`) on real stores
  * (PGlite, or PostgreSQL with TEST_POSTGRES_URL): the counts match the requests made, 429s included;

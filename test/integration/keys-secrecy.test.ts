@@ -1,3 +1,4 @@
+// Test passes: embedded (hand-made rows through the store and routes; PGlite runs the same SQL).
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../../api/app.ts";

@@ -1,3 +1,4 @@
+// Test passes: embedded (hand-made rows through the store and routes; PGlite runs the same SQL).
 /**
  * Address labels kept in memory by the events' label cache: reused while `label_generation` stays, and
  * dropped when a statement that can change a label (address_labels, a registered token's symbol) bumps it.

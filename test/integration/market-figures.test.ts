@@ -1,3 +1,4 @@
+// Test passes: embedded (figures computed from the stored events, whatever batches the bus made; the guarantees run over Kafka elsewhere).
 /**
  * Token market figures and TVL on the demo network, against values computed here by hand: pool reserves
  * from the simulated chain's own pool state, locked ALPH from the coinbase outputs of its raw blocks,

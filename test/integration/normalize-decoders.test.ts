@@ -1,3 +1,4 @@
+// Test passes: embedded (hand-made rows through the store and routes; PGlite runs the same SQL).
 /**
  * The normalize processor's decoder state on a real Postgres: operator `decoder_contracts` rows, Elexium-style
  * factories (`stable_field`, `liquidity_layout`), kinds learned from a parent saved before the events are

@@ -1,3 +1,4 @@
+// Test passes: embedded (routes over an app whose Postgres holds keys and rows; PGlite runs the same SQL).
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { Type } from "@sinclair/typebox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

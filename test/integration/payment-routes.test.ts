@@ -1,3 +1,4 @@
+// Test passes: embedded (hand-made rows through the store and routes; PGlite runs the same SQL).
 /**
  * Payment routes on real stores: a user sees and creates only their own invoices and payments; an
  * admin sees everyone's with filters, records a manual payment and cancels an invoice; a chain

@@ -1,3 +1,4 @@
+// Test passes: embedded (PGlite's own template and dump).
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

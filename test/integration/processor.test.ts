@@ -1,3 +1,4 @@
+// Test passes: embedded and server (the singleton processors' lock runs on PostgreSQL only; PGlite's unfenced writes in the embedded pass).
 /** The processor contract (retries, failures, message order) and the shared retry helper. */
 import { getEventListeners } from "node:events";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,3 +1,4 @@
+// Test passes: embedded (the README's demo runs on the embedded stores; skipped with a notice in the server pass).
 /**
  * The README's quick start, run as a new user runs it: its lines are read from README.md (not copied
  * here), in a fresh directory that sees the project through symlinks (so `./data` is new), with a

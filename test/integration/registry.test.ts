@@ -1,3 +1,4 @@
+// Test passes: embedded (hand-made rows through the store and routes; PGlite runs the same SQL).
 import { mainnet } from "@alephium/token-list";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KNOWN_DAPP_CONTRACTS } from "../../lib/tokens/known-contracts.ts";

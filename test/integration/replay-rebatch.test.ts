@@ -1,3 +1,4 @@
+// Test passes: embedded (the in-process bus re-batched on purpose; skipped with a notice over Kafka, where the replica tests run).
 /**
  * Guarantee 2 (a replay is harmless) with the batches Kafka may make, for every processor at once. Deliveries are
  * held back and handed over with later ones, or split, at random; processes die at random store writes, before

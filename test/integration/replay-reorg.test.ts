@@ -1,3 +1,4 @@
+// Test passes: embedded and server (guarantees 2 and 3 over Kafka's batches and partitions).
 /**
  * Guarantees 2 and 3: replays are harmless, reorgs are handled. State is compared as a hash of
  * every column (but the row version) of the resolved tables against a clean pass on fresh stores.

@@ -1,3 +1,4 @@
+// Test passes: server (replicas in child processes over Kafka and PostgreSQL; skipped with a notice elsewhere).
 /**
  * Scale-out across processes: every processor runs as 3 replicas of its consumer group in 3 child processes (each
  * runs one replica of every processor, test/helpers/replica-process.ts), over Kafka (the kcat mock cluster) and the

@@ -1,3 +1,4 @@
+// Test passes: server (replicas of every consumer group over Kafka and PostgreSQL's locks; skipped with a notice elsewhere).
 /**
  * Scale-out: every processor runs as 3 replicas of its consumer group over Kafka (the kcat mock cluster), one
  * replica of each dies mid-stream and one is added, and the end state equals one clean single-replica pass by

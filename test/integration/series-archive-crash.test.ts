@@ -1,3 +1,4 @@
+// Test passes: embedded (it uses the in-process bus in every pass; the crash is in ClickHouse's deletes).
 /**
  * Raw points left below an archive's end (lib/series/writer.ts `archiveRaw`): a series-recompute pass that dies
  * between an archive round's pages and their delete leaves the archived raw points in ClickHouse (readers already go

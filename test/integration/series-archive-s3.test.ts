@@ -1,3 +1,4 @@
+// Test passes: embedded (it uses the in-process bus in every pass (see its notice)).
 /**
  * The S3 path of the series archive against s3rver (a real S3 protocol server, in-process): the object
  * store's put/get/missing key, then a pipeline whose raw pages go to the bucket, served by the chart

@@ -1,3 +1,4 @@
+// Test passes: embedded and server (its reorg case over Kafka; the replay case skips there with a notice).
 /**
  * Guarantees 2 and 3 for the series tables: re-delivery, crashes mid-batch, processor restarts, a
  * reprocess of the whole range (reaching archived pages, which are rebuilt from the facts) and a

@@ -1,3 +1,4 @@
+// Test passes: embedded (it uses the in-process bus in every pass (see its notice)).
 /**
  * Series on the demo network, through the routes: every series equals a reference computed here with
  * plain loops from the events read back (test/helpers/series.ts), at every scale, distinct counts

@@ -1,3 +1,4 @@
+// Test passes: embedded (what it checks is chDB's; its Postgres holds keys and plans, the same SQL on PGlite).
 /**
  * POST /sql: read-only SQL over the api_v1_* views. Who may call it (admin keys, plans SQL_PLANS lists);
  * every refused construct answers 400 naming it, checked on ClickHouse's parse; each limit answers 400

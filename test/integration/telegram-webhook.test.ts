@@ -1,3 +1,4 @@
+// Test passes: embedded (hand-made rows through the store and routes; PGlite runs the same SQL).
 /**
  * The Telegram bot through its webhook, on real stores, talking to the Bot API double
  * (devnet/telegram.ts): the secret header, each update once, user and admin commands, bans, and the

@@ -1,3 +1,4 @@
+// Test passes: embedded (hand-made rows through the store and routes; PGlite runs the same SQL).
 /**
  * The token list's filters on a real Postgres: each filter keeps exactly the tokens it names, filters
  * combine, deleted tokens never show, and search text is matched literally (% and _ are not wildcards).

@@ -1,3 +1,4 @@
+// Test passes: embedded (routes over an app whose Postgres holds keys and rows; PGlite runs the same SQL).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRegistryRepo, type RegistryRepo } from "../../lib/tokens/repo.ts";
 import { contractAddressOf } from "../../lib/tokens/repo-shared.ts";

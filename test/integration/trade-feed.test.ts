@@ -1,3 +1,4 @@
+// Test passes: embedded and server (a crash between the PostgreSQL outbox and ClickHouse, on a PostgreSQL server).
 /**
  * The trade watcher's feed on real stores (PGlite or PostgreSQL, chDB): ids above the announced
  * position and the chains' watermark, each trade recorded once by its key, a crash between the

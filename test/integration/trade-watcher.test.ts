@@ -1,3 +1,4 @@
+// Test passes: embedded and server (guarantee 1 with market events, the pipeline over Kafka).
 /**
  * The trade watcher under guarantee 1: 20 pollers follow /events/all?poll=1 while blocks are made
  * live and ingested, and the exchange double's fills of a pair with enable_trades are read through

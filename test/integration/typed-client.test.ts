@@ -1,3 +1,4 @@
+// Test passes: embedded (routes over an app whose Postgres holds keys and rows; PGlite runs the same SQL).
 /**
  * The typed client (clients/typescript) against the real app listening on a local port: public, user
  * and admin routes, typed answers and typed error bodies; and the generated types are current (the

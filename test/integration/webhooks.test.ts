@@ -1,3 +1,4 @@
+// Test passes: embedded and server (the job worker on pg-boss and the pipeline over Kafka: every event delivered at least once).
 /**
  * Outbound webhooks (issue 24, point 2), over a real pipeline on the simulated network (in-process bus, or Kafka on
  * CI's second pass) and the job worker of `start`: local receivers (node:http on 127.0.0.1, allowed by

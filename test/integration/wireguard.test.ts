@@ -1,3 +1,4 @@
+// Test passes: embedded and server (address allocation under concurrent creates from two connection pools on PostgreSQL).
 /**
  * WireGuard peers: creation with the client configuration shown once, address allocation under
  * concurrent creates from two API instances on one database (two connection pools on PostgreSQL),

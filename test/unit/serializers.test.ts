@@ -1,3 +1,4 @@
+// Test passes: embedded (serializers of an app's responses; its Postgres holds keys only).
 import { describe, expect, it } from "vitest";
 import { SERIALIZERS } from "../../api/app.ts";
 import { sharedSerializers } from "../../api/plugins/serializers.ts";
