@@ -1,3 +1,4 @@
+// Test passes: embedded (packs the typed client and runs its example against the demo on the embedded stores).
 /**
  * The typed client as a package someone else installs: `npm pack` of clients/typescript (its prepack compiles
  * `dist/`), `npm install` of the tarball in a temporary project outside the repository, then the README's js

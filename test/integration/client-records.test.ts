@@ -1,3 +1,4 @@
+// Test passes: embedded (routes over an app whose Postgres holds keys and rows; PGlite runs the same SQL).
 /**
  * The AlphScan explorer's simpler records (issue 44, ../shared ALPHSCAN-CLIENT.md calls 5, 8 and 10) on the demo's
  * data: `GET /addresses/{address}/labels` with every field of a label row, `GET /dapps/{dappid}` (`name`,

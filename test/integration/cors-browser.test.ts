@@ -1,3 +1,4 @@
+// Test passes: embedded (routes over an app whose Postgres holds keys and rows; PGlite runs the same SQL).
 /**
  * CORS in a real browser (api/plugins/cors.ts): a page served from another origin calls the API from Debian's
  * chromium (playwright-core): a user route with a key restricted to the page's origin (works), with a key

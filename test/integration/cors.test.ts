@@ -1,3 +1,4 @@
+// Test passes: embedded (routes over an app whose Postgres holds keys and rows; PGlite runs the same SQL).
 /** CORS (api/plugins/cors.ts and the origin check of api/plugins/auth.ts): preflights, origins per key, public routes. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
