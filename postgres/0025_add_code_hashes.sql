@@ -4,3 +4,5 @@
 -- has its events published generic with decode_error "code_hash_changed".
 ALTER TABLE decoder_contracts ADD COLUMN IF NOT EXISTS code_hash text;
 ALTER TABLE normalize_contract_dapps ADD COLUMN IF NOT EXISTS code_hash text;
+-- The time (ms) of the block that migrated it: a reprocess still decodes the events of earlier blocks.
+ALTER TABLE normalize_contract_dapps ADD COLUMN IF NOT EXISTS code_since_ts bigint;

@@ -6,12 +6,14 @@
 import { addressFromContractId } from "@alephium/web3";
 import { blake2b } from "@noble/hashes/blake2b";
 import type { DappRegistry, RawBlock } from "../../lib/chain/types.ts";
+import type { LiveCode } from "../../lib/dapps/code-hashes.ts";
 import { ANNOUNCED_KIND, CHILD_KIND, CODE_MIGRATION, type DecoderKind } from "../../lib/dapps/kinds.ts";
 
 export {
   type CodeHashMismatch,
   type CodeHashRegistry,
   createCodeHashRegistry,
+  type LiveCode,
   type MutableCodeHashRegistry,
 } from "../../lib/dapps/code-hashes.ts";
 
@@ -167,11 +169,11 @@ export function extractContractKinds(raw: RawBlock, decoders: DecoderRegistry | 
   return [...learned].map(([contract_address, decoder]) => ({ contract_address, decoder }));
 }
 
-/** A contract's code as a block changed it: the new code's hash (blake2b-256 of the bytecode, as the node's). */
-export interface CodeChange {
-  contract_address: string;
-  code_hash: string;
-  /** The tx that migrated it; events of later txs follow the new code. */
+/**
+ * A contract's code as a block changed it: the new code's hash (blake2b-256 of the bytecode, as the node's), the
+ * block's time, and the tx that migrated it (events of later txs follow the new code).
+ */
+export interface CodeChange extends LiveCode {
   tx_id: string;
 }
 
@@ -191,7 +193,12 @@ export function extractCodeChanges(raw: RawBlock, decoders: DecoderRegistry | un
     const code = fieldOf(ev.fields, migration.codeField, "ByteVec");
     if (code === undefined || !/^([0-9a-fA-F]{2})+$/.test(code)) continue;
     const hash = Buffer.from(blake2b(Buffer.from(code, "hex"), { dkLen: 32 })).toString("hex");
-    changes.push({ contract_address: ev.contractAddress, code_hash: hash, tx_id: ev.txId });
+    changes.push({
+      contract_address: ev.contractAddress,
+      code_hash: hash,
+      since_ts: raw.block.timestamp,
+      tx_id: ev.txId,
+    });
   }
   return changes;
 }

@@ -87,7 +87,7 @@ export function normalizeBlock(raw: RawBlock, ctx: NormalizeContext): NormalizeR
       const expected = ctx.codeHashes?.expectedOf(address);
       if (m && m.txIndex < txIndex && expected !== undefined)
         return m.code_hash === expected ? undefined : { expected, live: m.code_hash };
-      return ctx.codeHashes?.mismatchOf(address);
+      return ctx.codeHashes?.mismatchOf(address, block.timestamp);
     };
 
   block.transactions.forEach((tx, txIndex) => {

@@ -103,14 +103,19 @@ export async function loadNormalizeState(pg: Pg): Promise<NormalizeState> {
     dapp_id: string;
     decoder: string | null;
     code_hash: string | null;
+    code_since_ts: string | null;
   }>(
     "normalize_contract_dapps_load",
-    "SELECT address, dapp_id, decoder, code_hash FROM normalize_contract_dapps",
+    "SELECT address, dapp_id, decoder, code_hash, code_since_ts FROM normalize_contract_dapps",
   );
   // An operator's row names the code its layout fits, ahead of the built-in list's artifact hash.
   const codeHashes = createCodeHashRegistry(
     [...operatorRows, ...KNOWN_DAPP_CONTRACTS],
-    learned.flatMap((r) => (r.code_hash ? [{ contract_address: r.address, code_hash: r.code_hash }] : [])),
+    learned.flatMap((r) =>
+      r.code_hash
+        ? [{ contract_address: r.address, code_hash: r.code_hash, since_ts: Number(r.code_since_ts ?? 0) }]
+        : [],
+    ),
   );
   // A registered factory belongs to its dapp, and so do the contracts it creates.
   const dapps = createDappRegistry([
@@ -310,14 +315,19 @@ export async function normalizeBatch(messages: BlockMessage[], deps: PipelineDep
     );
   }
   if (codeChanges.length > 0) {
-    // The last change of a contract in the batch is its live code (unnest keeps the array's order).
-    const last = new Map(codeChanges.map((c) => [c.contract_address, c.code_hash]));
+    // The last change of a contract in the batch is its live code.
+    const last = [...new Map(codeChanges.map((c) => [c.contract_address, c])).values()];
     await deps.pg.query(
       "normalize_code_hashes_save",
-      `INSERT INTO normalize_contract_dapps (address, dapp_id, code_hash)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[])
-         ON CONFLICT (address) DO UPDATE SET code_hash = EXCLUDED.code_hash`,
-      [[...last.keys()], [...last.keys()].map((a) => state.dapps.dappOf(a) ?? "unknown"), [...last.values()]],
+      `INSERT INTO normalize_contract_dapps (address, dapp_id, code_hash, code_since_ts)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])
+         ON CONFLICT (address) DO UPDATE SET code_hash = EXCLUDED.code_hash, code_since_ts = EXCLUDED.code_since_ts`,
+      [
+        last.map((c) => c.contract_address),
+        last.map((c) => state.dapps.dappOf(c.contract_address) ?? "unknown"),
+        last.map((c) => c.code_hash),
+        last.map((c) => c.since_ts),
+      ],
     );
   }
   for (const p of pools) {

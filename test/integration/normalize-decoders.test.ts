@@ -172,7 +172,9 @@ describe("normalize processor: decoder kinds", () => {
         trade(t2),
       ],
     );
-    const second = block("guard-2", [t3], [trade(t3)]);
+    const later = block("guard-2", [t3], [trade(t3)]);
+    // A later block (the fixtures' blocks share one time).
+    const second = { ...later, block: { ...later.block, timestamp: later.block.timestamp + 64_000 } };
     const messageOf = (raw: typeof first, seq: number): RawBlockMessage => ({
       kind: "block",
       chain_index: raw.chainIndex,
@@ -222,6 +224,12 @@ describe("normalize processor: decoder kinds", () => {
       [ROUTER],
     );
     expect(saved).toEqual([{ code_hash: newHash }]);
+    // A reprocess of the migrating block (state read back with the live hash) still decodes what came before it.
+    published.length = 0;
+    await normalizeBatch([messageOf(first, 13)], deps, await loadNormalizeState(store.pg));
+    const [again, againAfter] = routerEvents();
+    expect(again).toMatchObject({ category: "launchpad", sub_kind: "buy" });
+    expect(JSON.parse(againAfter!.payload_json)).toMatchObject({ decode_error: "code_hash_changed" });
     // /status names the contract.
     const ch = await openTestCh();
     const api = await createTestApp({ stores: { pg: store, ch } });
@@ -234,6 +242,7 @@ describe("normalize processor: decoder kinds", () => {
           label: "OnionRouter",
           expected_code_hash: "333646eb5fd44384550d0291de7a624dd300494a000082bf4cd82761e6f57154",
           live_code_hash: newHash,
+          since_ts: first.block.timestamp,
         },
       ]);
       // The operator registers the new layout (the same decoder, the new code): the router decodes again.

@@ -68,14 +68,19 @@ async function codeHashChanges(deps: ApiDeps) {
       "status_decoder_code_hashes",
       "SELECT contract_address, code_hash FROM decoder_contracts WHERE code_hash IS NOT NULL",
     ),
-    deps.pg.query<{ address: string; dapp_id: string; code_hash: string }>(
+    deps.pg.query<{ address: string; dapp_id: string; code_hash: string; code_since_ts: string | null }>(
       "status_live_code_hashes",
-      "SELECT address, dapp_id, code_hash FROM normalize_contract_dapps WHERE code_hash IS NOT NULL ORDER BY address",
+      `SELECT address, dapp_id, code_hash, code_since_ts FROM normalize_contract_dapps
+       WHERE code_hash IS NOT NULL ORDER BY address`,
     ),
   ]);
   const registry = createCodeHashRegistry(
     [...operator, ...KNOWN_DAPP_CONTRACTS],
-    learned.map((r) => ({ contract_address: r.address, code_hash: r.code_hash })),
+    learned.map((r) => ({
+      contract_address: r.address,
+      code_hash: r.code_hash,
+      since_ts: Number(r.code_since_ts ?? 0),
+    })),
   );
   const dapps = new Map(learned.map((r) => [r.address, r.dapp_id]));
   const labels = new Map(KNOWN_DAPP_CONTRACTS.map((r) => [r.contract_address, r.label]));
@@ -85,6 +90,7 @@ async function codeHashChanges(deps: ApiDeps) {
     label: labels.get(m.contract_address) ?? "",
     expected_code_hash: m.expected,
     live_code_hash: m.live,
+    since_ts: m.since_ts,
   }));
 }
 
@@ -279,6 +285,10 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
                 }),
                 live_code_hash: Type.String({
                   description: "The code a block migrated it to (blake2b-256 of the new bytecode).",
+                }),
+                since_ts: Type.Integer({
+                  description:
+                    "Time (ms) of the block that migrated it: its events of later blocks are refused.",
                 }),
               }),
               {

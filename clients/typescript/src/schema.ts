@@ -11501,6 +11501,19 @@ export interface operations {
                             /** @description now - block_ts. */
                             lag_ms: number;
                         }[];
+                        /** @description Known dapp contracts upgraded to code their decoder was not written for: their events are published generic with `decode_error: "code_hash_changed"` (counted in `alephium_normalize_decode_errors_total`) until an operator registers the new layout, a `decoder_contracts` row with the new `code_hash` (docs/dapps.md). */
+                        code_hash_changes: {
+                            contract_address: string;
+                            dapp_id: string;
+                            /** @description The code its decoder's layout was read from (artifact, or the operator's row). */
+                            expected_code_hash: string;
+                            /** @description The built-in list's label, or empty. */
+                            label: string;
+                            /** @description The code a block migrated it to (blake2b-256 of the new bytecode). */
+                            live_code_hash: string;
+                            /** @description Time (ms) of the block that migrated it: its events of later blocks are refused. */
+                            since_ts: number;
+                        }[];
                         /** @description Blocks on top of a block before ingest publishes it. */
                         confirmations: number;
                         /** @description This API process's in-memory tail of the newest events (null when EVENTS_TAIL_CACHE is 0). */
