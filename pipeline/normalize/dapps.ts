@@ -8,9 +8,6 @@ import { blake2b } from "@noble/hashes/blake2b";
 import type { DappRegistry, RawBlock } from "../../lib/chain/types.ts";
 import type { LiveCode } from "../../lib/dapps/code-hashes.ts";
 import { ANNOUNCED_KIND, CHILD_KIND, CODE_MIGRATION, type DecoderKind } from "../../lib/dapps/kinds.ts";
-import type { DappContractRow } from "../../lib/tokens/known-contracts.ts";
-import { fieldOf } from "./chain-utils.ts";
-import type { DecoderRegistry } from "./draft.ts";
 
 export {
   type CodeHashMismatch,
@@ -19,6 +16,10 @@ export {
   type LiveCode,
   type MutableCodeHashRegistry,
 } from "../../lib/dapps/code-hashes.ts";
+
+import type { DappContractRow } from "../../lib/tokens/known-contracts.ts";
+import { fieldOf } from "./chain-utils.ts";
+import type { DecoderRegistry } from "./draft.ts";
 
 /** Event index of the node's ContractCreated system event. */
 const CONTRACT_CREATED_EVENT = -1;
@@ -75,8 +76,7 @@ function* births(raw: RawBlock, kindOf: (address: string) => DecoderKind | undef
       if (contract && parent) yield { contract, origin: parent };
       continue;
     }
-    const kind = kindOf(ev.contractAddress);
-    const announced = kind ? ANNOUNCED_KIND[kind] : undefined;
+    const announced = ANNOUNCED_KIND[kindOf(ev.contractAddress) ?? ("" as DecoderKind)];
     if (!announced || ev.eventIndex !== announced.eventIndex) continue;
     const id = fieldOf(ev.fields, announced.field, "ByteVec");
     if (id && /^[0-9a-fA-F]{64}$/.test(id))

@@ -71,17 +71,15 @@ export function normalizeBlock(raw: RawBlock, ctx: NormalizeContext): NormalizeR
     ? overlayDecoders(ctx.decoders, extractContractKinds(raw, ctx.decoders))
     : NO_DECODERS;
   const last = block.transactions.length - 1;
+  const txIndexOf = new Map(block.transactions.map((t, i) => [t.unsigned.txId, i]));
   // Migrations in this block apply to the events of its later transactions.
   const migratedAt = new Map<string, { txIndex: number; code_hash: string }>();
-  const changes = ctx.codeHashes ? extractCodeChanges(raw, decoders) : [];
-  if (changes.length > 0) {
-    const txIndexOf = new Map(block.transactions.map((t, i) => [t.unsigned.txId, i]));
-    for (const c of changes) {
+  if (ctx.codeHashes)
+    for (const c of extractCodeChanges(raw, decoders)) {
       const at = txIndexOf.get(c.tx_id);
       if (at !== undefined && !migratedAt.has(c.contract_address))
         migratedAt.set(c.contract_address, { txIndex: at, code_hash: c.code_hash });
     }
-  }
   const mismatchAt =
     (txIndex: number) =>
     (address: string): CodeHashMismatch | undefined => {
