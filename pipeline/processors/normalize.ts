@@ -66,6 +66,8 @@ export interface NormalizeState {
   /** Exchange wallets with their block-time ranges, and the table's version they were read at. */
   wallets: WalletRanges;
   walletsVersion: string;
+  /** Set when this replica's partitions may have changed: the next batch reads the saved state first. */
+  stale?: boolean;
 }
 
 /** The normalizer's state as saved: seed lists, registered factories and decoders, and what it learned from blocks. */
@@ -233,7 +235,16 @@ export const normalizeProcessor = defineProcessor<BlockMessage, NormalizeState>(
   group: CONSUMER_GROUPS.normalize,
   codec: (codecs) => codecs.blocks,
   setup: (deps) => loadNormalizeState(deps.pg),
+  // A partition taken over from another replica comes with what that replica learned (V3 games, rooms, pools,
+  // code changes): read the saved state again before the first batch of a new assignment.
+  onAssigned: ({ state }) => {
+    state.stale = true;
+  },
   async handle(messages, { deps, state, log }) {
+    if (state.stale) {
+      Object.assign(state, await loadNormalizeState(deps.pg));
+      state.stale = false;
+    }
     try {
       await normalizeBatch(messages, deps, state);
     } catch (error) {
