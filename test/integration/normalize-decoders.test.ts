@@ -7,6 +7,7 @@
  */
 import { blake2b } from "@noble/hashes/blake2b";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RawBlock } from "../../lib/chain/types.ts";
 import type { EventsMessage } from "../../lib/events/wire.ts";
 import { createMetrics } from "../../lib/metrics.ts";
 import type { PipelineDeps } from "../../pipeline/deps.ts";
@@ -15,6 +16,18 @@ import { loadNormalizeState, normalizeBatch } from "../../pipeline/processors/no
 import { block, CREATED_G0, caddr, cid, ev, tx } from "../fixtures/normalize/dapp-blocks.ts";
 import { createTestApp } from "../helpers/app.ts";
 import { openTestCh, openTestPg, type TestPg } from "../helpers/stores.ts";
+
+/** A raw block as ingest publishes it. */
+const messageOf = (raw: RawBlock, seq: number): RawBlockMessage => ({
+  kind: "block",
+  chain_index: raw.chainIndex,
+  hash: raw.block.hash,
+  height: raw.block.height,
+  timestamp: raw.block.timestamp,
+  seq,
+  block_json: JSON.stringify(raw.block),
+  events_json: JSON.stringify(raw.events),
+});
 
 const HUB = caddr("devnet-hub");
 const ROOM = caddr("devnet-room");
@@ -85,16 +98,7 @@ describe("normalize processor: decoder kinds", () => {
         ]),
       ],
     );
-    const message: RawBlockMessage = {
-      kind: "block",
-      chain_index: raw.chainIndex,
-      hash: raw.block.hash,
-      height: raw.block.height,
-      timestamp: raw.block.timestamp,
-      seq: 1,
-      block_json: JSON.stringify(raw.block),
-      events_json: JSON.stringify(raw.events),
-    };
+    const message = messageOf(raw, 1);
     const published: EventsMessage[] = [];
     const metrics = createMetrics();
     const deps = {
@@ -175,16 +179,6 @@ describe("normalize processor: decoder kinds", () => {
     const later = block("guard-2", [t3], [trade(t3)]);
     // A later block (the fixtures' blocks share one time).
     const second = { ...later, block: { ...later.block, timestamp: later.block.timestamp + 64_000 } };
-    const messageOf = (raw: typeof first, seq: number): RawBlockMessage => ({
-      kind: "block",
-      chain_index: raw.chainIndex,
-      hash: raw.block.hash,
-      height: raw.block.height,
-      timestamp: raw.block.timestamp,
-      seq,
-      block_json: JSON.stringify(raw.block),
-      events_json: JSON.stringify(raw.events),
-    });
     const published: EventsMessage[] = [];
     const metrics = createMetrics();
     const deps = {
