@@ -353,6 +353,12 @@ export const CONFIG_SPEC = {
     true,
     "Decode the dapps' events and calls (lib/chain/TAXONOMY.md). false leaves them generic contract events (DEX pools are still decoded); a later `reprocess` with true decodes that history.",
   ),
+  CODE_HASH_CHECK_INTERVAL_S: int(
+    3_600,
+    0,
+    604_800,
+    "How often the normalizer reads each dapp contract's code hash from the node (`/contracts/{address}/state`) to catch upgrades no event announces; a changed contract's events of later blocks are published generic (decode_error code_hash_changed) and /status names it (docs/dapps.md). 0 = off.",
+  ),
   DAPP_CURSOR_SECRET: str(
     "",
     "Key that signs the dapp routes' nextKey cursors (HMAC-SHA256). Empty: a random key per process, so cursors do not outlive a restart and are not accepted by another API process; set one shared secret when several API processes serve the same clients.",

@@ -18,6 +18,7 @@ export interface Metrics {
   priceSourceFailures: Counter<"source">;
   decodeErrors: Counter<"decoder" | "event_index">;
   codeHashRefusals: Counter<"contract_address">;
+  codeChecks: Counter<"result">;
   ingestPhase: Gauge<"phase">;
   ingestBlocksToGo: Gauge;
   ingestTimeToGoMs: Gauge;
@@ -125,6 +126,12 @@ export function createMetrics(): Metrics {
       name: `${METRICS_PREFIX}normalize_code_hash_refusals_total`,
       help: "Events of known dapp contracts whose live code is not the code their decoder was written for, published generic (decode_error code_hash_changed); /status lists the contracts.",
       labelNames: ["contract_address"],
+      registers: [registry],
+    }),
+    codeChecks: new Counter({
+      name: `${METRICS_PREFIX}normalize_code_checks_total`,
+      help: "Known dapp contracts' code hashes read from the node (CODE_HASH_CHECK_INTERVAL_S) by result: match, changed (differs from the code known; /status lists it), baseline (first answer for a contract without an expected hash), absent (the node has no such contract), error (the round stopped).",
+      labelNames: ["result"],
       registers: [registry],
     }),
     ingestPhase: new Gauge({

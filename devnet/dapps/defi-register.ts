@@ -8,6 +8,7 @@ import { DECODER_KIND, type DecoderKind } from "../../lib/dapps/kinds.ts";
 import type { PgQueryable } from "../../lib/stores/postgres.ts";
 import { DAPP } from "../../lib/tokens/known-contracts.ts";
 import type { DevnetPlan } from "../types.ts";
+import { myonionCodeHash } from "./myonion.ts";
 
 /** One `decoder_contracts` row (columns in camelCase). */
 export interface DevnetDecoderContract {
@@ -15,6 +16,8 @@ export interface DevnetDecoderContract {
   dappId: string;
   decoder: DecoderKind;
   label: string;
+  /** The code its layout fits (the code-hash guard's expected hash), where the devnet's code is fixed. */
+  codeHash: string | null;
 }
 
 const DAPP_ROWS: [id: string, name: string, description: string][] = [
@@ -32,11 +35,13 @@ export function devnetDecoderContracts(plan: DevnetPlan): DevnetDecoderContract[
     dappId: string,
     decoder: DecoderKind,
     label: string,
+    codeHash: string | null = null,
   ): DevnetDecoderContract => ({
     contractAddress: address,
     dappId,
     decoder,
     label: `Devnet ${label}`,
+    codeHash,
   });
   const { elexium, alphbanx: ab, deadrare, myonion, wormhole } = plan;
   return [
@@ -48,8 +53,20 @@ export function devnetDecoderContracts(plan: DevnetPlan): DevnetDecoderContract[
     row(ab.abd.address, DAPP.alphbanx, DECODER_KIND.alphbanxAbd, "AlphBanX ABD token"),
     row(ab.abx.address, DAPP.alphbanx, DECODER_KIND.alphbanxAbx, "AlphBanX ABX token"),
     row(deadrare.marketplace.address, DAPP.deadrare, DECODER_KIND.deadrare, "DeadRare marketplace"),
-    row(myonion.launcher.address, DAPP.myonion, DECODER_KIND.myonionLauncher, "MyOnion TokenLauncher"),
-    row(myonion.router.address, DAPP.myonion, DECODER_KIND.myonionRouter, "MyOnion OnionRouter"),
+    row(
+      myonion.launcher.address,
+      DAPP.myonion,
+      DECODER_KIND.myonionLauncher,
+      "MyOnion TokenLauncher",
+      myonionCodeHash("launcher", 1),
+    ),
+    row(
+      myonion.router.address,
+      DAPP.myonion,
+      DECODER_KIND.myonionRouter,
+      "MyOnion OnionRouter",
+      myonionCodeHash("router", 1),
+    ),
     row(wormhole.governance.address, DAPP.wormhole, DECODER_KIND.wormholeGovernance, "Wormhole governance"),
     row(wormhole.tokenBridge.address, DAPP.wormhole, DECODER_KIND.wormholeBridge, "Wormhole TokenBridge"),
     row(
@@ -73,9 +90,9 @@ export async function registerDefiDapps(pg: PgQueryable, plan: DevnetPlan, now: 
   for (const r of devnetDecoderContracts(plan))
     await pg.query(
       "devnet_decoder_contract",
-      `INSERT INTO decoder_contracts (contract_address, dapp_id, decoder, label) VALUES ($1, $2, $3, $4)
+      `INSERT INTO decoder_contracts (contract_address, dapp_id, decoder, label, code_hash) VALUES ($1, $2, $3, $4, $5)
        ON CONFLICT (contract_address) DO NOTHING`,
-      [r.contractAddress, r.dappId, r.decoder, r.label],
+      [r.contractAddress, r.dappId, r.decoder, r.label, r.codeHash],
     );
   // Velodrome-style layout: PoolCreated(token0, token1, stable, pool, count) = 0; Mint 1, Burn 2, Swap 3 on pools.
   await pg.query(

@@ -6,18 +6,36 @@
  *
  * Curve: constant product between the tokens the curve holds and its ALPH plus a virtual 30,000 ALPH. A trade
  * pays a 1 % platform fee (kept by the router) and a 0.5 % royalty to the token's creator, both in ALPH.
+ *
+ * Once every planned token is launched, the owner upgrades the launcher as mainnet's upgradable contracts do
+ * (event 2 MigrateCommence, then 3 MigrateApply carrying the new bytecode, which the node's contract state then
+ * shows) and later starts an owner change (event 0): the normalizer's code-hash guard publishes that one generic
+ * (`code_hash_changed`), since the registration names the first code's hash ({@link myonionCodeHash}).
  */
 import type { node } from "@alephium/web3";
 import { addressToBytes, binToHex, DUST_AMOUNT, MINIMAL_CONTRACT_DEPOSIT, ONE_ALPH } from "@alephium/web3";
+import { blake2b } from "@noble/hashes/blake2b";
 import { ALPH_TOKEN_ID } from "../../lib/chain/types.ts";
 import { addressVal, byteVec, u256 } from "../tx-builder.ts";
 import type { BlockCtx, ContractRec } from "../types.ts";
 import type { DefiPlan } from "./defi-plan.ts";
 import { callTx, type DappDeps, dappState, newDappContract, pickUser, scriptOf } from "./kit.ts";
 
-const METHOD = { createToken: 2, buy: 3, sell: 4 } as const;
+const METHOD = { changeOwner: 0, migrate: 1, migrateApply: 2, createToken: 2, buy: 3, sell: 4 } as const;
 const VIRTUAL_ALPH = 30_000n * ONE_ALPH;
 const utf8Hex = (s: string): string => Buffer.from(s, "utf8").toString("hex");
+
+/** The devnet's MyOnion bytecode of a contract role and code version: fixed, so a registration can name its hash. */
+export function myonionBytecode(role: "launcher" | "router", version: number): string {
+  return `01${utf8Hex(`devnet MyOnion ${role} code v${version}`)}`;
+}
+
+/** blake2b-256 of a bytecode, as the node's `codeHash` and an artifact's. */
+export function myonionCodeHash(role: "launcher" | "router", version: number): string {
+  return Buffer.from(blake2b(Buffer.from(myonionBytecode(role, version), "hex"), { dkLen: 32 })).toString(
+    "hex",
+  );
+}
 
 export interface MyOnion {
   step(ctx: BlockCtx): void;
@@ -28,13 +46,59 @@ export function createMyOnion(deps: DappDeps & { plan: DefiPlan["myonion"] }): M
   const { rng, ledger, plan } = deps;
   const get = (id: string): ContractRec | undefined => ledger.contractById(id);
 
-  const deploy = (ctx: BlockCtx, id: string, role: string): void => {
+  const deploy = (ctx: BlockCtx, id: string, role: "launcher" | "router"): void => {
+    const contract = newDappContract(ctx, rng, id, dappState(`myonion-${role}`));
+    contract.bytecode = myonionBytecode(role, 1);
+    contract.codeHash = myonionCodeHash(role, 1);
     callTx(deps, ctx, {
       user: deps.accounts.usersByGroup[ctx.from]![0]!,
       gas: 100_000,
       alphIn: MINIMAL_CONTRACT_DEPOSIT,
-      created: [{ contract: newDappContract(ctx, rng, id, dappState(role)) }],
+      created: [{ contract }],
       script: deps.builder.script(),
+    });
+  };
+
+  /**
+   * One step of the launcher's upgrade by its owner (the deployer): migrate commenced, applied (the contract's
+   * code becomes v2), then an owner change commenced. False when this step does nothing.
+   */
+  const upgrade = (ctx: BlockCtx): boolean => {
+    const launcher = get(plan.launcher.id)!;
+    const stage = launcher.defi!.num["upgrade"] ?? 0n;
+    if (stage >= 3n || !rng.chance(stage === 1n ? 0.2 : 0.05)) return false;
+    const owner = deps.accounts.usersByGroup[ctx.from]![0]!;
+    const code = myonionBytecode("launcher", 2);
+    const event =
+      stage === 2n
+        ? {
+            index: 0,
+            method: METHOD.changeOwner,
+            fields: [
+              addressVal(owner.address),
+              addressVal(deps.accounts.usersByGroup[ctx.from]![1]!.address),
+            ],
+          }
+        : {
+            index: stage === 0n ? 2 : 3,
+            method: stage === 0n ? METHOD.migrate : METHOD.migrateApply,
+            fields: [addressVal(owner.address), byteVec(code)],
+          };
+    return callTx(deps, ctx, {
+      user: owner,
+      gas: 60_000,
+      touched: [launcher],
+      apply: () => {
+        launcher.defi!.num["upgrade"] = stage + 1n;
+        if (stage === 1n) {
+          launcher.bytecode = code;
+          launcher.codeHash = myonionCodeHash("launcher", 2);
+        }
+      },
+      events: () => [{ contractAddress: launcher.address, eventIndex: event.index, fields: event.fields }],
+      script: scriptOf([
+        { contractId: launcher.id, method: event.method, args: stage === 2n ? [] : [{ bytes: code }] },
+      ]),
     });
   };
 
@@ -189,12 +253,13 @@ export function createMyOnion(deps: DappDeps & { plan: DefiPlan["myonion"] }): M
   return {
     step(ctx) {
       if (ctx.chainIndex !== plan.chainIndex) return;
-      if (!get(plan.launcher.id)) return deploy(ctx, plan.launcher.id, "myonion-launcher");
-      if (!get(plan.router.id)) return deploy(ctx, plan.router.id, "myonion-router");
+      if (!get(plan.launcher.id)) return deploy(ctx, plan.launcher.id, "launcher");
+      if (!get(plan.router.id)) return deploy(ctx, plan.router.id, "router");
       const next = plan.tokens.findIndex((t) => !get(t.id));
       const curves = plan.tokens.flatMap((t) => get(t.curve.id) ?? []);
       // The first token right away, the others now and then (about one per ten minutes).
       if (next >= 0 && (next === 0 || rng.chance(0.013))) return launch(ctx, next);
+      if (next < 0 && upgrade(ctx)) return;
       if (curves.length === 0 || !rng.chance(0.3)) return;
       trade(ctx, rng.pick(curves));
     },

@@ -12,11 +12,15 @@ export interface CodeHashMismatch {
   live: string;
 }
 
-/** A contract's live code since a block: the new code's hash and that block's time (ms). */
+/**
+ * A contract's live code since a time (ms): the new code's hash, from a block that migrated it (the block's time)
+ * or from the node's contract state at a check (`source: "node"`, the check's time).
+ */
 export interface LiveCode {
   contract_address: string;
   code_hash: string;
   since_ts: number;
+  source?: "migration" | "node";
 }
 
 /**
@@ -31,11 +35,15 @@ export interface CodeHashRegistry {
   mismatchOf(contractAddress: string, blockTs: number): CodeHashMismatch | undefined;
   /** The code hash a contract's decoder layout was read from, when known. */
   expectedOf(contractAddress: string): string | undefined;
+  /** The code a contract runs as far as this registry knows: its live code, else its expected one. */
+  currentOf(contractAddress: string): string | undefined;
 }
 
 export interface MutableCodeHashRegistry extends CodeHashRegistry {
   /** Records changes in chain order: the last one of a contract is its live code. */
   add(changes: Iterable<LiveCode>): void;
+  /** Adds expected hashes of contracts that have none yet (the node's first answer for a contract without one). */
+  addExpected(rows: Iterable<{ contract_address: string; code_hash: string }>): void;
   /** Every contract whose live code differs from its expected one, now. */
   mismatches(): (CodeHashMismatch & LiveCode)[];
 }
@@ -46,8 +54,11 @@ export function createCodeHashRegistry(
   live: Iterable<LiveCode> = [],
 ): MutableCodeHashRegistry {
   const expected = new Map<string, string>();
-  for (const r of expectedRows)
-    if (r.code_hash && !expected.has(r.contract_address)) expected.set(r.contract_address, r.code_hash);
+  const addExpected = (rows: Iterable<{ contract_address: string; code_hash?: string | null }>) => {
+    for (const r of rows)
+      if (r.code_hash && !expected.has(r.contract_address)) expected.set(r.contract_address, r.code_hash);
+  };
+  addExpected(expectedRows);
   const current = new Map<string, LiveCode>();
   const mismatchNow = (a: string): CodeHashMismatch | undefined => {
     const e = expected.get(a);
@@ -66,7 +77,9 @@ export function createCodeHashRegistry(
       return l && blockTs > l.since_ts ? mismatchNow(a) : undefined;
     },
     expectedOf: (a) => expected.get(a),
+    currentOf: (a) => current.get(a)?.code_hash ?? expected.get(a),
     add,
+    addExpected,
     mismatches: () =>
       [...current.values()].flatMap((l) => {
         const m = mismatchNow(l.contract_address);

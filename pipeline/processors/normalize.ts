@@ -8,6 +8,12 @@
  */
 import type { node } from "@alephium/web3";
 import type { RawBlock } from "../../lib/chain/types.ts";
+import {
+  type CodeCheckRound,
+  type CodeHashSource,
+  checkCodeHashes,
+  stillNew,
+} from "../../lib/dapps/code-check.ts";
 import { type DecoderKind, isDecoderKind } from "../../lib/dapps/kinds.ts";
 import type { Metrics } from "../../lib/metrics.ts";
 import {
@@ -19,6 +25,7 @@ import {
 import type { Pg } from "../../lib/stores/postgres.ts";
 import { mapWithTurns, turn } from "../../lib/turns.ts";
 import type { PipelineDeps } from "../deps.ts";
+import { nodeError } from "../ingest/node-client.ts";
 import {
   type BlockEventsMessage,
   type BlockMessage,
@@ -68,6 +75,10 @@ export interface NormalizeState {
   walletsVersion: string;
   /** Set when this replica's partitions may have changed: the next batch reads the saved state first. */
   stale?: boolean;
+  /** Contracts the node check reads: every contract with a decoder or an expected code hash. */
+  codeCheckContracts: Set<string>;
+  /** The node check's schedule and its finished round not applied yet (kept across reloads of the state). */
+  codeCheck?: CodeCheckState;
 }
 
 /** The normalizer's state as saved: seed lists, registered factories and decoders, and what it learned from blocks. */
@@ -110,9 +121,14 @@ export async function loadNormalizeState(pg: Pg): Promise<NormalizeState> {
     "normalize_contract_dapps_load",
     "SELECT address, dapp_id, decoder, code_hash, code_since_ts FROM normalize_contract_dapps",
   );
-  // An operator's row names the code its layout fits, ahead of the built-in list's artifact hash.
+  const baselines = await pg.query<{ contract_address: string; code_hash: string }>(
+    "normalize_code_baselines_load",
+    "SELECT contract_address, code_hash FROM code_hash_baselines ORDER BY contract_address",
+  );
+  // An operator's row names the code its layout fits, ahead of the built-in list's artifact hash, ahead of the
+  // node's first answer for a contract with neither.
   const codeHashes = createCodeHashRegistry(
-    [...operatorRows, ...KNOWN_DAPP_CONTRACTS],
+    [...operatorRows, ...KNOWN_DAPP_CONTRACTS, ...baselines],
     learned.flatMap((r) =>
       r.code_hash
         ? [{ contract_address: r.address, code_hash: r.code_hash, since_ts: Number(r.code_since_ts ?? 0) }]
@@ -166,11 +182,143 @@ export async function loadNormalizeState(pg: Pg): Promise<NormalizeState> {
     dapps,
     decoders,
     codeHashes,
+    codeCheckContracts: new Set([
+      ...KNOWN_DAPP_CONTRACTS.map((r) => r.contract_address),
+      ...operator.map((r) => r.contract_address),
+      ...learned.flatMap((r) => (r.decoder ? [r.address] : [])),
+    ]),
     factories,
     pools,
     wallets: await loadWalletRanges(pg),
     walletsVersion,
   };
+}
+
+/** Time a node check may wait for one contract's state. */
+const CODE_CHECK_TIMEOUT_MS = 5_000;
+
+/** A {@link CodeHashSource} reading the node's `GET /contracts/{address}/state` (404: null). */
+export function nodeCodeHashSource(deps: Pick<PipelineDeps, "config">): CodeHashSource {
+  const base = deps.config.NODE_URL.replace(/\/+$/, "");
+  const headers: Record<string, string> = deps.config.NODE_API_KEY
+    ? { "X-API-KEY": deps.config.NODE_API_KEY }
+    : {};
+  return async (address) => {
+    const res = await fetch(`${base}/contracts/${encodeURIComponent(address)}/state`, {
+      headers,
+      signal: AbortSignal.timeout(CODE_CHECK_TIMEOUT_MS),
+    });
+    if (res.status === 404) return null;
+    if (!res.ok) throw nodeError("contract-state", { status: res.status });
+    const state = (await res.json()) as Partial<node.ContractState>;
+    if (typeof state.codeHash !== "string") throw new Error(`contract-state of ${address} has no codeHash`);
+    return state.codeHash;
+  };
+}
+
+/** The node check's schedule, its finished round not applied yet, and the queue batches and rounds apply in. */
+export interface CodeCheckState {
+  nextAt: number;
+  running: boolean;
+  done: CodeCheckRound | null;
+  queue: Promise<unknown>;
+}
+
+/** Runs `fn` after every batch and round queued before it (a batch and a round never interleave their writes). */
+function serialized<T>(check: CodeCheckState, fn: () => Promise<T>): Promise<T> {
+  const run = check.queue.then(fn);
+  check.queue = run.catch(() => undefined);
+  return run;
+}
+
+/**
+ * Starts a node check in the background when one is due (CODE_HASH_CHECK_INTERVAL_S; the first with the first
+ * batch). Its round is applied between batches ({@link applyCodeCheck}), so what it finds is saved before an event
+ * it changes is published; a round that could not be saved is applied again before the next batch.
+ */
+export function startCodeCheck(
+  deps: PipelineDeps,
+  state: NormalizeState,
+  log: PipelineDeps["log"],
+  source: CodeHashSource = nodeCodeHashSource(deps),
+): void {
+  const intervalS = deps.config.CODE_HASH_CHECK_INTERVAL_S;
+  if (intervalS <= 0 || !deps.config.DAPP_DECODERS) return;
+  const check = codeCheckOf(state);
+  const now = Date.now();
+  if (check.running || check.done || now < check.nextAt) return;
+  check.running = true;
+  check.nextAt = now + intervalS * 1000;
+  void checkCodeHashes([...state.codeCheckContracts], state.codeHashes, source, now)
+    .then((round) => {
+      check.done = round;
+      return serialized(check, () => applyCodeCheck(deps, state, log));
+    })
+    .catch((error: unknown) =>
+      log.warn({ err: String(error) }, "Code-hash check not saved; the next batch saves it."),
+    )
+    .finally(() => {
+      check.running = false;
+    });
+}
+
+const codeCheckOf = (state: NormalizeState): CodeCheckState =>
+  (state.codeCheck ??= { nextAt: 0, running: false, done: null, queue: Promise.resolve() });
+
+/**
+ * Saves and applies a finished node check: the node's first answers as expected hashes, changed code as live code
+ * since the check's time (blocks published before it keep their decoding, on a replay too), and counts them.
+ */
+export async function applyCodeCheck(
+  deps: PipelineDeps,
+  state: NormalizeState,
+  log: PipelineDeps["log"],
+): Promise<void> {
+  const check = state.codeCheck;
+  const done = check?.done;
+  if (!check || !done) return;
+  const round = stillNew(done, state.codeHashes);
+  if (round.baselines.length > 0)
+    await deps.pg.query(
+      "normalize_code_baselines_save",
+      `INSERT INTO code_hash_baselines (contract_address, code_hash, seen_at)
+         SELECT *, $3::bigint FROM unnest($1::text[], $2::text[]) ON CONFLICT (contract_address) DO NOTHING`,
+      [round.baselines.map((b) => b.contract_address), round.baselines.map((b) => b.code_hash), Date.now()],
+    );
+  if (round.changes.length > 0)
+    // Another replica may have saved the same change first: its time stays.
+    await deps.pg.query(
+      "normalize_code_checks_save",
+      `INSERT INTO normalize_contract_dapps (address, dapp_id, code_hash, code_since_ts, code_source)
+         SELECT *, 'node' FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])
+         ON CONFLICT (address) DO UPDATE
+           SET code_hash = EXCLUDED.code_hash, code_since_ts = EXCLUDED.code_since_ts, code_source = 'node'
+           WHERE normalize_contract_dapps.code_hash IS DISTINCT FROM EXCLUDED.code_hash`,
+      [
+        round.changes.map((c) => c.contract_address),
+        round.changes.map((c) => state.dapps.dappOf(c.contract_address) ?? "unknown"),
+        round.changes.map((c) => c.code_hash),
+        round.changes.map((c) => c.since_ts),
+      ],
+    );
+  // Saved: now this replica applies it (a failed save above leaves the round for the next batch).
+  check.done = null;
+  state.codeHashes.addExpected(round.baselines);
+  state.codeHashes.add(round.changes);
+  for (const c of round.changes)
+    log.warn(
+      { contract_address: c.contract_address, live_code_hash: c.code_hash },
+      "A dapp contract runs code its decoder was not written for: its events are published generic from now on. Register its layout with a decoder_contracts row naming the new code_hash (docs/dapps.md).",
+    );
+  for (const [result, n] of Object.entries(done.counts))
+    if (n > 0) deps.metrics.codeChecks.inc({ result }, n);
+  if (done.error !== undefined) {
+    deps.metrics.codeChecks.inc({ result: "error" });
+    log.warn(
+      { err: String((done.error as Error).cause ?? done.error) },
+      "Code-hash check stopped: the node did not answer a contract's state; the next check reads them all again.",
+    );
+  }
 }
 
 /** Counts the events a decoder refused (payload `decode_error`), by decoder kind and contract event index. */
@@ -246,7 +394,11 @@ export const normalizeProcessor = defineProcessor<BlockMessage, NormalizeState>(
       state.stale = false;
     }
     try {
-      await normalizeBatch(messages, deps, state);
+      await serialized(codeCheckOf(state), async () => {
+        await applyCodeCheck(deps, state, log);
+        await normalizeBatch(messages, deps, state);
+      });
+      startCodeCheck(deps, state, log);
     } catch (error) {
       // What this batch taught may not be saved: start again from the saved state.
       Object.assign(state, await loadNormalizeState(deps.pg));
@@ -283,6 +435,7 @@ export async function normalizeBatch(messages: BlockMessage[], deps: PipelineDep
       const newKinds = extractContractKinds(raw, state.decoders);
       state.decoders.add(newKinds);
       kinds.push(...newKinds);
+      for (const k of newKinds) state.codeCheckContracts.add(k.contract_address);
     }
     const ctx = {
       dapps: state.dapps,
@@ -330,9 +483,10 @@ export async function normalizeBatch(messages: BlockMessage[], deps: PipelineDep
     const last = [...new Map(codeChanges.map((c) => [c.contract_address, c])).values()];
     await deps.pg.query(
       "normalize_code_hashes_save",
-      `INSERT INTO normalize_contract_dapps (address, dapp_id, code_hash, code_since_ts)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])
-         ON CONFLICT (address) DO UPDATE SET code_hash = EXCLUDED.code_hash, code_since_ts = EXCLUDED.code_since_ts`,
+      `INSERT INTO normalize_contract_dapps (address, dapp_id, code_hash, code_since_ts, code_source)
+         SELECT *, 'migration' FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])
+         ON CONFLICT (address) DO UPDATE
+           SET code_hash = EXCLUDED.code_hash, code_since_ts = EXCLUDED.code_since_ts, code_source = 'migration'`,
       [
         last.map((c) => c.contract_address),
         last.map((c) => state.dapps.dappOf(c.contract_address) ?? "unknown"),

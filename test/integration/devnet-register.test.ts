@@ -94,7 +94,7 @@ describe("devnet registration for prices", () => {
     );
     expect(dapps.map((d) => d.id)).toEqual(["alphbanx", "deadrare", "elexium", "myonion", "wormhole"]);
     const rows = await q<Record<string, string>>(
-      "SELECT contract_address, dapp_id, decoder, label FROM decoder_contracts ORDER BY contract_address",
+      "SELECT contract_address, dapp_id, decoder, label, code_hash FROM decoder_contracts ORDER BY contract_address",
     );
     const expected = devnetDecoderContracts(plan)
       .map((r) => ({
@@ -102,6 +102,7 @@ describe("devnet registration for prices", () => {
         dapp_id: r.dappId,
         decoder: r.decoder,
         label: r.label,
+        code_hash: "codeHash" in r ? r.codeHash : null,
       }))
       .sort((a, b) => (a.contract_address < b.contract_address ? -1 : 1));
     expect(rows).toEqual(expected);

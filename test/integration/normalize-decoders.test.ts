@@ -237,6 +237,7 @@ describe("normalize processor: decoder kinds", () => {
           expected_code_hash: "333646eb5fd44384550d0291de7a624dd300494a000082bf4cd82761e6f57154",
           live_code_hash: newHash,
           since_ts: first.block.timestamp,
+          source: "migration",
         },
       ]);
       // The operator registers the new layout (the same decoder, the new code): the router decodes again.

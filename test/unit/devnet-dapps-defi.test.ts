@@ -15,9 +15,11 @@ import {
   MINIMAL_CONTRACT_DEPOSIT,
   subContractId,
 } from "@alephium/web3";
+import { blake2b } from "@noble/hashes/blake2b";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createDevnetChain, type DevnetChain } from "../../devnet/chain.ts";
 import { stableK } from "../../devnet/dapps/elexium.ts";
+import { myonionBytecode, myonionCodeHash } from "../../devnet/dapps/myonion.ts";
 import { ALPH_TOKEN_ID } from "../../lib/chain/types.ts";
 
 const HOUR = 3_600_000;
@@ -297,8 +299,32 @@ describe("devnet DeFi dapps", () => {
 
   it("emits MyOnion's launcher and router layouts with real token moves", () => {
     const { launcher, router, tokens } = chain.plan().myonion;
-    expectLayouts(launcher.address, { 5: [B, A, B, B, U, U, B], 6: [B, A, B] });
+    // After the last launch the owner upgrades the launcher: 2 MigrateCommence, 3 MigrateApply, 0 ChangeOwnerCommence.
+    expectLayouts(launcher.address, {
+      0: [A, A],
+      2: [A, B],
+      3: [A, B],
+      5: [B, A, B, B, U, U, B],
+      6: [B, A, B],
+    });
     expectLayouts(router.address, { 5: [B, A, B, U, U, U, U, A] });
+    const upgrades = of(launcher.address).filter((e) => e.eventIndex !== 5 && e.eventIndex !== 6);
+    expect(upgrades.map((e) => e.eventIndex)).toEqual([2, 3, 0]);
+    const lastLaunch = of(launcher.address)
+      .filter((e) => e.eventIndex === 5)
+      .at(-1)!;
+    expect(upgrades[0]!.block.timestamp).toBeGreaterThan(lastLaunch.block.timestamp);
+    // MigrateApply carries the code the node's contract state shows from then on, whose hash is not the registered one.
+    const code = String(upgrades[1]!.fields[1]!.value);
+    expect(code).toBe(myonionBytecode("launcher", 2));
+    const state = chain.contractState(launcher.address)!;
+    expect(state.bytecode).toBe(code);
+    expect(state.codeHash).toBe(
+      Buffer.from(blake2b(Buffer.from(code, "hex"), { dkLen: 32 })).toString("hex"),
+    );
+    expect(state.codeHash).toBe(myonionCodeHash("launcher", 2));
+    expect(state.codeHash).not.toBe(myonionCodeHash("launcher", 1));
+    expect(chain.contractState(router.address)!.codeHash).toBe(myonionCodeHash("router", 1));
     for (const e of of(launcher.address).filter((x) => x.eventIndex === 5)) {
       const t = tokens.find((x) => x.id === e.fields[0]!.value)!;
       const sys = chain.eventsOfTx(e.txId).filter((x) => x.eventIndex === Contract.ContractCreatedEventIndex);

@@ -63,34 +63,45 @@ async function priceSourcesStatus(deps: ApiDeps) {
  */
 async function codeHashChanges(deps: ApiDeps) {
   if (!deps.pg) return [];
-  const [operator, learned] = await Promise.all([
+  const [operator, baselines, learned] = await Promise.all([
     deps.pg.query<{ contract_address: string; code_hash: string | null }>(
       "status_decoder_code_hashes",
       "SELECT contract_address, code_hash FROM decoder_contracts WHERE code_hash IS NOT NULL",
     ),
-    deps.pg.query<{ address: string; dapp_id: string; code_hash: string; code_since_ts: string | null }>(
+    deps.pg.query<{ contract_address: string; code_hash: string }>(
+      "status_code_baselines",
+      "SELECT contract_address, code_hash FROM code_hash_baselines",
+    ),
+    deps.pg.query<{
+      address: string;
+      dapp_id: string;
+      code_hash: string;
+      code_since_ts: string | null;
+      code_source: string | null;
+    }>(
       "status_live_code_hashes",
-      `SELECT address, dapp_id, code_hash, code_since_ts FROM normalize_contract_dapps
+      `SELECT address, dapp_id, code_hash, code_since_ts, code_source FROM normalize_contract_dapps
        WHERE code_hash IS NOT NULL ORDER BY address`,
     ),
   ]);
   const registry = createCodeHashRegistry(
-    [...operator, ...KNOWN_DAPP_CONTRACTS],
+    [...operator, ...KNOWN_DAPP_CONTRACTS, ...baselines],
     learned.map((r) => ({
       contract_address: r.address,
       code_hash: r.code_hash,
       since_ts: Number(r.code_since_ts ?? 0),
     })),
   );
-  const dapps = new Map(learned.map((r) => [r.address, r.dapp_id]));
+  const rows = new Map(learned.map((r) => [r.address, r]));
   const labels = new Map(KNOWN_DAPP_CONTRACTS.map((r) => [r.contract_address, r.label]));
   return registry.mismatches().map((m) => ({
     contract_address: m.contract_address,
-    dapp_id: dapps.get(m.contract_address) ?? "unknown",
+    dapp_id: rows.get(m.contract_address)?.dapp_id ?? "unknown",
     label: labels.get(m.contract_address) ?? "",
     expected_code_hash: m.expected,
     live_code_hash: m.live,
     since_ts: m.since_ts,
+    source: rows.get(m.contract_address)?.code_source === "node" ? ("node" as const) : ("migration" as const),
   }));
 }
 
@@ -281,14 +292,19 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
                 label: Type.String({ description: "The built-in list's label, or empty." }),
                 expected_code_hash: Type.String({
                   description:
-                    "The code its decoder's layout was read from (artifact, or the operator's row).",
+                    "The code its decoder's layout was read from (artifact, the operator's row, or the node's first answer for a contract with neither).",
                 }),
                 live_code_hash: Type.String({
-                  description: "The code a block migrated it to (blake2b-256 of the new bytecode).",
+                  description:
+                    "The code it runs now (blake2b-256 of the bytecode): from a block that migrated it, or from the node's contract state.",
                 }),
                 since_ts: Type.Integer({
                   description:
-                    "Time (ms) of the block that migrated it: its events of later blocks are refused.",
+                    "Time (ms) from which its events are refused: the migrating block's time, or the node check's time (blocks published before it keep their decoding).",
+                }),
+                source: StringEnum(["migration", "node"], {
+                  description:
+                    "How the change was learned: a block's event carried the new code (`migration`), or the node's contract state differed at a check (`node`, CODE_HASH_CHECK_INTERVAL_S).",
                 }),
               }),
               {

@@ -11505,14 +11505,19 @@ export interface operations {
                         code_hash_changes: {
                             contract_address: string;
                             dapp_id: string;
-                            /** @description The code its decoder's layout was read from (artifact, or the operator's row). */
+                            /** @description The code its decoder's layout was read from (artifact, the operator's row, or the node's first answer for a contract with neither). */
                             expected_code_hash: string;
                             /** @description The built-in list's label, or empty. */
                             label: string;
-                            /** @description The code a block migrated it to (blake2b-256 of the new bytecode). */
+                            /** @description The code it runs now (blake2b-256 of the bytecode): from a block that migrated it, or from the node's contract state. */
                             live_code_hash: string;
-                            /** @description Time (ms) of the block that migrated it: its events of later blocks are refused. */
+                            /** @description Time (ms) from which its events are refused: the migrating block's time, or the node check's time (blocks published before it keep their decoding). */
                             since_ts: number;
+                            /**
+                             * @description How the change was learned: a block's event carried the new code (`migration`), or the node's contract state differed at a check (`node`, CODE_HASH_CHECK_INTERVAL_S).
+                             * @enum {string}
+                             */
+                            source: "migration" | "node";
                         }[];
                         /** @description Blocks on top of a block before ingest publishes it. */
                         confirmations: number;
