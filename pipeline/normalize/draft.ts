@@ -7,6 +7,7 @@ import { type Category, type EventType, mainPriority, type SubKind } from "../..
 import { ALPH_TOKEN_ID, type DappRegistry } from "../../lib/chain/types.ts";
 import type { CodeHashMismatch, CodeHashRegistry } from "../../lib/dapps/code-hashes.ts";
 import type { DecoderKind } from "../../lib/dapps/kinds.ts";
+import type { MarketRegistry } from "./markets.ts";
 import type { PoolFactory, PoolRegistry } from "./pools.ts";
 
 export type ContractEvent = node.ContractEventByBlockHash;
@@ -41,6 +42,8 @@ export interface NormalizeContext {
    * layout was read from has its events published generic with `decode_error: "code_hash_changed"`.
    */
   codeHashes?: CodeHashRegistry;
+  /** Lending markets (learned from MarketCreated, see `extractMarkets`); a block's own markets are added. */
+  markets?: MarketRegistry;
   /** Payloads whose `JSON.stringify` is longer than this many UTF-8 bytes are offloaded. */
   maxPayloadBytes: number;
 }
@@ -109,6 +112,8 @@ export interface TxScope {
   ctx: NormalizeContext;
   pools: PoolRegistry;
   decoders: DecoderRegistry;
+  /** Lending markets known before this tx (earlier blocks and earlier txs of this block). */
+  markets: MarketRegistry | undefined;
   /** The tx's contract events, in execution order (a Furnace burn looks for its NFT's ContractCreated). */
   events: readonly ContractEvent[];
   /** Token ids issued by this tx (reported as genesis_mint, not again as payouts). */

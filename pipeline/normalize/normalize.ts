@@ -27,6 +27,7 @@ import {
   type NormalizeContext,
   type TxScope,
 } from "./draft.ts";
+import { extractMarkets, overlayMarkets } from "./markets.ts";
 import { decodePoolCreated, extractPools, KNOWN_FACTORIES, overlayPools, type PoolInfo } from "./pools.ts";
 
 export type { DecoderRegistry, ExchangeRegistry, NormalizeContext } from "./draft.ts";
@@ -70,6 +71,8 @@ export function normalizeBlock(raw: RawBlock, ctx: NormalizeContext): NormalizeR
   const decoders = ctx.decoders
     ? overlayDecoders(ctx.decoders, extractContractKinds(raw, ctx.decoders))
     : NO_DECODERS;
+  // A market created earlier in this block is known to its later txs (a tx's own MarketCreated comes first).
+  const blockMarkets = ctx.decoders ? extractMarkets(raw, decoders) : [];
   const last = block.transactions.length - 1;
   const txIndexOf = new Map(block.transactions.map((t, i) => [t.unsigned.txId, i]));
   // Migrations in this block apply to the events of its later transactions.
@@ -104,6 +107,10 @@ export function normalizeBlock(raw: RawBlock, ctx: NormalizeContext): NormalizeR
         ctx,
         pools,
         decoders,
+        markets: overlayMarkets(
+          ctx.markets,
+          blockMarkets.filter((m) => (txIndexOf.get(m.tx_id) ?? txIndex) <= txIndex),
+        ),
         events,
         minted: new Set(),
         hops: [],

@@ -61,6 +61,12 @@ import {
   type PoolFactory,
   type PoolInfo,
 } from "../normalize/index.ts";
+import {
+  createMarketRegistry,
+  extractMarkets,
+  type LendingMarket,
+  type MutableMarketRegistry,
+} from "../normalize/markets.ts";
 import { defineProcessor } from "../processor.ts";
 
 export interface NormalizeState {
@@ -75,6 +81,8 @@ export interface NormalizeState {
   walletsVersion: string;
   /** Set when this replica's partitions may have changed: the next batch reads the saved state first. */
   stale?: boolean;
+  /** Lending markets learned from MarketCreated (their later events carry the market's tokens). */
+  markets: MutableMarketRegistry;
   /** Contracts the node check reads: every contract with a decoder or an expected code hash. */
   codeCheckContracts: Set<string>;
   /** The node check's schedule and its finished round not applied yet (kept across reloads of the state). */
@@ -177,8 +185,13 @@ export async function loadNormalizeState(pg: Pg): Promise<NormalizeState> {
       } satisfies PoolInfo;
     }),
   );
+  const marketRows = await pg.query<LendingMarket>(
+    "normalize_markets",
+    "SELECT contract_address, market_id, loan_token, collateral_token FROM lending_markets",
+  );
   const walletsVersion = await createExchangeWalletsRepo(pg).version();
   return {
+    markets: createMarketRegistry(marketRows),
     dapps,
     decoders,
     codeHashes,
@@ -422,6 +435,7 @@ export async function normalizeBatch(messages: BlockMessage[], deps: PipelineDep
   const contracts: { contract_address: string; dapp_id: string }[] = [];
   const kinds: { contract_address: string; decoder: DecoderKind }[] = [];
   const codeChanges: CodeChange[] = [];
+  const markets: LendingMarket[] = [];
   for (const m of messages) {
     const raw = m.kind === "block" ? rawBlockOf(m) : undefined;
     if (raw) {
@@ -436,11 +450,17 @@ export async function normalizeBatch(messages: BlockMessage[], deps: PipelineDep
       state.decoders.add(newKinds);
       kinds.push(...newKinds);
       for (const k of newKinds) state.codeCheckContracts.add(k.contract_address);
+      if (deps.config.DAPP_DECODERS) {
+        const newMarkets = extractMarkets(raw, state.decoders);
+        state.markets.add(newMarkets);
+        markets.push(...newMarkets);
+      }
     }
     const ctx = {
       dapps: state.dapps,
       decoders: deps.config.DAPP_DECODERS ? state.decoders : undefined,
       codeHashes: state.codeHashes,
+      markets: state.markets,
       factories: state.factories,
       pools: state.pools,
       exchanges: exchangeRegistryAt(state.wallets, m.kind === "block" ? m.timestamp : 0),
@@ -495,6 +515,18 @@ export async function normalizeBatch(messages: BlockMessage[], deps: PipelineDep
       ],
     );
   }
+  if (markets.length > 0)
+    await deps.pg.query(
+      "normalize_markets_save",
+      `INSERT INTO lending_markets (contract_address, market_id, loan_token, collateral_token)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) ON CONFLICT DO NOTHING`,
+      [
+        markets.map((m) => m.contract_address),
+        markets.map((m) => m.market_id),
+        markets.map((m) => m.loan_token),
+        markets.map((m) => m.collateral_token),
+      ],
+    );
   for (const p of pools) {
     await deps.pg.query(
       "normalize_pool_save",

@@ -145,6 +145,68 @@ describe("normalize processor: decoder kinds", () => {
     });
   });
 
+  it("saves a Linx market before publishing its events, and a restart gives its later events the market's token", async () => {
+    const LINX = "vQcfta4Mm32L7Xsb7tYF2rrR76JWxjNv3oia8GPK6x71";
+    const market = cid("pg-linx-market");
+    const loan = cid("pg-linx-loan");
+    const t0 = tx("pg-linx-create", { from: "alice", script: true });
+    const t1 = tx("pg-linx-supply", { from: "alice", script: true });
+    const supply = (t: ReturnType<typeof tx>) =>
+      ev(t, LINX, 10, [
+        ["ByteVec", market],
+        ["Address", caddr("alice")],
+        ["Address", caddr("bob")],
+        ["U256", "77"],
+        ["U256", "70"],
+      ]);
+    const created = block(
+      "pg-linx-1",
+      [t0],
+      [
+        ev(t0, LINX, 4, [
+          ["ByteVec", market],
+          ["ByteVec", cid("pg-linx-market-contract")],
+          ["ByteVec", loan],
+          ["ByteVec", cid("pg-linx-collateral")],
+          ["ByteVec", cid("pg-linx-oracle")],
+          ["ByteVec", cid("pg-linx-irm")],
+          ["U256", "1"],
+        ]),
+      ],
+    );
+    const published: EventsMessage[] = [];
+    const deps = {
+      pg: store.pg,
+      metrics: createMetrics(),
+      config: { PAYLOAD_MAX_BYTES: 100_000, DAPP_DECODERS: true },
+      codecs: { events: { encode: (m: EventsMessage) => m } },
+      bus: {
+        publish: async (_topic: string, records: { value: EventsMessage }[]) => {
+          const rows = await store.pg.query(
+            "t",
+            "SELECT loan_token FROM lending_markets WHERE market_id = $1",
+            [market],
+          );
+          expect(rows).toEqual([{ loan_token: loan }]);
+          published.push(...records.map((r) => r.value));
+        },
+      },
+    } as unknown as PipelineDeps;
+    await normalizeBatch([messageOf(created, 10)], deps, await loadNormalizeState(store.pg));
+    // A restarted processor: the market comes from PostgreSQL.
+    await normalizeBatch(
+      [messageOf(block("pg-linx-2", [t1], [supply(t1)]), 11)],
+      deps,
+      await loadNormalizeState(store.pg),
+    );
+    const events = published.flatMap((m) => (m.kind === "block" ? m.events : []));
+    expect(events.find((e) => e.tx_id === t1.unsigned.txId && e.contract_address === LINX)).toMatchObject({
+      sub_kind: "supply",
+      token_id: loan,
+      amount: "77",
+    });
+  });
+
   it("guards code hashes: a migrated MyOnion router's later events stay generic until its new layout is registered", async () => {
     const ROUTER = "29c4EEH1aZr5HDumULCFp1eJN1bWftojCGepqTpovyQhd";
     const newCode = "0a0b0c0d";

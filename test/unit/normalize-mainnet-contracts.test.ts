@@ -7,7 +7,7 @@
  */
 import { binToHex, contractIdFromAddress } from "@alephium/web3";
 import { describe, expect, it } from "vitest";
-import type { NormalizedEvent, RawBlock } from "../../lib/chain/types.ts";
+import { ALPH_TOKEN_ID, type NormalizedEvent, type RawBlock } from "../../lib/chain/types.ts";
 import {
   createDappRegistry,
   createDecoderRegistry,
@@ -15,6 +15,7 @@ import {
   extractContractKinds,
   KNOWN_DAPP_CONTRACTS,
 } from "../../pipeline/normalize/dapps.ts";
+import { createMarketRegistry, extractMarkets } from "../../pipeline/normalize/markets.ts";
 import { normalizeBlock } from "../../pipeline/normalize/normalize.ts";
 import { createPoolRegistry } from "../../pipeline/normalize/pools.ts";
 import { addr, block, CREATED_G0, caddr, cid, ev, tx } from "../fixtures/normalize/dapp-blocks.ts";
@@ -28,14 +29,22 @@ const hex = (s: string) => Buffer.from(s, "utf8").toString("hex");
 function runAll(blocks: RawBlock[]): NormalizedEvent[] {
   const dapps = createDappRegistry(KNOWN_DAPP_CONTRACTS);
   const decoders = createDecoderRegistry(KNOWN_DAPP_CONTRACTS);
+  const markets = createMarketRegistry();
   const out: NormalizedEvent[] = [];
   for (const raw of blocks) {
     dapps.add(extractContractDapps(raw, dapps, decoders));
     decoders.add(extractContractKinds(raw, decoders));
     out.push(
-      ...normalizeBlock(raw, { dapps, decoders, pools: createPoolRegistry(), maxPayloadBytes: 100_000 })
-        .events,
+      ...normalizeBlock(raw, {
+        dapps,
+        decoders,
+        markets,
+        pools: createPoolRegistry(),
+        maxPayloadBytes: 100_000,
+      }).events,
     );
+    // What the processor does after a block: its markets are known to later blocks.
+    markets.add(extractMarkets(raw, decoders));
   }
   return out;
 }
@@ -373,28 +382,37 @@ describe("Linx lending", () => {
   const linx = "vQcfta4Mm32L7Xsb7tYF2rrR76JWxjNv3oia8GPK6x71";
   const market = cid("linx-market-1");
   const loan = cid("loan-token");
-  const ts = ["market", "supply", "liquidate", "bad"].map((l) =>
+  const collateral = cid("collateral");
+  const ts = ["supply-before", "market", "supply", "liquidate", "bad"].map((l) =>
     tx(`linx-${l}`, { from: "alice", script: true }),
   );
-  const [tMarket, tSupply, tLiq, tBad] = ts as ReturnType<typeof tx>[];
+  const [tEarly, tMarket, tSupply, tLiq, tBad] = ts as ReturnType<typeof tx>[];
+  const later = ["borrow", "collateral", "interest", "unknown"].map((l) =>
+    tx(`linx-${l}`, { from: "alice", script: true }),
+  );
+  const [tBorrow, tColl, tInterest, tUnknown] = later as ReturnType<typeof tx>[];
+  const supply = (t: ReturnType<typeof tx>, id: string) =>
+    ev(t, linx, 10, [
+      ["ByteVec", id],
+      ["Address", ALICE],
+      ["Address", BOB],
+      ["U256", "5000"],
+      ["U256", "4990"],
+    ]);
   const events = runAll([
     block("linx", ts, [
+      // A supply of the market in a tx before the one that creates it: the market is not known to it yet.
+      supply(tEarly!, market),
       ev(tMarket!, linx, 4, [
         ["ByteVec", market],
         ["ByteVec", cid("market-contract")],
         ["ByteVec", loan],
-        ["ByteVec", cid("collateral")],
+        ["ByteVec", collateral],
         ["ByteVec", cid("oracle")],
         ["ByteVec", cid("irm")],
         ["U256", "800000000000000000"],
       ]),
-      ev(tSupply!, linx, 10, [
-        ["ByteVec", market],
-        ["Address", ALICE],
-        ["Address", BOB],
-        ["U256", "5000"],
-        ["U256", "4990"],
-      ]),
+      supply(tSupply!, market),
       ev(tLiq!, linx, 16, [
         ["ByteVec", market],
         ["Address", ALICE],
@@ -410,17 +428,62 @@ describe("Linx lending", () => {
         ["Address", ALICE],
       ]),
     ]),
+    block("linx-later", later, [
+      ev(tBorrow!, linx, 12, [
+        ["ByteVec", market],
+        ["Address", ALICE],
+        ["Address", ALICE],
+        ["Address", BOB],
+        ["U256", "700"],
+        ["U256", "690"],
+      ]),
+      ev(tColl!, linx, 14, [
+        ["ByteVec", market],
+        ["Address", ALICE],
+        ["Address", ALICE],
+        ["U256", "9000"],
+      ]),
+      ev(tInterest!, linx, 17, [
+        ["ByteVec", market],
+        ["U256", "3"],
+        ["U256", "41"],
+        ["U256", "2"],
+      ]),
+      supply(tUnknown!, cid("linx-market-never-created")),
+    ]),
   ]);
+  const one = (t: ReturnType<typeof tx>) => decoded(ofTx(events, t))[0]!;
 
-  it("decodes markets, supplies and liquidations with the market id and the amounts", () => {
-    const one = (t: ReturnType<typeof tx>) => decoded(ofTx(events, t))[0]!;
+  it("decodes markets, supplies and liquidations with the market's loan token and the amounts", () => {
     expect(triple(one(tMarket!))).toBe("lending/market_created/linx_lending");
     expect(one(tMarket!)).toMatchObject({ token_id: loan, dapp_id: "linx" });
+    expect(one(tMarket!).payload).toMatchObject({ market_id: market, collateral_token_id: collateral });
     expect(triple(one(tSupply!))).toBe("lending/supply/linx_lending");
-    expect(one(tSupply!)).toMatchObject({ from: ALICE, to: BOB });
+    expect(one(tSupply!)).toMatchObject({ from: ALICE, to: BOB, token_id: loan, amount: "5000" });
     expect(one(tSupply!).payload).toMatchObject({ market_id: market, assets: "5000", shares: "4990" });
-    expect(one(tLiq!).payload).toMatchObject({ borrower: BOB, repaidAssets: "10", seizedAssets: "12" });
+    expect(one(tSupply!).payload).not.toHaveProperty("market_unknown");
+    expect(one(tLiq!)).toMatchObject({ to: BOB, token_id: loan, amount: "10" });
+    expect(one(tLiq!).payload).toMatchObject({
+      borrower: BOB,
+      repaidAssets: "10",
+      seizedAssets: "12",
+      seized_token_id: collateral,
+    });
     expect(one(tLiq!).is_main).toBe(true);
+  });
+
+  it("gives a later block's events their market's loan or collateral token", () => {
+    expect(one(tBorrow!)).toMatchObject({ to: BOB, token_id: loan, amount: "700" });
+    expect(triple(one(tColl!))).toBe("lending/add_collateral/linx_lending");
+    expect(one(tColl!)).toMatchObject({ to: ALICE, token_id: collateral, amount: "9000" });
+    expect(one(tInterest!)).toMatchObject({ token_id: loan, amount: "41" });
+  });
+
+  it("attributes no amount to an event of a market it never saw created", () => {
+    for (const t of [tEarly!, tUnknown!]) {
+      expect(one(t)).toMatchObject({ token_id: ALPH_TOKEN_ID, amount: "0", to: BOB });
+      expect(one(t).payload).toMatchObject({ market_unknown: true, assets: "5000" });
+    }
   });
 
   it("refuses a supply of two fields", () => {

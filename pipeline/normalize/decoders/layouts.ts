@@ -30,6 +30,7 @@ export interface TableEvent {
     f: Fields,
     at: (name: string) => number,
     s: TxScope,
+    ev: ContractEvent,
   ): {
     to?: string;
     token?: string;
@@ -62,7 +63,7 @@ export function tableDecoder(table: Readonly<Record<number, TableEvent>>): Event
       if (spec.texts?.includes(name)) payload[`${name}_text`] = utf8(f.str(i)) ?? null;
     });
     const at = (name: string) => spec.fields.findIndex(([n]) => n === name);
-    const r = spec.read?.(f, at, s) ?? {};
+    const r = spec.read?.(f, at, s, ev) ?? {};
     const [category, sub_kind, type] = spec.triple;
     return [
       draft(category, sub_kind, type, {

@@ -9,3 +9,13 @@ CREATE TABLE IF NOT EXISTS code_hash_baselines (
 );
 -- Where the live code hash came from: 'migration' (a block's event carried the new code) or 'node' (a check).
 ALTER TABLE normalize_contract_dapps ADD COLUMN IF NOT EXISTS code_source text;
+
+-- Lending markets the normalizer learned from a Linx lending contract's MarketCreated (event 4): the market's later
+-- events name only its id, and carry its loan or collateral token from this row.
+CREATE TABLE IF NOT EXISTS lending_markets (
+  contract_address text NOT NULL,
+  market_id text NOT NULL,
+  loan_token text NOT NULL,
+  collateral_token text NOT NULL,
+  PRIMARY KEY (contract_address, market_id)
+);
