@@ -8,11 +8,16 @@
  */
 import { createHash } from "node:crypto";
 import type { node } from "@alephium/web3";
-import { addressFromContractId, Contract, DestroyContractEventAddresses } from "@alephium/web3";
+import {
+  addressFromContractId,
+  Contract,
+  CreateContractEventAddresses,
+  DestroyContractEventAddresses,
+} from "@alephium/web3";
 import { ADDRESS_GROUPS, ALPH_TOKEN_ID } from "../../lib/chain/types.ts";
 import type { Ledger } from "../ledger.ts";
 import type { Rng } from "../random.ts";
-import { addressVal, type TxBuilder, USER_GAS_PRICE } from "../tx-builder.ts";
+import { addressVal, byteVec, type TxBuilder, USER_GAS_PRICE } from "../tx-builder.ts";
 import type { BlockCtx, ContractRec, DevnetAddress, EventSpec, OutRec, OutSpec } from "../types.ts";
 
 /** The DIA-like randomness oracle: where it lives, who posts and what. */
@@ -133,7 +138,8 @@ export type GamesContractKind =
   | "chainreaction-v1"
   | "chainreaction-game"
   | "guessing-hub"
-  | "guessing-room";
+  | "guessing-room"
+  | "guessing-map-entry";
 
 /** A Chain Reaction round (chain) of a game. */
 export interface RoundState {
@@ -226,6 +232,8 @@ export interface GameCalls {
     paid: Paid,
     spec: {
       contracts: ContractRec[];
+      /** Sub-contracts the call creates (a map entry of a room), each with its ContractCreated system event. */
+      created?: { contract: ContractRec; parent: ContractRec }[];
       destroyed?: ContractRec[];
       payouts?: OutSpec[];
       events: EventSpec[];
@@ -250,20 +258,35 @@ export function createGameCalls(deps: { ledger: Ledger; builder: TxBuilder }): G
         eventIndex: Contract.ContractDestroyedEventIndex,
         fields: [addressVal(c.address)],
       }));
-      const { outputs } = builder.commitTx(ctx, {
+      const created = spec.created ?? [];
+      const createdEvents: EventSpec[] = created.map(({ contract, parent }) => ({
+        contractAddress: CreateContractEventAddresses[ctx.from]!,
+        eventIndex: Contract.ContractCreatedEventIndex,
+        fields: [addressVal(contract.address), addressVal(parent.address), byteVec("")],
+      }));
+      const { txId, outputs } = builder.commitTx(ctx, {
         inputs: paid.g.inputs,
         contractInputs: inputs,
         fixed: [paid.g.change],
-        generated: [...(spec.payouts ?? []), ...spec.contracts.map((c) => builder.contractSpec(c))],
+        generated: [
+          ...(spec.payouts ?? []),
+          ...[...spec.contracts, ...created.map((c) => c.contract)].map((c) => builder.contractSpec(c)),
+        ],
         scriptOpt: builder.script(),
         gasAmount: paid.gas,
         gasPrice: USER_GAS_PRICE,
         ok: true,
-        events: [...spec.events, ...destroyedEvents],
+        events: [...createdEvents, ...spec.events, ...destroyedEvents],
         ...(spec.burned ? { burned: spec.burned } : {}),
       });
-      for (const c of spec.contracts)
-        c.outputKey = outputs.find((o) => o.type === "ContractOutput" && o.address === c.address)!.key;
+      const keyOf = (c: ContractRec) =>
+        outputs.find((o) => o.type === "ContractOutput" && o.address === c.address)!.key;
+      for (const c of spec.contracts) c.outputKey = keyOf(c);
+      for (const { contract } of created) {
+        contract.createdTxId = txId;
+        contract.outputKey = keyOf(contract);
+        ledger.addContract(ctx, contract);
+      }
       for (const c of destroyed) ledger.removeContract(ctx, c);
     },
   };

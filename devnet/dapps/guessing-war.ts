@@ -13,8 +13,22 @@
  * creatorCut)` and the room destroys itself, its remaining ALPH (the cut and the deposit) to the creator. Rooms
  * 1, 3, 5… by index are left to expire (index 4k+1 with nobody joining, 4k+3 with one player): 7
  * `RoomExpired(roomId)`, 5 `Refunded(roomId, player, amount)` per player, then 6 `RoomDestroyed`.
+ *
+ * As on mainnet, a room keeps each player's number in a map: a join creates the player's map entry (a
+ * sub-contract of the room at path `__map__0__` ‖ the player's address bytes, holding the deposit the player pays,
+ * with its ContractCreated system event), and the room's end destroys every entry (ContractDestroyed), each deposit
+ * back to its player.
  */
-import { binToHex, codec, ONE_ALPH, subContractId } from "@alephium/web3";
+import {
+  addressFromContractId,
+  addressToBytes,
+  binToHex,
+  codec,
+  MINIMAL_CONTRACT_DEPOSIT,
+  ONE_ALPH,
+  subContractId,
+} from "@alephium/web3";
+import { blake2b } from "@noble/hashes/blake2b";
 import type { Accounts, Ledger } from "../ledger.ts";
 import type { Plan } from "../plan.ts";
 import type { Rng } from "../random.ts";
@@ -38,6 +52,14 @@ const MAX_OPEN_ROOMS = 2;
 const CREATOR_CUT_PERCENT = 5n;
 
 type RoomState = Extract<DappState, { kind: "room" }>;
+
+/** Path prefix of a room's map of player numbers (map 0), as Ralph lays map entries out. */
+const MAP_PREFIX = Buffer.from("__map__0__", "utf8").toString("hex");
+/** The map-entry contract's code (Ralph's fixed template for map entries; a stand-in here) and its hash. */
+const MAP_ENTRY_CODE = `0101${Buffer.from("devnet map entry", "utf8").toString("hex")}`;
+const MAP_ENTRY_CODE_HASH = Buffer.from(blake2b(Buffer.from(MAP_ENTRY_CODE, "hex"), { dkLen: 32 })).toString(
+  "hex",
+);
 
 export interface GuessingWar {
   /** On chain 0→0: deploys the hub, opens rooms and plays them. */
@@ -121,12 +143,39 @@ export function createGuessingWar(deps: {
     hs.nextRoomAt = ctx.ts + rng.int(120, 300) * SECOND;
   };
 
+  /** The map entry of a player in a room (a sub-contract of the room; fixed code, the player's deposit). */
+  const mapEntryId = (room: ContractRec, player: string): string =>
+    subContractId(room.id, `${MAP_PREFIX}${binToHex(addressToBytes(player))}`, groupOf(room));
+  const groupOf = (room: ContractRec): number => room.homeChain >> 2;
+  const newMapEntry = (ctx: BlockCtx, room: ContractRec, player: string): ContractRec => {
+    const id = mapEntryId(room, player);
+    return {
+      id,
+      address: addressFromContractId(id),
+      kind: "guessing-map-entry",
+      homeChain: ctx.chainIndex,
+      createdTxId: "",
+      createdBlockHash: ctx.hash,
+      createdTs: ctx.ts,
+      createdHeight: ctx.height,
+      outputKey: "",
+      alph: MINIMAL_CONTRACT_DEPOSIT,
+      tokens: new Map(),
+      bytecode: MAP_ENTRY_CODE,
+      codeHash: MAP_ENTRY_CODE_HASH,
+      counter: 0,
+    };
+  };
+  /** The map entries of a room's players, destroyed with the room. */
+  const entriesOf = (room: ContractRec, s: RoomState): ContractRec[] =>
+    s.players.flatMap((p) => ledger.contractById(mapEntryId(room, p.address)) ?? []);
+
   const join = (ctx: BlockCtx, room: ContractRec, s: RoomState): boolean => {
     const joined = new Set(s.players.map((p) => p.address));
     const candidates = users.filter((u) => !joined.has(u.address));
     if (candidates.length === 0) return false;
     const player = rng.pick(candidates);
-    const paid = calls.pay(ctx, player, 40000, s.entryFee);
+    const paid = calls.pay(ctx, player, 40000, s.entryFee + MINIMAL_CONTRACT_DEPOSIT);
     if (!paid) return false;
     ledger.touchContract(ctx, room);
     const number = BigInt(rng.int(1, Number(s.numberRangeMax)));
@@ -146,7 +195,11 @@ export function createGuessingWar(deps: {
       s.lockedAtRound = beaconRound(ctx.ts);
       events.push({ contractAddress: room.address, eventIndex: 1, fields: [roomId, u256(s.lockedAtRound)] });
     }
-    calls.commit(ctx, paid, { contracts: [room], events });
+    calls.commit(ctx, paid, {
+      contracts: [room],
+      created: [{ contract: newMapEntry(ctx, room, player.address), parent: room }],
+      events,
+    });
     return true;
   };
 
@@ -200,10 +253,15 @@ export function createGuessingWar(deps: {
     const cut = (s.pot * CREATOR_CUT_PERCENT) / 100n;
     const won = s.pot - cut;
     const roomId = byteVec(room.id);
+    const entries = entriesOf(room, s);
     calls.commit(ctx, paid, {
       contracts: [],
-      destroyed: [room],
-      payouts: [alph(winner.address, won), alph(s.creator, room.alph - won)],
+      destroyed: [room, ...entries],
+      payouts: [
+        alph(winner.address, won),
+        alph(s.creator, room.alph - won),
+        ...s.players.map((p) => alph(p.address, MINIMAL_CONTRACT_DEPOSIT)),
+      ],
       events: [
         {
           contractAddress: room.address,
@@ -231,8 +289,12 @@ export function createGuessingWar(deps: {
     events.push({ contractAddress: room.address, eventIndex: 6, fields: [roomId, u256(s.pot - refunded)] });
     calls.commit(ctx, paid, {
       contracts: [],
-      destroyed: [room],
-      payouts: [...s.players.map((p) => alph(p.address, s.entryFee)), alph(s.creator, room.alph - refunded)],
+      destroyed: [room, ...entriesOf(room, s)],
+      payouts: [
+        ...s.players.map((p) => alph(p.address, s.entryFee)),
+        alph(s.creator, room.alph - refunded),
+        ...s.players.map((p) => alph(p.address, MINIMAL_CONTRACT_DEPOSIT)),
+      ],
       events,
     });
   };

@@ -268,6 +268,29 @@ describe("dapp groups on the simulated network", () => {
     expect(Number(refused?.n)).toBe(0);
   });
 
+  it("gives a room's map entries (created on each join, destroyed with the room) the room's dapp", async () => {
+    const rooms = new Set(
+      eventsUpTo(chain, until)
+        .filter((e) => e.eventIndex === -1 && str(e, 1) === chain.plan().chainReaction.hub.address)
+        .map((e) => str(e, 0)),
+    );
+    const entries = new Set(
+      eventsUpTo(chain, until)
+        .filter((e) => e.eventIndex === -1 && rooms.has(str(e, 1)))
+        .map((e) => str(e, 0)),
+    );
+    expect(entries.size).toBeGreaterThan(0);
+    const rows = await p.ch.ch.query<{ to: string; with: string; sub_kind: string; dapp_id: string }>(
+      "t",
+      `SELECT to, with, sub_kind, dapp_id FROM events FINAL
+       WHERE main_chain AND category = 'contract' AND sub_kind IN ('created', 'destroyed') AND to IN {e:Array(String)}`,
+      { e: [...entries] },
+    );
+    expect(rows.filter((r) => r.sub_kind === "created").length).toBe(entries.size);
+    expect(rows.some((r) => r.sub_kind === "destroyed")).toBe(true);
+    for (const r of rows) expect(r.dapp_id, `${r.sub_kind} ${r.to}`).toBe("chainreaction");
+  });
+
   it("decodes history ingested with the decoders off once it is reprocessed with them on", async () => {
     const clean = await eventsStateHash(p.ch);
     // History normalized by an indexer without the decoders.

@@ -6,13 +6,22 @@
  * the beacon's rounds are consecutive, also across reorgs of the chains that home these contracts.
  */
 import type { node } from "@alephium/web3";
-import { addressFromContractId, binToHex, codec, contractIdFromAddress, subContractId } from "@alephium/web3";
+import {
+  addressFromContractId,
+  addressToBytes,
+  binToHex,
+  codec,
+  contractIdFromAddress,
+  MINIMAL_CONTRACT_DEPOSIT,
+  subContractId,
+} from "@alephium/web3";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createDevnetChain, type DevnetChain } from "../../devnet/chain.ts";
 import { beaconRandomness, roomTarget } from "../../devnet/dapps/games-common.ts";
 import { ALPH_TOKEN_ID } from "../../lib/chain/types.ts";
 
-const SEED = 45;
+const SEED = 46;
+const MAP_PREFIX = Buffer.from("__map__0__", "utf8").toString("hex");
 const CREATED = -1;
 const DESTROYED = -2;
 
@@ -354,6 +363,8 @@ describe("devnet dapps: randomness, furnace, chain reaction", () => {
       range.set(roomId, BigInt(e.f[4]!));
     });
     const randomness = new Map(of("randomness", 1).map((e) => [Number(e.f[0]), e.f[1]!]));
+    const entriesOf = new Map<string, { entry: string; player: string }[]>();
+    let destroyedRooms = 0;
     for (const e of of("room")) {
       const roomId = e.f[0]!;
       expect(addressFromContractId(roomId)).toBe(e.contractAddress);
@@ -369,12 +380,29 @@ describe("devnet dapps: randomness, furnace, chain reaction", () => {
         const paid = tx.generatedOutputs.filter((o) => o.type === "AssetOutput" && o.address === e.f[1]);
         expect(paid.map((o) => BigInt(o.attoAlphAmount))).toContain(BigInt(e.f[2]!));
       } else if (e.eventIndex === 6) {
-        // The room destroys itself: its output spent, none made, a ContractDestroyed for it.
+        // The room destroys itself and its players' map entries: their outputs spent, none made, a
+        // ContractDestroyed for each, each entry's deposit back to its player.
         expect(tx.generatedOutputs.some((o) => o.address === e.contractAddress)).toBe(false);
         const destroyed = events.filter((x) => x.txId === e.txId && x.eventIndex === DESTROYED);
-        expect(destroyed.map((x) => x.f)).toEqual([[e.contractAddress]]);
+        const entries = entriesOf.get(roomId) ?? [];
+        expect(destroyed.map((x) => x.f)).toEqual([[e.contractAddress], ...entries.map((x) => [x.entry])]);
         expect(chain.contractInfo(e.contractAddress)).toBeUndefined();
+        for (const { entry, player } of entries) {
+          expect(chain.contractState(entry)).toBeUndefined();
+          expect(tx.generatedOutputs.some((o) => o.address === player)).toBe(true);
+        }
+        destroyedRooms++;
       } else if (e.eventIndex === 0 || e.eventIndex === 8) {
+        if (e.eventIndex === 0) {
+          // A join creates the player's map entry: a sub-contract of the room holding the player's deposit.
+          const entry = addressFromContractId(
+            subContractId(roomId, `${MAP_PREFIX}${binToHex(addressToBytes(e.f[1]!))}`, 0),
+          );
+          expect(createdIn(e.txId).map((c) => c.f)).toEqual([[entry, e.contractAddress, ""]]);
+          const out = tx.generatedOutputs.find((o) => o.address === entry)!;
+          expect(BigInt(out.attoAlphAmount)).toBe(MINIMAL_CONTRACT_DEPOSIT);
+          entriesOf.set(roomId, [...(entriesOf.get(roomId) ?? []), { entry, player: e.f[1]! }]);
+        }
         const input = tx.contractInputs
           .map((r) => chain.getOutput(r.key)!)
           .find((o) => o.address === e.contractAddress)!;
@@ -384,6 +412,7 @@ describe("devnet dapps: randomness, furnace, chain reaction", () => {
         expect(paidIn).toBe(e.eventIndex === 0 ? fee : BigInt(e.f[2]!));
       }
     }
+    expect(destroyedRooms).toBeGreaterThan(1);
     // An expired room nobody joined: RoomExpired then RoomDestroyed in one tx, no refund.
     const expired = of("room", 7).map((e) => events.filter((x) => x.txId === e.txId && x.eventIndex >= 0));
     expect(expired.some((list) => list.map((x) => x.eventIndex).join() === "7,6")).toBe(true);
