@@ -54,7 +54,7 @@ export type {
   DevnetChainReaction,
   DevnetFurnace,
   DevnetRandomness,
-} from "./dapps/games-common.ts";
+} from "./dapps/games-types.ts";
 export { type PoolRegime, poolRegime, swapAmountOut } from "./dex.ts";
 export {
   ORACLE_FEEDS,

@@ -7,7 +7,8 @@
 import { addressFromContractId, subContractId } from "@alephium/web3";
 import { ADDRESS_GROUPS, ALPH_TOKEN_ID } from "../lib/chain/types.ts";
 import { createDefiPlan, type DefiPlan } from "./dapps/defi-plan.ts";
-import { type GamesPlan, planGames } from "./dapps/games-common.ts";
+import { planGames } from "./dapps/games-common.ts";
+import type { GamesPlan } from "./dapps/games-types.ts";
 import type { Accounts } from "./ledger.ts";
 import type { Rng } from "./random.ts";
 import type { DevnetOracle, DevnetPlannedPool, ResolvedDevnetOptions, TokenMeta } from "./types.ts";

@@ -2,7 +2,7 @@
 import type { node } from "@alephium/web3";
 import { ADDRESS_GROUPS, type RawBlock } from "../lib/chain/types.ts";
 import type { DappState as DefiDappState, DefiPlan } from "./dapps/defi-plan.ts";
-import type { DappState, GamesContractKind, GamesPlan } from "./dapps/games-common.ts";
+import type { DappState, GamesContractKind, GamesPlan } from "./dapps/games-types.ts";
 
 /** Timestamp of every genesis block (Bitcoin's genesis time, as on mainnet). */
 export const GENESIS_TIMESTAMP = 1231006505000;

@@ -4,8 +4,12 @@
  * this list (`npm run docs:check` fails while they differ), and `alephium-indexer config` prints its table.
  */
 import { ConfigError } from "./errors.ts";
-import { isCidrCsv } from "./webhooks/address.ts";
-import { isCidrList, isEndpoint, isPeerSubnet, WG_KEY_PATTERN } from "./wireguard.ts";
+import { isCidrList, isEndpoint, isPeerSubnet, isRangeList } from "./net.ts";
+
+/** A WireGuard key as `wg` prints it: standard base64 of 32 bytes (the last character before `=` has 2 zero bits). */
+export const WG_KEY_SOURCE = "[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=";
+/** The WG_* key settings: a WireGuard key, or empty. */
+const WG_KEY_PATTERN = new RegExp(`^(|${WG_KEY_SOURCE})$`);
 
 type Spec =
   | {
@@ -586,7 +590,7 @@ export const CONFIG_SPEC = {
     "Address ranges webhooks may point to although they are loopback, private, link-local or reserved (comma-separated CIDR ranges or addresses, e.g. `127.0.0.0/8`); empty allows public addresses only.",
     /^[0-9A-Fa-f.:/, ]*$/,
     "comma-separated IP addresses or CIDR ranges",
-    isCidrCsv,
+    isRangeList,
   ),
   WEBHOOK_LOG_KEEP: int(1_000, 10, 1_000_000, "Delivery log rows kept per webhook (the newest)."),
   WEBHOOK_MAX_PER_OWNER: int(20, 1, 100_000, "Webhooks one owner (`user_id` of API keys) may have."),

@@ -1,91 +1,14 @@
 /**
- * WireGuard without the kernel: X25519 key pairs from Node's crypto, IPv4 subnet arithmetic, and the
+ * WireGuard without the kernel: X25519 key pairs from Node's crypto, peers' addresses in the subnet (lib/net.ts), and the
  * `wg-quick` texts the API hands out (a client's configuration, the server's [Peer] sections for
  * `wg syncconf`). Pure functions; the peers themselves live in Postgres (lib/repos/wireguard-peers.ts).
  */
 import { generateKeyPairSync } from "node:crypto";
-import { isIP, isIPv4, isIPv6 } from "node:net";
-import type { Config } from "./config.ts";
+import { type Config, WG_KEY_SOURCE } from "./config.ts";
+import { formatIpv4, parseSubnet, type Subnet, splitList } from "./net.ts";
 
 /** A WireGuard key as `wg` prints it: standard base64 of 32 bytes (the last character before `=` has 2 zero bits). */
-export const WG_KEY = /^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$/;
-/** The config key's pattern: a WireGuard key or empty. */
-export const WG_KEY_PATTERN = /^(|[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=)$/;
-
-const HOSTNAME =
-  /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
-
-/** An IPv4 address in dotted form → unsigned 32-bit integer; null when it is not one. */
-export function parseIpv4(text: string): number | null {
-  if (!isIPv4(text)) return null;
-  return text.split(".").reduce((n, part) => n * 256 + Number(part), 0);
-}
-
-export function formatIpv4(n: number): string {
-  return [24, 16, 8, 0].map((shift) => Math.floor(n / 2 ** shift) % 256).join(".");
-}
-
-export interface Subnet {
-  /** Normalized `network/prefix` (host bits cleared). */
-  cidr: string;
-  prefix: number;
-  network: number;
-  /** The server's interface address: the first host address. */
-  server: number;
-  /** The first and last address a peer may get (the broadcast address is never handed out). */
-  first: number;
-  last: number;
-}
-
-/** Parses an IPv4 CIDR with a prefix from /8 to /30 (host bits are cleared); null when it is not one. */
-export function parseSubnet(text: string): Subnet | null {
-  const match = /^([0-9.]+)\/(\d{1,2})$/.exec(text.trim());
-  if (!match) return null;
-  const address = parseIpv4(match[1] ?? "");
-  const prefix = Number(match[2]);
-  if (address === null || prefix < 8 || prefix > 30) return null;
-  const size = 2 ** (32 - prefix);
-  const network = address - (address % size);
-  return {
-    cidr: `${formatIpv4(network)}/${prefix}`,
-    prefix,
-    network,
-    server: network + 1,
-    first: network + 2,
-    last: network + size - 2,
-  };
-}
-
-export const isPeerSubnet = (text: string): boolean => parseSubnet(text) !== null;
-
-/** `host:port` with a host name, an IPv4 address or a bracketed IPv6 address, and a port from 1 to 65535. */
-export function isEndpoint(text: string): boolean {
-  if (text === "") return true;
-  const match = /^(\[[^\]]+\]|[^:[\]]+):(\d{1,5})$/.exec(text);
-  if (!match) return false;
-  const host = match[1] ?? "";
-  const port = Number(match[2]);
-  if (port < 1 || port > 65535) return false;
-  return host.startsWith("[") ? isIPv6(host.slice(1, -1)) : isIPv4(host) || HOSTNAME.test(host);
-}
-
-/** Comma-separated CIDRs (IPv4 or IPv6); empty is allowed (it means the subnet). */
-export function isCidrList(text: string): boolean {
-  if (text.trim() === "") return true;
-  return splitList(text).every((item) => {
-    const match = /^([^/]+)\/(\d{1,3})$/.exec(item);
-    if (!match) return false;
-    const family = isIP(match[1] ?? "");
-    const prefix = Number(match[2]);
-    return family !== 0 && prefix <= (family === 4 ? 32 : 128);
-  });
-}
-
-const splitList = (text: string): string[] =>
-  text
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean);
+export const WG_KEY = new RegExp(`^${WG_KEY_SOURCE}$`);
 
 /** A new X25519 key pair as WireGuard writes keys (standard base64 of the raw 32 bytes). */
 export function generateKeyPair(): { privateKey: string; publicKey: string } {

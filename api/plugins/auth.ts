@@ -14,9 +14,9 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { RateLimiterAbstract } from "rate-limiter-flexible";
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from "rate-limiter-flexible";
-import { clientAddress } from "../../lib/bans/ip.ts";
 import { databaseDisabled } from "../../lib/errors.ts";
 import type { KeyWithPlan } from "../../lib/keys/repo.ts";
+import { clientAddress } from "../../lib/net.ts";
 import type { Ban } from "../../lib/repos/bans.ts";
 import type { Pg } from "../../lib/stores/postgres.ts";
 import type { ApiDeps, App } from "../types.ts";

@@ -23,14 +23,8 @@ import type { Plan } from "../plan.ts";
 import type { Rng } from "../random.ts";
 import { addressVal, byteVec, type TxBuilder, u256 } from "../tx-builder.ts";
 import type { BlockCtx, ContractRec, DevnetAddress, EventSpec } from "../types.ts";
-import {
-  boolVal,
-  createGameCalls,
-  type DappState,
-  payout,
-  type RoundState,
-  stateOf,
-} from "./games-common.ts";
+import { boolVal, createGameCalls, payout, stateOf } from "./games-common.ts";
+import type { DappState, RoundState } from "./games-types.ts";
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;

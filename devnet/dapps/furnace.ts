@@ -14,7 +14,8 @@ import type { Accounts, Ledger } from "../ledger.ts";
 import type { Rng } from "../random.ts";
 import { addressVal, byteVec, type TxBuilder, USER_GAS_PRICE, u256 } from "../tx-builder.ts";
 import type { BlockCtx, ContractRec, EventSpec } from "../types.ts";
-import { asciiHex, boolVal, type DevnetFurnace, stateOf } from "./games-common.ts";
+import { asciiHex, boolVal, stateOf } from "./games-common.ts";
+import type { DevnetFurnace } from "./games-types.ts";
 
 /** A furnace's chain has a burn in about one block in this many (one every 3 min at 8 s blocks). */
 const BURN_ONE_IN = 22;

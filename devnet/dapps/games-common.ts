@@ -19,47 +19,7 @@ import type { Ledger } from "../ledger.ts";
 import type { Rng } from "../random.ts";
 import { addressVal, byteVec, type TxBuilder, USER_GAS_PRICE } from "../tx-builder.ts";
 import type { BlockCtx, ContractRec, DevnetAddress, EventSpec, OutRec, OutSpec } from "../types.ts";
-
-/** The DIA-like randomness oracle: where it lives, who posts and what. */
-export interface DevnetRandomness {
-  id: string;
-  address: string;
-  /** Home chain (g→g of the feeder's group), like the price oracle. */
-  chainIndex: number;
-  /** The feeder that deploys it and posts the rounds (the price oracle's). */
-  feeder: string;
-  /** Index of `OracleUpdate(round: U256, randomness: ByteVec 32 bytes, signature: ByteVec 96 bytes)`. */
-  updateEventIndex: number;
-  /** A round every 30 s of chain time, numbered like drand's ({@link beaconRound}). */
-  periodMs: number;
-}
-
-/** A Token Furnace contract (one per group). */
-export interface DevnetFurnace {
-  id: string;
-  address: string;
-  group: number;
-  /** Home chain g→g. */
-  chainIndex: number;
-}
-
-/** Chain Reaction's contracts, all homed on chain 0→0. */
-export interface DevnetChainReaction {
-  chainIndex: number;
-  /** FactoryChainReactionV2: creates the games and emits every game's events. */
-  factoryV2: { id: string; address: string };
-  /** The V1 game (one contract, ALPH only, its own events). */
-  v1: { id: string; address: string };
-  /** Number Guessing War GameHub: its rooms are its sub-contracts. */
-  hub: { id: string; address: string };
-}
-
-/** The plan's part for these dapps (drawn after the rest of the plan). */
-export interface GamesPlan {
-  randomness: DevnetRandomness;
-  furnaces: DevnetFurnace[];
-  chainReaction: DevnetChainReaction;
-}
+import type { DappState, GamesPlan } from "./games-types.ts";
 
 export const RANDOMNESS_UPDATE_EVENT = 1;
 /** drand's default network: round 1 at this time, a round every 30 s. */
@@ -128,72 +88,6 @@ export const roomTarget = (randomness: string, numberRangeMax: bigint): bigint =
 export const asciiHex = (text: string): string => Buffer.from(text, "utf8").toString("hex");
 
 export const boolVal = (value: boolean): node.Val => ({ type: "Bool", value });
-
-/** Kinds of the contracts of these dapps (`DevnetContractKind`). */
-export type GamesContractKind =
-  | "random-oracle"
-  | "furnace"
-  | "furnace-nft"
-  | "chainreaction-v2"
-  | "chainreaction-v1"
-  | "chainreaction-game"
-  | "guessing-hub"
-  | "guessing-room"
-  | "guessing-map-entry";
-
-/** A Chain Reaction round (chain) of a game. */
-export interface RoundState {
-  /** Number of the current or last round (0 before the first). */
-  chainId: number;
-  running: boolean;
-  /** Idle: when the next round may start; running: when the next join (or boost) is due. */
-  nextAt: number;
-  /** Running: the round ends once this many joined and the timer ran out. */
-  targetPlayers: number;
-  players: string[];
-  baseFee: bigint;
-  pot: bigint;
-  totalBurned: bigint;
-  /** The timer: when the last player wins if nobody joins before. */
-  deadline: number;
-}
-
-export interface GuessingPlayer {
-  address: string;
-  number: bigint;
-}
-
-/** State of a contract of these dapps, by kind. */
-export type DappState =
-  | { kind: "randomness"; lastRound: number }
-  | { kind: "furnace"; nfts: number }
-  | { kind: "cr-factory"; games: number; nextGameAt: number }
-  | {
-      kind: "cr-game";
-      version: 1 | 2;
-      gameIndex: number;
-      tokenId: string;
-      feesBps: number;
-      round: RoundState;
-    }
-  | { kind: "hub"; rooms: number; nextRoomAt: number }
-  | {
-      kind: "room";
-      index: number;
-      creator: string;
-      entryFee: bigint;
-      maxPlayers: number;
-      numberRangeMax: bigint;
-      expiresAt: number;
-      /** How many players may join: maxPlayers, or 0 / 1 for the rooms that are left to expire. */
-      joinCap: number;
-      players: GuessingPlayer[];
-      pot: bigint;
-      phase: "open" | "locked" | "claimable";
-      lockedAtRound: number;
-      target: bigint;
-      nextAt: number;
-    };
 
 /** A contract's state of the given kind (a generator bug if it has another). */
 export function stateOf<K extends DappState["kind"]>(

@@ -39,11 +39,10 @@ import {
   beaconRound,
   beaconRoundTime,
   createGameCalls,
-  type DappState,
-  type GuessingPlayer,
   roomTarget,
   stateOf,
 } from "./games-common.ts";
+import type { DappState, GuessingPlayer } from "./games-types.ts";
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;

@@ -8,13 +8,8 @@
 import type { Ledger } from "../ledger.ts";
 import { byteVec, type TxBuilder, USER_GAS_PRICE, u256 } from "../tx-builder.ts";
 import type { BlockCtx, ContractRec, DevnetAddress, EventSpec } from "../types.ts";
-import {
-  beaconRandomness,
-  beaconRound,
-  beaconSignature,
-  type DevnetRandomness,
-  stateOf,
-} from "./games-common.ts";
+import { beaconRandomness, beaconRound, beaconSignature, stateOf } from "./games-common.ts";
+import type { DevnetRandomness } from "./games-types.ts";
 
 /** Most rounds one post carries (a feeder back after a long gap posts the rest in the next blocks). */
 const MAX_ROUNDS_PER_POST = 8;

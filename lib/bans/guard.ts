@@ -7,8 +7,8 @@
  */
 import { BlockList } from "node:net";
 import type { Logger } from "../logger.ts";
+import { clientAddress, parseIpRange } from "../net.ts";
 import type { Ban, BansRepo, NewBan } from "../repos/bans.ts";
-import { clientAddress, parseIpRange } from "./ip.ts";
 
 interface Entry {
   ban: Ban;

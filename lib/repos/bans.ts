@@ -6,8 +6,8 @@
  * lib/bans/guard.ts; the bot asks this table directly.
  */
 import { randomUUID } from "node:crypto";
-import { parseIpRange } from "../bans/ip.ts";
 import { AppError, badRequest } from "../errors.ts";
+import { parseIpRange } from "../net.ts";
 import type { PgQueryable } from "../stores/postgres.ts";
 
 export const BAN_KINDS = ["user", "telegram", "ip"] as const;

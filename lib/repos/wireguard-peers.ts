@@ -7,8 +7,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { AppError, notFound } from "../errors.ts";
+import { formatIpv4, parseIpv4, type Subnet } from "../net.ts";
 import type { Pg } from "../stores/postgres.ts";
-import { formatIpv4, parseIpv4, type Subnet } from "../wireguard.ts";
 
 export interface WireGuardPeer {
   peer_id: string;

@@ -8,13 +8,13 @@ import { idFloor } from "../chain/types.ts";
 import { createEventsReader } from "../events/reader.ts";
 import type { TimeseriesDefinition } from "./definition.ts";
 import { CHAIN_COUNT } from "./definition.ts";
+import type { SeriesDeps } from "./settings.ts";
 import {
   blockFacts,
   type EventFact,
   factsOfEvent,
   insertFacts,
   recomputeSeries,
-  type SeriesDeps,
   type SeriesTouched,
 } from "./writer.ts";
 

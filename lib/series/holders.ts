@@ -35,14 +35,8 @@ import { atKeyParam, type Ch, inParam } from "../stores/clickhouse.ts";
 import { turn } from "../turns.ts";
 import { instanceOf } from "./definition.ts";
 import { tokenHolders } from "./definitions/token-holders.ts";
-import {
-  type FactRow,
-  nextVersion,
-  recomputeSeries,
-  type SeriesDeps,
-  type SeriesTouched,
-  touchSeries,
-} from "./writer.ts";
+import type { SeriesDeps } from "./settings.ts";
+import { type FactRow, nextVersion, recomputeSeries, type SeriesTouched, touchSeries } from "./writer.ts";
 
 /** What the holders pass needs of a block message (the blocks topic's shapes). */
 export type HolderMessage =

@@ -7,7 +7,6 @@ import type { Ch } from "../stores/clickhouse.ts";
 import { createObjectStore, type ObjectStore } from "../stores/object-store.ts";
 import { fencedObjectStore } from "../stores/pg-lock.ts";
 import { SERIES_SCALE_MS, type SeriesScale } from "./definition.ts";
-import type { SeriesDeps } from "./writer.ts";
 
 export const DAY_MS = 86_400_000;
 
@@ -68,6 +67,14 @@ export function segmentSpanMs(s: SeriesSettings, scale: SeriesScale): number {
 export function spanOf(s: SeriesSettings, scale: SeriesScale, t: number): number {
   const w = segmentSpanMs(s, scale);
   return t - (t % w);
+}
+
+/** What the series writer, its recompute and archive run with. */
+export interface SeriesDeps {
+  ch: Ch;
+  objects: ObjectStore;
+  settings: SeriesSettings;
+  log: Logger;
 }
 
 /** What the series writers need (the series and holders processors, `series backfill`), from the config. */

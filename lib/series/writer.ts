@@ -17,9 +17,7 @@
  */
 import { createHash } from "node:crypto";
 import type { EventsMessage } from "../events/wire.ts";
-import type { Logger } from "../logger.ts";
 import { atKeyParam, type Ch, positionParam } from "../stores/clickhouse.ts";
-import type { ObjectStore } from "../stores/object-store.ts";
 import {
   instanceOf,
   SERIES_SCALE_MS,
@@ -29,14 +27,7 @@ import {
 } from "./definition.ts";
 import { TIMESERIES, timeseriesById } from "./definitions/index.ts";
 import { clickhouseKeyOf, pageKeyOf, segmentIdOf } from "./ids.ts";
-import { bucketOf, DAY_MS, type SeriesSettings, segmentSpanMs, spanOf } from "./settings.ts";
-
-export interface SeriesDeps {
-  ch: Ch;
-  objects: ObjectStore;
-  settings: SeriesSettings;
-  log: Logger;
-}
+import { bucketOf, DAY_MS, type SeriesDeps, type SeriesSettings, segmentSpanMs, spanOf } from "./settings.ts";
 
 /** What every fact row says: which instance and point key, when, from which block, at which version. */
 interface FactBase {

@@ -8,8 +8,8 @@
  */
 import { lookup } from "node:dns/promises";
 import { BlockList, isIP } from "node:net";
-import { clientAddress, parseIpRange } from "../bans/ip.ts";
 import { AppError } from "../errors.ts";
+import { clientAddress, parseIpRange, splitList } from "../net.ts";
 
 /** Ranges refused by default, with the word the refusal uses. */
 const REFUSED: readonly (readonly [string, string])[] = [
@@ -57,15 +57,6 @@ function rangeList(ranges: readonly string[]): BlockList {
   return list;
 }
 
-/** `WEBHOOK_ALLOWED_CIDRS`: comma-separated addresses or CIDR ranges, each one `parseIpRange` accepts. */
-export function isCidrCsv(text: string): boolean {
-  return text
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean)
-    .every((s) => typeof parseIpRange(s) !== "string");
-}
-
 const refusedUrl = (field: string, message: string, details: Record<string, unknown> = {}) =>
   new AppError("webhook_url_refused", message, { status: 400, details: { field, ...details } });
 
@@ -74,12 +65,7 @@ export function createAddressPolicy(
   options: { lookupTimeoutMs?: number } = {},
 ): AddressPolicy {
   const refused = REFUSED.map(([range, kind]) => ({ list: rangeList([range]), kind }));
-  const allowed = rangeList(
-    allowedCidrs
-      .split(",")
-      .map((s) => s.trim())
-      .filter(Boolean),
-  );
+  const allowed = rangeList(splitList(allowedCidrs));
   const timeoutMs = options.lookupTimeoutMs ?? 5_000;
 
   const refusal = (address: string): string | null => {

@@ -4,8 +4,8 @@
  * caller can keep its registry up to date (`registry.add(extractPools(raw))`) between blocks.
  */
 import { ALPH_TOKEN_ID, type RawBlock } from "../../lib/chain/types.ts";
+import { DAPP } from "../../lib/tokens/known-contracts.ts";
 import { fieldOf, tokenAddressOf } from "./chain-utils.ts";
-import { DAPP } from "./dapps.ts";
 
 /** A pair/pool contract and the event layout of its dapp. */
 export interface PoolInfo {

@@ -9,8 +9,9 @@
  * runs beside them. After a rebalance the write clock is read again from the stored versions, as series-recompute's.
  */
 import { type HolderPairs, mergeHolderPair, recomputeHolders } from "../../lib/series/holders.ts";
+import type { SeriesDeps } from "../../lib/series/settings.ts";
 import { createSeriesDeps } from "../../lib/series/settings.ts";
-import { refreshVersionClock, type SeriesDeps } from "../../lib/series/writer.ts";
+import { refreshVersionClock } from "../../lib/series/writer.ts";
 import { CONSUMER_GROUPS, type HoldersTouchedMessage } from "../messages.ts";
 import { defineProcessor } from "../processor.ts";
 import { RECOMPUTE_LINGER_MS } from "./series-recompute.ts";

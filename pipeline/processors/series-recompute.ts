@@ -10,12 +10,13 @@
  * rebalance the write clock is read again from the stored versions, so an instance taken over from another
  * machine gets newer versions than its previous owner wrote, whatever the two clocks say.
  */
+
+import type { SeriesDeps } from "../../lib/series/settings.ts";
 import { createSeriesDeps } from "../../lib/series/settings.ts";
 import {
   createRecomputeQueue,
   recomputeSeries,
   refreshVersionClock,
-  type SeriesDeps,
   type SeriesTouched,
   touchSeries,
 } from "../../lib/series/writer.ts";

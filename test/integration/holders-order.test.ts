@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { splitStatements } from "../../lib/migrate.ts";
 import { instanceIdOf } from "../../lib/series/definition.ts";
 import { type HolderMessage, handleHolderMessages } from "../../lib/series/holders.ts";
-import type { SeriesDeps } from "../../lib/series/writer.ts";
+import type { SeriesDeps } from "../../lib/series/settings.ts";
 import type { Ch } from "../../lib/stores/clickhouse.ts";
 import { createObjectStore } from "../../lib/stores/object-store.ts";
 import { seriesStateHash } from "../helpers/series.ts";

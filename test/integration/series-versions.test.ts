@@ -10,13 +10,13 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EventsMessage } from "../../lib/events/wire.ts";
 import { instanceIdOf } from "../../lib/series/definition.ts";
+import type { SeriesDeps } from "../../lib/series/settings.ts";
 import {
   factsOfMessage,
   insertFacts,
   recomputeSeries,
   refreshVersionClock,
   retractFacts,
-  type SeriesDeps,
   type SeriesTouched,
 } from "../../lib/series/writer.ts";
 import { createObjectStore } from "../../lib/stores/object-store.ts";

@@ -1,11 +1,14 @@
 /**
- * IP addresses and CIDR ranges of IP bans: parsed into bytes, masked to their network and written in
- * one canonical form (`203.0.113.0/24`, `2001:db8::/32`; a single address is /32 or /128), so that one
- * range has one stored value. IPv4-mapped IPv6 (`::ffff:1.2.3.4`) is treated as the IPv4 address it
- * carries, both in a ban's value and in a client address. Matching is done by `net.BlockList`
- * (lib/bans/guard.ts), never by string prefixes.
+ * IP addresses, CIDR ranges and lists, IPv4 subnets and `host:port` endpoints: the one place that parses them, for
+ * the config's validators, IP bans, webhook address policies and WireGuard.
+ *
+ * Ranges (`parseIpRange`) are parsed into bytes, masked to their network and written in one canonical form
+ * (`203.0.113.0/24`, `2001:db8::/32`; a single address is /32 or /128), so that one range has one stored value.
+ * IPv4-mapped IPv6 (`::ffff:1.2.3.4`) is treated as the IPv4 address it carries, both in a range and in a client
+ * address. Matching is done by `net.BlockList` (lib/bans/guard.ts, lib/webhooks/address.ts), never by string
+ * prefixes.
  */
-import { isIPv4, isIPv6 } from "node:net";
+import { isIP, isIPv4, isIPv6 } from "node:net";
 
 export type IpFamily = "ipv4" | "ipv6";
 
@@ -113,3 +116,84 @@ export function clientAddress(ip: string): { address: string; family: IpFamily }
   if (isMapped(bytes)) return { address: bytes.slice(12).join("."), family: "ipv4" };
   return { address: ip.split("%")[0]!, family: "ipv6" };
 }
+
+/** A comma-separated list's items, trimmed, empty ones dropped. */
+export const splitList = (text: string): string[] =>
+  text
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+/** Comma-separated addresses or CIDR ranges, each one `parseIpRange` accepts (`WEBHOOK_ALLOWED_CIDRS`). */
+export function isRangeList(text: string): boolean {
+  return splitList(text).every((s) => typeof parseIpRange(s) !== "string");
+}
+
+/** Comma-separated CIDRs with a prefix (IPv4 or IPv6); empty is allowed (`WG_ALLOWED_IPS`). */
+export function isCidrList(text: string): boolean {
+  if (text.trim() === "") return true;
+  return splitList(text).every((item) => {
+    const match = /^([^/]+)\/(\d{1,3})$/.exec(item);
+    if (!match) return false;
+    const family = isIP(match[1] ?? "");
+    const prefix = Number(match[2]);
+    return family !== 0 && prefix <= (family === 4 ? 32 : 128);
+  });
+}
+
+const HOSTNAME =
+  /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+
+/** `host:port` with a host name, an IPv4 address or a bracketed IPv6 address, and a port from 1 to 65535. */
+export function isEndpoint(text: string): boolean {
+  if (text === "") return true;
+  const match = /^(\[[^\]]+\]|[^:[\]]+):(\d{1,5})$/.exec(text);
+  if (!match) return false;
+  const host = match[1] ?? "";
+  const port = Number(match[2]);
+  if (port < 1 || port > 65535) return false;
+  return host.startsWith("[") ? isIPv6(host.slice(1, -1)) : isIPv4(host) || HOSTNAME.test(host);
+}
+
+/** An IPv4 address in dotted form → unsigned 32-bit integer; null when it is not one. */
+export function parseIpv4(text: string): number | null {
+  if (!isIPv4(text)) return null;
+  return text.split(".").reduce((n, part) => n * 256 + Number(part), 0);
+}
+
+export function formatIpv4(n: number): string {
+  return [24, 16, 8, 0].map((shift) => Math.floor(n / 2 ** shift) % 256).join(".");
+}
+
+export interface Subnet {
+  /** Normalized `network/prefix` (host bits cleared). */
+  cidr: string;
+  prefix: number;
+  network: number;
+  /** The server's interface address: the first host address. */
+  server: number;
+  /** The first and last address a peer may get (the broadcast address is never handed out). */
+  first: number;
+  last: number;
+}
+
+/** Parses an IPv4 CIDR with a prefix from /8 to /30 (host bits are cleared); null when it is not one. */
+export function parseSubnet(text: string): Subnet | null {
+  const match = /^([0-9.]+)\/(\d{1,2})$/.exec(text.trim());
+  if (!match) return null;
+  const address = parseIpv4(match[1] ?? "");
+  const prefix = Number(match[2]);
+  if (address === null || prefix < 8 || prefix > 30) return null;
+  const size = 2 ** (32 - prefix);
+  const network = address - (address % size);
+  return {
+    cidr: `${formatIpv4(network)}/${prefix}`,
+    prefix,
+    network,
+    server: network + 1,
+    first: network + 2,
+    last: network + size - 2,
+  };
+}
+
+export const isPeerSubnet = (text: string): boolean => parseSubnet(text) !== null;
