@@ -5,7 +5,8 @@
  * The embedded pass runs twice back to back, with the dapp decoders off and on (DAPP_DECODERS), and prints the
  * normalize processor's time per block in each: the decoders' added cost. Each pass also prints the main thread's
  * event-loop delay over the run (what a request to the embedded API waits meanwhile) and its GC pauses.
- * Run: npm run bench:pipeline   (BENCH_BLOCKS=4000; BENCH_PROFILE=1 adds each processor's handle time, the
+ * Run: npm run bench:pipeline   (BENCH_BLOCKS=4000; BENCH_CHAIN=mainnet runs on mainnet-shaped blocks and prints the
+ * whole chain's time at the run's rate; BENCH_PROFILE=1 adds each processor's handle time, the
  * statements' time and chDB CPU by label, and chDB's counters (query and merge CPU) over the run;
  * BENCH_PROCESSORS=holders,holders-recompute runs only those processors (`-holders` every one but it: a processor's
  * marginal cost; series and holders hand their recomputes to series-recompute and holders-recompute, so name those
@@ -26,6 +27,7 @@ import { join } from "node:path";
 import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
 import { createDevnetChain } from "../devnet/chain.ts";
 import { startDevnetServer } from "../devnet/server.ts";
+import { DEVNET_MAINNET_PROFILE } from "../devnet/types.ts";
 import type { RawBlock } from "../lib/chain/types.ts";
 import type { Config } from "../lib/config.ts";
 import { eventRows } from "../lib/events/writer.ts";
@@ -43,7 +45,17 @@ const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 4000);
 // The Kafka run ingests the same blocks (BENCH_KAFKA_BLOCKS: fewer). librdkafka's mock cluster keeps a bounded
 // log per partition: a run much larger than 4,000 blocks may fall off it ("offset out of range").
 const KAFKA_BLOCKS = Number(process.env.BENCH_KAFKA_BLOCKS ?? BLOCKS);
-const chain = createDevnetChain({ seed: 3, txPerBlock: [2, 8] });
+// BENCH_CHAIN=mainnet: blocks shaped like mainnet's (DEVNET_MAINNET_PROFILE: most blocks carry only the coinbase,
+// about 2 events per block); the run then also prints the whole chain's time at its rate. Default: busy blocks.
+const CHAIN = process.env.BENCH_CHAIN ?? "busy";
+if (CHAIN !== "busy" && CHAIN !== "mainnet")
+  throw new Error(`BENCH_CHAIN is ${CHAIN}: allowed are busy, mainnet`);
+/** Mainnet's blocks (16 chains' heights summed, 2026-11; docs/sizing.md), and the goal for a whole backfill. */
+const MAINNET_BLOCKS = 133_000_000;
+const WHOLE_CHAIN_GOAL_H = 24;
+const chain = createDevnetChain(
+  CHAIN === "mainnet" ? { seed: 3, ...DEVNET_MAINNET_PROFILE } : { seed: 3, txPerBlock: [2, 8] },
+);
 chain.advance(BLOCKS);
 // BENCH_NODE_DELAY_MS: the node's answer time for a window of blocks (a remote node's; 0 = the double's own).
 const NODE_DELAY_MS = Number(process.env.BENCH_NODE_DELAY_MS ?? 0);
@@ -51,6 +63,20 @@ const server = await startDevnetServer(chain, { port: 0, blocksWithEventsDelayMs
 const log = createLogger({ level: "warn" });
 const PROFILE = process.env.BENCH_PROFILE === "1";
 const ONLY = process.env.BENCH_ONLY ?? "";
+
+/** The whole mainnet chain at this run's rate, beside the goal (24 h on this machine: 1,540 blocks/s). */
+function wholeChain(blocks: number, events: number, seconds: number): string[] {
+  let coinbaseOnly = 0;
+  for (let c = 0; c < 16; c++)
+    for (const b of chain.mainChain(c))
+      if (b.block.height > 0 && b.block.transactions.length === 1) coinbaseOnly++;
+  const rate = blocks / seconds;
+  const hours = MAINNET_BLOCKS / rate / 3600;
+  return [
+    `  mainnet-shaped blocks:  ${(events / blocks).toFixed(2)} events per block, ${((coinbaseOnly / blocks) * 100).toFixed(0)}% of blocks coinbase only`,
+    `  whole chain (${(MAINNET_BLOCKS / 1e6).toFixed(0)} M blocks) at ${rate.toFixed(0)} blocks/s: ${hours.toFixed(1)} h (goal ${WHOLE_CHAIN_GOAL_H} h: ${(MAINNET_BLOCKS / (WHOLE_CHAIN_GOAL_H * 3600)).toFixed(0)} blocks/s); wall time, so a loaded machine reads slower`,
+  ];
+}
 
 async function run(mode: "embedded" | "kafka", target: number, decoders = true) {
   const dir = mkdtempSync(join(tmpdir(), `bench-pipeline-${mode}-`));
@@ -194,6 +220,7 @@ async function run(mode: "embedded" | "kafka", target: number, decoders = true) 
       `  pipeline / insert bound: ${((insertSeconds / seconds) * 100).toFixed(1)}%`,
       `  chDB insert of every row the run wrote, alone: ${all.rows} rows in ${all.seconds.toFixed(2)} s (${all.tables} tables, ${rounds + 1} batches each; the biggest: ${all.biggest})`,
       `  pipeline / insert bound of all its rows: ${((all.seconds / seconds) * 100).toFixed(1)}%`,
+      ...(CHAIN === "mainnet" ? wholeChain(blocks, events, seconds) : []),
       "",
     ].join("\n"),
   );

@@ -199,7 +199,9 @@ export function createActivity(deps: {
         }
         outbox.splice(i, 1);
       }
-      const n = rng.int(opts.txPerBlock[0], opts.txPerBlock[1]);
+      // The share is drawn only when it is set, so chains without it stay the same for a seed.
+      const quiet = opts.userTxBlockShare < 1 && !rng.chance(opts.userTxBlockShare);
+      const n = quiet ? 0 : rng.int(opts.txPerBlock[0], opts.txPerBlock[1]);
       const swaps = deps.dex.trades(ctx);
       for (let i = 0; i < n; i++) {
         if (rng.chance(opts.failedTxRate)) {

@@ -160,6 +160,8 @@ export function createDevnetChain(options: DevnetOptions = {}): DevnetChain {
     throw new Error(`devnet supports ${ADDRESS_GROUPS} groups only (got ${opts.groups})`);
   if (opts.txPerBlock[0] > opts.txPerBlock[1] || opts.txPerBlock[0] < 0)
     throw new Error("invalid txPerBlock");
+  if (!(opts.userTxBlockShare >= 0 && opts.userTxBlockShare <= 1))
+    throw new Error(`invalid userTxBlockShare ${opts.userTxBlockShare}: expected 0 to 1`);
   if (!(opts.swapShare >= 0 && opts.swapShare <= 1)) throw new Error("swapShare must be in [0, 1]");
   const rng = createRng(opts.seed);
   const store: BlockStore = {

@@ -15,6 +15,7 @@ import {
   GENESIS_TIMESTAMP,
   swapAmountOut,
 } from "../../devnet/chain.ts";
+import { DEVNET_MAINNET_PROFILE } from "../../devnet/types.ts";
 import { ALPH_TOKEN_ID } from "../../lib/chain/types.ts";
 
 const CHAINS = 16;
@@ -344,6 +345,28 @@ describe("devnet chain", () => {
       mainChain: true,
     });
     expect(chain.rawBlock("00".repeat(32))).toBeUndefined();
+  });
+});
+
+describe("devnet mainnet-shaped profile", () => {
+  it("leaves most blocks with only the coinbase and gives user transactions to about a third", () => {
+    const chain = createDevnetChain({ seed: 3, ...DEVNET_MAINNET_PROFILE });
+    chain.advance(2000);
+    let blocks = 0;
+    let coinbaseOnly = 0;
+    for (let c = 0; c < 16; c++)
+      for (const b of chain.mainChain(c)) {
+        if (b.block.height === 0) continue;
+        blocks++;
+        if (b.block.transactions.length === 1) coinbaseOnly++;
+      }
+    // The dapps' own transactions come on top of the user ones: more than the 70 % quiet share carry something.
+    expect(coinbaseOnly / blocks).toBeGreaterThan(0.5);
+    expect(coinbaseOnly / blocks).toBeLessThan(0.7);
+  });
+
+  it("refuses a share outside 0 to 1", () => {
+    expect(() => createDevnetChain({ userTxBlockShare: 1.5 })).toThrow("invalid userTxBlockShare 1.5");
   });
 });
 
