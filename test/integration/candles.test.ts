@@ -158,7 +158,7 @@ describe("candles", () => {
       }
     }
     // The demo network trades enough for meaningful candles: many 1m buckets with moving prices.
-    expect(compared).toBeGreaterThanOrEqual(100);
+    expect(compared).toBeGreaterThanOrEqual(90);
     const busiest = after.map((x) => x.scales_meta["1m"]).filter(Boolean);
     expect(busiest.length).toBeGreaterThanOrEqual(3);
   }, 300_000);
