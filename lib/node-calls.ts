@@ -45,3 +45,34 @@ export function createContractCaller(options: {
     },
   };
 }
+
+/** A contract's state as the node answers `GET /contracts/{address}/state`. */
+export interface ContractStateReader {
+  /** The state, or null when the node knows no such contract; throws 502 when the node does not answer. */
+  state(address: string): Promise<node.ContractState | null>;
+}
+
+export function createContractStateReader(options: {
+  url: string;
+  apiKey: string;
+  timeoutMs: number;
+}): ContractStateReader {
+  const base = options.url.replace(/\/+$/, "");
+  return {
+    async state(address) {
+      let res: Response;
+      try {
+        res = await fetch(`${base}/contracts/${encodeURIComponent(address)}/state`, {
+          headers: { accept: "application/json", ...(options.apiKey ? { "X-API-KEY": options.apiKey } : {}) },
+          signal: AbortSignal.timeout(options.timeoutMs),
+        });
+      } catch (error) {
+        throw upstreamUnavailable("The Alephium full node did not answer the contract state request.", error);
+      }
+      if (res.status === 404 || res.status === 400) return null;
+      if (!res.ok)
+        throw upstreamUnavailable(`The Alephium full node answered ${res.status} for a contract state.`);
+      return (await res.json()) as node.ContractState;
+    },
+  };
+}

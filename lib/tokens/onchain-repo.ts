@@ -3,6 +3,7 @@
  * collections and NFT tokens. Every write is an
  * idempotent upsert: replaying a block range leaves the rows as one clean pass did.
  */
+import { binToHex, contractIdFromAddress } from "@alephium/web3";
 import { badRequest } from "../errors.ts";
 import type { Pg } from "../stores/postgres.ts";
 import { contractAddressOf, groupOfContractId, HEX_ID, now, num, pageWithTotal } from "./repo-shared.ts";
@@ -20,6 +21,8 @@ export interface ContractInput {
   createdAt?: number | null;
   registered?: boolean;
   label?: string | null;
+  /** The contract that created it (its ContractCreated event's parent); set once, never overwritten. */
+  parentAddress?: string | null;
 }
 
 export interface Contract {
@@ -33,6 +36,10 @@ export interface Contract {
   created_at: number | null;
   registered: boolean;
   label: string | null;
+  /** The creating contract, null when a script deployed it (or it was seen before parents were stored). */
+  parent_address: string | null;
+  /** Contracts it created. */
+  n_childs: number;
   updated_at: number;
 }
 
@@ -75,6 +82,7 @@ export interface NftTokenInput {
   minter?: string | null;
   mintTx?: string | null;
   mintTime?: number | null;
+  traits?: { trait_key: string; value_text: string }[] | null;
 }
 
 export interface NftToken {
@@ -87,6 +95,8 @@ export interface NftToken {
   minter: string | null;
   mint_tx: string | null;
   mint_time: number | null;
+  /** The token URI's attributes, when known. */
+  traits: { trait_key: string; value_text: string }[] | null;
   updated_at: number;
 }
 
@@ -96,6 +106,17 @@ export interface OnchainRepo {
   /** Every contract attributed to a dapp (the pipeline's attribution map). */
   listContractDapps(): Promise<{ address: string; dapp_id: string }[]>;
   getContract(address: string): Promise<Contract | null>;
+  /** Contracts created by `address`, oldest first. */
+  listContractChildren(
+    address: string,
+    q: { page: number; pageSize: number },
+  ): Promise<{ contracts: Contract[]; total: number }>;
+  /** The trait keys of a collection's NFTs, each with its values and how many NFTs carry each. */
+  nftTraitDefinitions(
+    collectionAddress: string,
+  ): Promise<{ trait_key: string; count: number; values: { value_text: string; count: number }[] }[]>;
+  /** One NFT by its contract address or 64-hex token id. */
+  getNftToken(addressOrId: string): Promise<NftToken | null>;
   upsertNftCollection(row: NftCollectionInput): Promise<NftCollection>;
   upsertNftTokens(rows: NftTokenInput[]): Promise<number>;
   listNftCollections(q: { page: number; pageSize: number; search?: string }): Promise<{
@@ -116,6 +137,7 @@ const toContract = (r: Raw<Contract>): Contract =>
     ...r,
     group: Number(r.group),
     created_at: num(r.created_at),
+    n_childs: Number(r.n_childs ?? 0),
     updated_at: num(r.updated_at) ?? 0,
   }) as Contract;
 const toCollection = (r: Raw<NftCollection>): NftCollection =>
@@ -126,10 +148,27 @@ const toCollection = (r: Raw<NftCollection>): NftCollection =>
     token_count: Number(r.token_count ?? 0),
   }) as NftCollection;
 const toNftToken = (r: Raw<NftToken>): NftToken =>
-  ({ ...r, mint_time: num(r.mint_time), updated_at: num(r.updated_at) ?? 0 }) as NftToken;
+  ({
+    ...r,
+    mint_time: num(r.mint_time),
+    traits: typeof r.traits === "string" ? JSON.parse(r.traits) : (r.traits ?? null),
+    updated_at: num(r.updated_at) ?? 0,
+  }) as NftToken;
+
+const CONTRACT_SELECT = `SELECT c.address, c.contract_id, c.group_index AS "group", c.dapp_id, c.kind, c.std_interface_id,
+  c.created_tx, c.created_at, c.registered, c.label, c.parent_address,
+  (SELECT count(*) FROM contracts k WHERE k.parent_address = c.address)::int AS n_childs, c.updated_at FROM contracts c`;
 
 const COLLECTION_SELECT = `SELECT n.*, (SELECT count(*) FROM nft_tokens k WHERE k.collection_address = n.address)::int
   AS token_count FROM nft_collections n`;
+
+function contractIdOfAddress(address: string): string | null {
+  try {
+    return binToHex(contractIdFromAddress(address));
+  } catch {
+    return null;
+  }
+}
 
 function hexId(id: string, what: string): string {
   if (!HEX_ID.test(id)) throw badRequest(`${what} ${id} is not 64 hex characters`);
@@ -163,6 +202,7 @@ export function createOnchainRepo(pg: Pg): OnchainRepo {
           created_at: r.createdAt ?? null,
           registered: r.registered ?? null,
           label: r.label ?? null,
+          parent_address: r.parentAddress ?? null,
         });
       }
       if (byAddress.size === 0) return 0;
@@ -174,17 +214,19 @@ export function createOnchainRepo(pg: Pg): OnchainRepo {
         created_at: "COALESCE(c.created_at, EXCLUDED.created_at)",
         registered: "c.registered OR EXCLUDED.registered",
         label: "COALESCE(EXCLUDED.label, c.label)",
+        parent_address: "COALESCE(c.parent_address, EXCLUDED.parent_address)",
       };
       const cols = Object.keys(next) as (keyof typeof next)[];
       // The WHERE makes a replay a no-op: updated_at moves only when a value really changes.
       const result = await pg.query(
         "contracts_upsert",
         `INSERT INTO contracts AS c (address, contract_id, group_index, dapp_id, kind, std_interface_id, created_tx,
-           created_at, registered, label, updated_at)
+           created_at, registered, label, parent_address, updated_at)
          SELECT x.address, x.contract_id, x.group_index, x.dapp_id, COALESCE(x.kind, 'unknown'), x.std_interface_id,
-           x.created_tx, x.created_at, COALESCE(x.registered, false), x.label, $2
+           x.created_tx, x.created_at, COALESCE(x.registered, false), x.label, x.parent_address, $2
          FROM jsonb_to_recordset($1::jsonb) AS x(address text, contract_id text, group_index integer, dapp_id text,
-           kind text, std_interface_id text, created_tx text, created_at bigint, registered boolean, label text)
+           kind text, std_interface_id text, created_tx text, created_at bigint, registered boolean, label text,
+           parent_address text)
          ON CONFLICT (address) DO UPDATE SET ${cols.map((k) => `${k} = ${next[k]}`).join(", ")},
            updated_at = EXCLUDED.updated_at
          WHERE (${cols.map((k) => `c.${k}`).join(", ")}) IS DISTINCT FROM (${cols.map((k) => next[k]).join(", ")})
@@ -203,11 +245,55 @@ export function createOnchainRepo(pg: Pg): OnchainRepo {
     async getContract(address) {
       const rows = await pg.query<Raw<Contract>>(
         "contracts_get",
-        `SELECT address, contract_id, group_index AS "group", dapp_id, kind, std_interface_id, created_tx, created_at,
-           registered, label, updated_at FROM contracts WHERE address = $1 OR contract_id = lower($1)`,
+        `${CONTRACT_SELECT} WHERE c.address = $1 OR c.contract_id = lower($1)`,
         [address],
       );
       return rows[0] ? toContract(rows[0]) : null;
+    },
+
+    async listContractChildren(address, q) {
+      const { rows, total } = await pageWithTotal<Raw<Contract>>(pg, "contracts_children", {
+        select: (limit) =>
+          `${CONTRACT_SELECT} WHERE c.parent_address = $1 ORDER BY c.created_at NULLS LAST, c.address ${limit}`,
+        from: "FROM contracts c WHERE c.parent_address = $1",
+        params: [address],
+        page: q.page,
+        pageSize: q.pageSize,
+      });
+      return { contracts: rows.map(toContract), total };
+    },
+
+    async nftTraitDefinitions(collectionAddress) {
+      const rows = await pg.query<{ trait_key: string; value_text: string; n: unknown }>(
+        "nft_trait_definitions",
+        `SELECT t->>'trait_key' AS trait_key, t->>'value_text' AS value_text, count(*)::int AS n
+         FROM nft_tokens k, jsonb_array_elements(k.traits) AS t
+         WHERE k.collection_address = $1 AND jsonb_typeof(k.traits) = 'array'
+         GROUP BY 1, 2 ORDER BY 1, 2`,
+        [collectionAddress],
+      );
+      const byKey = new Map<
+        string,
+        { trait_key: string; count: number; values: { value_text: string; count: number }[] }
+      >();
+      for (const r of rows) {
+        const def = byKey.get(r.trait_key) ?? { trait_key: r.trait_key, count: 0, values: [] };
+        def.count += Number(r.n);
+        def.values.push({ value_text: r.value_text, count: Number(r.n) });
+        byKey.set(r.trait_key, def);
+      }
+      return [...byKey.values()];
+    },
+
+    async getNftToken(address) {
+      const id = HEX_ID.test(address) ? address.toLowerCase() : contractIdOfAddress(address);
+      if (!id) return null;
+      const rows = await pg.query<Raw<NftToken>>(
+        "nft_tokens_get",
+        "SELECT * FROM nft_tokens WHERE token_id = $1",
+        [id],
+      );
+      return rows[0] ? toNftToken(rows[0]) : null;
     },
 
     async upsertNftCollection(row) {
@@ -255,20 +341,21 @@ export function createOnchainRepo(pg: Pg): OnchainRepo {
           minter: r.minter ?? null,
           mint_tx: r.mintTx ?? null,
           mint_time: r.mintTime ?? null,
+          traits: r.traits ?? null,
         });
       }
       if (unique.size === 0) return 0;
       const result = await pg.query(
         "nft_tokens_upsert",
         `INSERT INTO nft_tokens AS k (token_id, collection_address, nft_index, uri, name, image, minter, mint_tx,
-           mint_time, updated_at)
+           mint_time, traits, updated_at)
          SELECT x.*, $2 FROM jsonb_to_recordset($1::jsonb) AS x(token_id text, collection_address text, nft_index text,
-           uri text, name text, image text, minter text, mint_tx text, mint_time bigint)
+           uri text, name text, image text, minter text, mint_tx text, mint_time bigint, traits jsonb)
          ON CONFLICT (token_id) DO UPDATE SET nft_index = COALESCE(EXCLUDED.nft_index, k.nft_index),
            uri = COALESCE(EXCLUDED.uri, k.uri), name = COALESCE(EXCLUDED.name, k.name),
            image = COALESCE(EXCLUDED.image, k.image), minter = COALESCE(k.minter, EXCLUDED.minter),
            mint_tx = COALESCE(k.mint_tx, EXCLUDED.mint_tx), mint_time = COALESCE(k.mint_time, EXCLUDED.mint_time),
-           updated_at = EXCLUDED.updated_at
+           traits = COALESCE(EXCLUDED.traits, k.traits), updated_at = EXCLUDED.updated_at
          RETURNING k.token_id`,
         [JSON.stringify([...unique.values()]), now()],
       );

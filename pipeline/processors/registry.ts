@@ -1,10 +1,13 @@
 /**
  * Registry processor (discovery): reads `alephium.events.v1` and records what the chain announces.
- * - `contract/created` events → `contracts` (kind token when the same tx minted its token);
+ * - `contract/created` events → `contracts` (kind token when the same tx minted its token; the parent, the
+ *   contract that created it, when the event names one);
  * - `token/genesis_mint` events → `tokens`, unregistered until an admin registers them, with minter,
  *   mint tx and mint time, and the fungible-token metadata the node gives (multicall methods 0..3);
  * - contracts created with the NFT collection interface (0002…) → `nft_collections`, and those with the
- *   NFT interface (0003) → `nft_tokens` of their parent collection.
+ *   NFT interface (0003) → `nft_tokens` of their parent collection (a parent without the collection interface,
+ *   such as the Token Furnace, gets a collection row too); a Token Furnace burn that minted a BurnerNFT gives the
+ *   NFT its traits (`token_burned`, `amount_burned`).
  * Upserts are idempotent and never overwrite what an admin edited (see lib/tokens/tokens-repo.ts).
  */
 import { hexToString, NodeProvider } from "@alephium/web3";
@@ -96,6 +99,8 @@ export const registryProcessor = defineProcessor<EventsMessage, RegistryState>({
     const tokens: DiscoveredToken[] = [];
     const collections: NftCollectionInput[] = [];
     const nfts: NftTokenInput[] = [];
+    const parentsOfNfts = new Set<string>();
+    const burnerTraits = new Map<string, NonNullable<NftTokenInput["traits"]>>();
     for (const m of messages) {
       if (m.kind !== "block") continue;
       const minted = new Set(
@@ -126,6 +131,9 @@ export const registryProcessor = defineProcessor<EventsMessage, RegistryState>({
               createdAt: m.block_timestamp,
             });
           } else if (nftKind === "nft" && payload.parent_address) {
+            // A contract that creates NFTs is their collection even without the collection interface (the Token
+            // Furnace creates its BurnerNFTs so); an existing row keeps its own facts.
+            parentsOfNfts.add(payload.parent_address);
             nfts.push({
               tokenId: contractId,
               collectionAddress: payload.parent_address,
@@ -142,7 +150,15 @@ export const registryProcessor = defineProcessor<EventsMessage, RegistryState>({
             stdInterfaceId: payload.std_interface_id || null,
             createdTx: e.tx_id,
             createdAt: m.block_timestamp,
+            parentAddress: parentId ? payload.parent_address : null,
           });
+        }
+        if (e.category === "token" && e.sub_kind === "burn" && e.type === "furnace_burn" && e.with) {
+          // A burn that minted a BurnerNFT: the NFT's traits are what it burned.
+          burnerTraits.set(e.with, [
+            { trait_key: "token_burned", value_text: e.token_id },
+            { trait_key: "amount_burned", value_text: e.amount },
+          ]);
         }
         if (e.category === "token" && e.sub_kind === "genesis_mint") {
           const meta = await state.metadata(e.token_id);
@@ -161,6 +177,15 @@ export const registryProcessor = defineProcessor<EventsMessage, RegistryState>({
     }
     if (contracts.length > 0) await state.repo.upsertContracts(contracts);
     for (const c of collections) await state.repo.upsertNftCollection(c);
+    for (const parent of parentsOfNfts) {
+      const id = contractIdOf(parent);
+      if (id && !(await state.repo.getNftCollection(parent)))
+        await state.repo.upsertNftCollection({ collectionId: id, address: parent });
+    }
+    for (const n of nfts) {
+      const address = [...burnerTraits.keys()].find((a) => contractIdOf(a) === n.tokenId);
+      if (address) n.traits = burnerTraits.get(address)!;
+    }
     if (nfts.length > 0) await state.repo.upsertNftTokens(nfts);
     if (tokens.length > 0) await state.repo.upsertDiscoveredTokens(tokens);
     deps.metrics.pipelineRows.inc({ stage: "registry", table: "tokens" }, tokens.length);

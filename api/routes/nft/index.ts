@@ -1,4 +1,5 @@
 /** NFT group: collections discovered on chain and their NFT tokens. */
+import { addressFromContractId } from "@alephium/web3";
 import { Type } from "@sinclair/typebox";
 import { notFound } from "../../../lib/errors.ts";
 import { INT32_MAX, Nullable } from "../../schemas.ts";
@@ -40,6 +41,71 @@ const NftTokenSchema = Type.Object(
   { $id: "NftToken", title: "NftToken" },
 );
 
+const DISPLAY = {
+  display_name: N("Name to show: the registry's name, else the collection's name with the index."),
+  display_description: N(),
+  display_image: N("Image URL from the token or collection URI."),
+  display_image_cdn_url: N("Cached copy of the image; null (this service keeps no image cache)."),
+  display_image_cdn_preview_url: N("Cached preview of the image; null (this service keeps no image cache)."),
+};
+
+const NftDetailsSchema = Type.Object(
+  {
+    address: Type.String({ description: "Base58 NFT contract address." }),
+    token_id: Type.String({ description: "64-hex NFT token id." }),
+    collection_address: Type.String({ description: "The collection (the contract that created the NFT)." }),
+    ...DISPLAY,
+    token_uri: N(),
+    token_uri_state: Type.String({
+      description: "`ok` when the token URI's content is stored, `pending` before.",
+    }),
+    owner_address: N("Current holder; null (NFT holdings are not indexed per token yet)."),
+    index_in_collection: N("Index in the collection (decimal string)."),
+    dapp: N("Dapp of the NFT contract or of its collection."),
+    minter: N(),
+    mint_tx: N(),
+    mint_time: Nullable(Type.Number({ description: "Unix ms." })),
+  },
+  { $id: "NftDetails", title: "NftDetails" },
+);
+
+const NftTraitSchema = Type.Object(
+  {
+    trait_key: Type.String({ description: "The attribute's `trait_type`." }),
+    value_text: Type.String({ description: "The attribute's value as text." }),
+    display_order: Type.Integer({ description: "Position in the token URI's attributes." }),
+  },
+  { $id: "NftTrait", title: "NftTrait" },
+);
+
+const NftCollectionDetailsSchema = Type.Object(
+  {
+    address: Type.String(),
+    collection_id: Type.String(),
+    ...DISPLAY,
+    collection_uri: N(),
+    collection_uri_state: Type.String({
+      description: "`ok` when the collection URI's content is stored, else `pending`.",
+    }),
+    std_interface_id: N(),
+    total_supply: N(),
+    token_count: Type.Integer(),
+    dapp: N(),
+    created_tx: N(),
+    created_at: Nullable(Type.Number({ description: "Unix ms." })),
+  },
+  { $id: "NftCollectionDetails", title: "NftCollectionDetails" },
+);
+
+const TraitDefinitionSchema = Type.Object(
+  {
+    trait_key: Type.String(),
+    count: Type.Integer({ description: "NFTs of the collection with this trait." }),
+    values: Type.Array(Type.Object({ value_text: Type.String(), count: Type.Integer() })),
+  },
+  { $id: "NftTraitDefinition", title: "NftTraitDefinition" },
+);
+
 const Paging = {
   page: Type.Integer({ minimum: 1, maximum: INT32_MAX, default: 1 }),
   pageSize: Type.Integer({ minimum: 1, maximum: 500, default: 50 }),
@@ -51,6 +117,12 @@ const AddressParams = Type.Object({
 export async function nftRoutes(app: App, deps: ApiDeps): Promise<void> {
   app.addSchema(CollectionSchema);
   app.addSchema(NftTokenSchema);
+  app.addSchema(NftDetailsSchema);
+  app.addSchema(NftTraitSchema);
+  app.addSchema(NftCollectionDetailsSchema);
+  app.addSchema(TraitDefinitionSchema);
+  const registry = deps.registry!;
+  const dappOf = async (address: string) => (await registry.getContract(address))?.dapp_id ?? null;
 
   app.get(
     "/nft/collections",
@@ -133,6 +205,113 @@ export async function nftRoutes(app: App, deps: ApiDeps): Promise<void> {
         ...(await deps.registry!.listNftTokens(address, { page, pageSize })),
         page,
         pageSize,
+      };
+    },
+  );
+
+  app.get(
+    "/nft/:address/details",
+    {
+      config: { access: "public", db: "required" },
+      schema: {
+        tags: ["NFT"],
+        summary: "One NFT with its traits, as the AlphScan explorer reads it",
+        description:
+          "`address` is the NFT's base58 contract address or its 64-hex token id. `traits` are its token URI's " +
+          "attributes as stored in the NFT registry (empty until they are known).",
+        params: Type.Object({
+          address: Type.String({
+            pattern: "^([0-9a-fA-F]{64}|[1-9A-HJ-NP-Za-km-z]{20,60})$",
+            description: "NFT contract address or token id.",
+          }),
+        }),
+        response: {
+          200: Type.Object({ nft: Type.Ref("NftDetails"), traits: Type.Array(Type.Ref("NftTrait")) }),
+          400: Type.Ref("Problem"),
+          404: Type.Ref("Problem"),
+        },
+      },
+    },
+    async (request) => {
+      const token = await registry.getNftToken(request.params.address);
+      if (!token) throw notFound(`NFT ${request.params.address} not found`);
+      const address = addressFromContractId(token.token_id);
+      const collection = await registry.getNftCollection(token.collection_address);
+      const dapp = (await dappOf(address)) ?? (await dappOf(token.collection_address));
+      const name =
+        token.name ??
+        (collection?.name && token.nft_index !== null ? `${collection.name} #${token.nft_index}` : null);
+      return {
+        nft: {
+          address,
+          token_id: token.token_id,
+          collection_address: token.collection_address,
+          display_name: name,
+          display_description: null,
+          display_image: token.image,
+          display_image_cdn_url: null,
+          display_image_cdn_preview_url: null,
+          token_uri: token.uri,
+          token_uri_state: token.uri ? "ok" : "pending",
+          owner_address: null,
+          index_in_collection: token.nft_index,
+          dapp,
+          minter: token.minter,
+          mint_tx: token.mint_tx,
+          mint_time: token.mint_time,
+        },
+        traits: (token.traits ?? []).map((t, i) => ({
+          trait_key: t.trait_key,
+          value_text: t.value_text,
+          display_order: i,
+        })),
+      };
+    },
+  );
+
+  app.get(
+    "/nft/collection/:address/details",
+    {
+      config: { access: "public", db: "required" },
+      schema: {
+        tags: ["NFT"],
+        summary: "One NFT collection with its trait definitions, as the AlphScan explorer reads it",
+        description:
+          "The same collection as `GET /nft/collections/{address}` (both answer), with the display fields and " +
+          "`trait_definitions`: every trait key of its NFTs with its values and counts.",
+        params: AddressParams,
+        response: {
+          200: Type.Object({
+            collection: Type.Ref("NftCollectionDetails"),
+            trait_definitions: Type.Array(Type.Ref("NftTraitDefinition")),
+          }),
+          400: Type.Ref("Problem"),
+          404: Type.Ref("Problem"),
+        },
+      },
+    },
+    async (request) => {
+      const c = await registry.getNftCollection(request.params.address);
+      if (!c) throw notFound(`NFT collection ${request.params.address} not found`);
+      return {
+        collection: {
+          address: c.address,
+          collection_id: c.collection_id,
+          display_name: c.name,
+          display_description: c.description,
+          display_image: c.image,
+          display_image_cdn_url: null,
+          display_image_cdn_preview_url: null,
+          collection_uri: c.uri,
+          collection_uri_state: c.uri ? "ok" : "pending",
+          std_interface_id: c.std_interface_id,
+          total_supply: c.total_supply,
+          token_count: c.token_count,
+          dapp: await dappOf(c.address),
+          created_tx: c.created_tx,
+          created_at: c.created_at,
+        },
+        trait_definitions: await registry.nftTraitDefinitions(c.address),
       };
     },
   );

@@ -357,6 +357,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/contract/{address}/children": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The contracts a contract created
+         * @description Contracts whose ContractCreated event names this one as parent, oldest first; each with its own `parent_address` and `n_childs`. Paged as the other lists (`page` from 1, `pageSize` up to 500).
+         *
+         *     Access: Public: no key needed.
+         */
+        get: operations["getContractByAddressChildren"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/contract/{address}/details": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A contract's record and its state, as the AlphScan explorer reads them
+         * @description `contract`: the registry's record with its parent (creator), children count, depth (`level`), dapp, interface, token, NFT registry entry and last upgrade. `fields`: its state from the node (`GET /contracts/{address}/state`), parsed, named where the layout is known; `fields_source` is `node`, or `unavailable` (empty `fields`) when the node did not answer or does not know the contract.
+         *
+         *     Access: Public: no key needed.
+         */
+        get: operations["getContractByAddressDetails"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/contracts/{address}": {
         parameters: {
             query?: never;
@@ -1186,6 +1230,50 @@ export interface paths {
          *     Access: Public: no key needed.
          */
         get: operations["getMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/nft/{address}/details": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One NFT with its traits, as the AlphScan explorer reads it
+         * @description `address` is the NFT's base58 contract address or its 64-hex token id. `traits` are its token URI's attributes as stored in the NFT registry (empty until they are known).
+         *
+         *     Access: Public: no key needed.
+         */
+        get: operations["getNftByAddressDetails"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/nft/collection/{address}/details": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One NFT collection with its trait definitions, as the AlphScan explorer reads it
+         * @description The same collection as `GET /nft/collections/{address}` (both answer), with the display fields and `trait_definitions`: every trait key of its NFTs with its values and counts.
+         *
+         *     Access: Public: no key needed.
+         */
+        get: operations["getNftCollectionByAddressDetails"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3349,12 +3437,91 @@ export interface components {
             /** @description `token`, `pool`, `nft_collection`, `nft` or `unknown`. */
             kind: string;
             label: string | null;
+            /** @description Contracts it created. */
+            n_childs: number;
+            /** @description The contract that created it (its ContractCreated event's parent). */
+            parent_address: string | null;
             /** @description Known to the curated registry (not only seen on chain). */
             registered: boolean;
             /** @description Standard interface id (hex), e.g. 0001 fungible token. */
             std_interface_id: string | null;
             /** @description Unix ms. */
             updated_at: number;
+        };
+        /** ContractDetails */
+        ContractDetails: {
+            /** @description Base58 contract address. */
+            address: string;
+            /** @description 64-hex contract id. */
+            contract_id: string;
+            contract_metadata: {
+                label: string | null;
+                registered: boolean;
+                /** @description Unix ms. */
+                updated_at: number;
+            };
+            /** @description Its registry label, else its token's, NFT's or collection's name. */
+            contract_name: string | null;
+            /** @description Creation time, Unix ms. */
+            created_at: number | null;
+            created_tx: string | null;
+            /** @description Dapp id its events are attributed to. */
+            dapp: string | null;
+            dapp_name: string | null;
+            /** @description DIA oracle display values; null (no DIA oracle is decoded into this record yet). */
+            dia_oracle_display: {
+                [key: string]: string | null;
+            } | null;
+            /** @description Standard interface id (hex): 0001 fungible token, 0002 NFT collection, 0003 NFT. */
+            interface_id: string | null;
+            /** @description `token`, `pool`, `nft_collection`, `nft` or `unknown`. */
+            kind: string;
+            /** @description ISO time of the block that last migrated its code (code-hash guard), null if never. */
+            last_upgrade_date: string | null;
+            /** @description Depth below its first ancestor a script deployed: 0, 1 for a child… */
+            level: number;
+            /** @description Transaction that minted its token or NFT. */
+            mint_tx: string | null;
+            /** @description Who minted its token or NFT. */
+            minter: string | null;
+            /** @description Contracts it created (GET /contract/{address}/children). */
+            n_childs: number;
+            nft_registry_collection_address: string | null;
+            nft_registry_image: string | null;
+            /** @description `collection` or `nft` when the NFT registry holds it. */
+            nft_registry_kind: string | null;
+            nft_registry_name: string | null;
+            /** @description The contract that created it; null when a script deployed it. */
+            parent_address: string | null;
+            /** @description `dex_pair` for a DEX pool's LP token, else null. */
+            token_lp_kind: string | null;
+            token_metadata: {
+                decimals: number | null;
+                name: string | null;
+                website: string | null;
+            } | null;
+            /** @description Symbol of the token it issued. */
+            token_symbol: string | null;
+        };
+        /** ContractField */
+        ContractField: {
+            /** @description Index in the node's order: immutable fields, then mutable ones. */
+            field_index: number;
+            /** @description Name where the layout is known (fungible-token standard, DEX pair), else null. */
+            field_name: string | null;
+            mutable: boolean;
+            /** @description A ByteVec's printable UTF-8 text, else value_text. */
+            parsed_value_text: string;
+            /** @description A 32-byte id or an Address read as a contract address. */
+            resolved_address: string | null;
+            /** @description The registry label of that contract. */
+            resolved_label: string | null;
+            /** @description The symbol of that token. */
+            resolved_token_symbol: string | null;
+            /** @description Node value type: U256, I256, Bool, ByteVec, Address. */
+            type: string;
+            /** @description The value as the node gives it (ByteVec in hex). */
+            value_text: string;
         };
         /** Dapp */
         Dapp: {
@@ -3592,6 +3759,61 @@ export interface components {
             /** @description Collection URI (JSON with name, description, image). */
             uri: string | null;
         };
+        /** NftCollectionDetails */
+        NftCollectionDetails: {
+            address: string;
+            collection_id: string;
+            collection_uri: string | null;
+            /** @description `ok` when the collection URI's content is stored, else `pending`. */
+            collection_uri_state: string;
+            /** @description Unix ms. */
+            created_at: number | null;
+            created_tx: string | null;
+            dapp: string | null;
+            display_description: string | null;
+            /** @description Image URL from the token or collection URI. */
+            display_image: string | null;
+            /** @description Cached preview of the image; null (this service keeps no image cache). */
+            display_image_cdn_preview_url: string | null;
+            /** @description Cached copy of the image; null (this service keeps no image cache). */
+            display_image_cdn_url: string | null;
+            /** @description Name to show: the registry's name, else the collection's name with the index. */
+            display_name: string | null;
+            std_interface_id: string | null;
+            token_count: number;
+            total_supply: string | null;
+        };
+        /** NftDetails */
+        NftDetails: {
+            /** @description Base58 NFT contract address. */
+            address: string;
+            /** @description The collection (the contract that created the NFT). */
+            collection_address: string;
+            /** @description Dapp of the NFT contract or of its collection. */
+            dapp: string | null;
+            display_description: string | null;
+            /** @description Image URL from the token or collection URI. */
+            display_image: string | null;
+            /** @description Cached preview of the image; null (this service keeps no image cache). */
+            display_image_cdn_preview_url: string | null;
+            /** @description Cached copy of the image; null (this service keeps no image cache). */
+            display_image_cdn_url: string | null;
+            /** @description Name to show: the registry's name, else the collection's name with the index. */
+            display_name: string | null;
+            /** @description Index in the collection (decimal string). */
+            index_in_collection: string | null;
+            /** @description Unix ms. */
+            mint_time: number | null;
+            mint_tx: string | null;
+            minter: string | null;
+            /** @description Current holder; null (NFT holdings are not indexed per token yet). */
+            owner_address: string | null;
+            /** @description 64-hex NFT token id. */
+            token_id: string;
+            token_uri: string | null;
+            /** @description `ok` when the token URI's content is stored, `pending` before. */
+            token_uri_state: string;
+        };
         /** NftToken */
         NftToken: {
             collection_address: string;
@@ -3609,6 +3831,25 @@ export interface components {
             updated_at: number;
             /** @description Token URI (JSON with name, image, attributes). */
             uri: string | null;
+        };
+        /** NftTrait */
+        NftTrait: {
+            /** @description Position in the token URI's attributes. */
+            display_order: number;
+            /** @description The attribute's `trait_type`. */
+            trait_key: string;
+            /** @description The attribute's value as text. */
+            value_text: string;
+        };
+        /** NftTraitDefinition */
+        NftTraitDefinition: {
+            /** @description NFTs of the collection with this trait. */
+            count: number;
+            trait_key: string;
+            values: {
+                count: number;
+                value_text: string;
+            }[];
         };
         /** NormalizedEvent */
         NormalizedEvent: {
@@ -5523,6 +5764,155 @@ export interface operations {
             };
             /** @description Error (problem details). */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getContractByAddressChildren: {
+        parameters: {
+            query?: {
+                page?: number;
+                pageSize?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Base58 contract address or 64-hex contract id. */
+                address: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        address: string;
+                        contracts: components["schemas"]["Contract"][];
+                        page: number;
+                        pageSize: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getContractByAddressDetails: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Base58 contract address or 64-hex contract id. */
+                address: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        contract: components["schemas"]["ContractDetails"];
+                        fields: components["schemas"]["ContractField"][];
+                        fields_source: "node" | "unavailable";
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Default Response */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8283,6 +8673,148 @@ export interface operations {
             };
             /** @description Error (problem details). */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getNftByAddressDetails: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description NFT contract address or token id. */
+                address: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        nft: components["schemas"]["NftDetails"];
+                        traits: components["schemas"]["NftTrait"][];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getNftCollectionByAddressDetails: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Collection address. */
+                address: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        collection: components["schemas"]["NftCollectionDetails"];
+                        trait_definitions: components["schemas"]["NftTraitDefinition"][];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
