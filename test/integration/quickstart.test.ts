@@ -78,6 +78,18 @@ if (serverPass)
     "[skip notice] README quick start: it runs on the embedded stores, covered by the embedded passes",
   );
 
+// `npm run test:compat` (Node 24) sets QUICKSTART_PART=start: the demo starts (chDB, PGlite, ccxt, grammy and the
+// identity provider all load and answer), the key, portal and price lines run, then it stops. The rest (ingest caught
+// up with two hours of chain, the restart, the holders backfill) is the same JavaScript on either Node; the embedded
+// pass runs it on Node 20.
+const startOnly = process.env.QUICKSTART_PART === "start";
+if (process.env.QUICKSTART_PART !== undefined && !startOnly)
+  throw new Error(`QUICKSTART_PART is ${process.env.QUICKSTART_PART}: allowed is start (or unset)`);
+if (startOnly && !serverPass)
+  console.warn(
+    "[skip notice] README quick start, QUICKSTART_PART=start: the lines after the price lines (exchange, figures, series, dapps, restart, backfill) run in the embedded pass",
+  );
+
 describe.skipIf(serverPass)("README quick start", () => {
   let dir = "";
   beforeAll(() => {
@@ -242,6 +254,7 @@ describe.skipIf(serverPass)("README quick start", () => {
       expect(c.v).toBeGreaterThan(0);
     }
     expect(prices[2]).toMatchObject({ pair_id: 1, from_spot_table: true, price: expect.any(Number) });
+    if (startOnly) return;
 
     // The README's exchange lines: the simulated exchange's watched pair, and its fills as cex events.
     const exchangeLines = blocks.find((b) => b.some((l) => l.includes("category=cex")));
