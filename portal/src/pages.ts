@@ -1,7 +1,20 @@
 /** The portal's pages: each calls the API's own routes (through `api/…`) and nothing else. */
 import { call, portalGet } from "./api.ts";
 import { pairChart, seriesChart } from "./charts.ts";
-import { ago, card, cellText, durationText, form, h, heading, notice, pretty, rowsOf, table } from "./ui.ts";
+import {
+  ago,
+  card,
+  cellText,
+  decodeErrorsOf,
+  durationText,
+  form,
+  h,
+  heading,
+  notice,
+  pretty,
+  rowsOf,
+  table,
+} from "./ui.ts";
 
 type Row = Record<string, unknown>;
 export type Page = (main: HTMLElement) => Promise<(() => void) | undefined>;
@@ -40,8 +53,9 @@ const lagClass = (ms: number | null | undefined) =>
 const tile = (title: string, ...children: (Node | string)[]) =>
   h("div", { class: "tile" }, h("div", { class: "muted" }, title), ...children);
 
-/** The status at a glance: indexing phase, watermark lag, processors, price sources, code-hash warnings. */
-function overview(status: Row): Node {
+/** The status at a glance: indexing phase, watermark lag, processors, price sources, decode and code-hash warnings. */
+function overview(status: Row, decodeErrors: Map<string, number> | null): Node {
+  const decodeTotal = decodeErrors ? [...decodeErrors.values()].reduce((a, b) => a + b, 0) : null;
   const progress = (status.progress ?? {}) as Row;
   const processors = (progress.processors ?? []) as { name: string; lag_ms: number | null }[];
   const sources = (status.price_sources ?? []) as { source?: string; id?: string; status: string }[];
@@ -104,6 +118,18 @@ function overview(status: Row): Node {
         : "",
     ),
     tile(
+      "Decode errors (this process, since its start)",
+      h(
+        "div",
+        { class: `value ${decodeTotal ? "lag-warn" : "lag-ok"}` },
+        decodeTotal === null ? "—" : cellText(decodeTotal, "count"),
+      ),
+      ...[...(decodeErrors ?? new Map<string, number>()).entries()]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 5)
+        .map(([decoder, n]) => h("div", { class: "muted" }, `${decoder}: ${cellText(n, "count")}`)),
+    ),
+    tile(
       "Code-hash warnings",
       h("div", { class: `value ${changes.length ? "lag-bad" : "lag-ok"}` }, String(changes.length)),
       ...changes
@@ -135,7 +161,10 @@ export const statusPage: Page = async (main) => {
       status = await call<Row>("GET", "status");
       return render(status);
     });
-    if (status) top.replaceChildren(overview(status));
+    if (status) {
+      const metrics = await call<string>("GET", "metrics").catch(() => null);
+      top.replaceChildren(overview(status, typeof metrics === "string" ? decodeErrorsOf(metrics) : null));
+    }
   };
   await load();
   const timer = setInterval(() => void load(), 5000);

@@ -72,7 +72,7 @@ export function heading(name: string): string {
     .trim()
     .toLowerCase()
     .replace(/\bid\b/g, "ID")
-    .replace(/\bms\b/g, "(ms)")
+    .replace(/ ms$/, "")
     .replace(/\burl\b/g, "URL");
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
@@ -92,6 +92,7 @@ export function cellText(value: unknown, name = ""): string {
   if (value === null || value === undefined) return "—";
   const t = timeOf(value, name);
   if (t !== null) return `${dateText(t)} (${ago(t)})`;
+  if (typeof value === "number" && /(_ms|Ms)$/.test(name)) return durationText(value);
   if (typeof value === "number") return PLAIN_NUMBER.test(name) ? String(value) : NUMBER.format(value);
   if (Array.isArray(value)) return value.map((v) => cellText(v)).join(", ");
   if (typeof value === "object")
@@ -125,6 +126,21 @@ export function cell(value: unknown, name = ""): Node {
     );
   }
   return document.createTextNode(cellText(value, name));
+}
+
+/**
+ * Decode errors by decoder from the API's `/metrics` (`alephium_normalize_decode_errors_total`): counted by the
+ * normalize processor of this process since it started (none where normalize runs in its own process).
+ */
+export function decodeErrorsOf(metrics: string): Map<string, number> {
+  const byDecoder = new Map<string, number>();
+  for (const line of metrics.split("\n")) {
+    const m = /^alephium_normalize_decode_errors_total\{([^}]*)\} ([0-9.e+]+)$/.exec(line);
+    if (!m) continue;
+    const decoder = /decoder="([^"]*)"/.exec(m[1]!)?.[1] ?? "?";
+    byDecoder.set(decoder, (byDecoder.get(decoder) ?? 0) + Number(m[2]));
+  }
+  return byDecoder;
 }
 
 export interface RowAction<R> {

@@ -333,6 +333,7 @@ describe.skipIf(!hasChromium)("admin portal in chromium", () => {
       "Watermark lag",
       "Processors' lag",
       "Price sources",
+      "Decode errors",
       "Code-hash warnings",
     ])
       expect(top).toContain(part);
