@@ -17,8 +17,13 @@ export interface DevnetPace {
 /** Options of {@link createProduction}. */
 export interface ProductionOptions {
   pace: DevnetPace;
-  /** Reorg a random chain (depth 1..2) after every `reorgEvery`-th block made past `reorgAfter`; 0 = never. */
+  /**
+   * Reorg a random chain (depth 1..`reorgDepth`) after every `reorgEvery`-th block made past `reorgAfter`;
+   * 0 = never.
+   */
   reorgEvery?: number;
+  /** Deepest random reorg (default 2; deeper than `CONFIRMATIONS` reaches the stream as a reorg notice). */
+  reorgDepth?: number;
   reorgAfter?: number;
 }
 
@@ -43,11 +48,13 @@ export function createProduction(chain: DevnetChain, options: ProductionOptions)
   const { pace } = options;
   const reorgEvery = options.reorgEvery ?? 0;
   const reorgAfter = options.reorgAfter ?? 0;
+  const reorgDepth = options.reorgDepth ?? 2;
   let made = 0;
   const one = (): void => {
     chain.advance(1);
     made += 1;
-    if (reorgEvery > 0 && made > reorgAfter && (made - reorgAfter) % reorgEvery === 0) chain.randomReorg(2);
+    if (reorgEvery > 0 && made > reorgAfter && (made - reorgAfter) % reorgEvery === 0)
+      chain.randomReorg(reorgDepth);
   };
   const chainTime = (wall: number): number =>
     pace.chainAnchor + Math.floor((wall - pace.wallAnchor) * pace.speed);

@@ -27,6 +27,11 @@ export interface DevnetRunOptions {
   /** In live mode, reorg a random chain after every N live blocks; 0 disables. */
   reorgEvery: number;
   /**
+   * Deepest random reorg (1..6, the devnet's deepest). Deeper than the indexer's `CONFIRMATIONS` (2), a reorg
+   * reaches the event stream as a reorg notice (docs/events.md#reorg-notices).
+   */
+  reorgDepth: number;
+  /**
    * Timestamp of the first block. Default: the first start's time minus the time `blocks` blocks take, so the
    * history made ahead ends at the first start.
    */
@@ -52,6 +57,7 @@ export const DEVNET_RUN_DEFAULTS: DevnetRunOptions = {
   blocks: 14_400,
   live: 2,
   reorgEvery: 0,
+  reorgDepth: 2,
 };
 
 /** A running devnet. */
@@ -117,6 +123,7 @@ export async function runDevnet(
     blocks: o.blocks,
     live: o.live,
     reorgEvery: o.reorgEvery,
+    ...(o.reorgEvery > 0 ? { reorgDepth: o.reorgDepth } : {}),
     createdAt,
   };
   if (saved) {
@@ -141,6 +148,7 @@ export async function runDevnet(
   const production = createProduction(chain, {
     pace: paceOf(state, chain),
     reorgEvery: state.reorgEvery,
+    reorgDepth: state.reorgDepth ?? 2,
     reorgAfter: state.blocks,
   });
   production.advance(state.blocks);
@@ -154,7 +162,7 @@ export async function runDevnet(
   log(`  explorer API: ${server.explorerUrl}`);
   if (state.live > 0)
     log(
-      `  live: ${state.live} blocks/s${state.reorgEvery > 0 ? `, reorg every ${state.reorgEvery} blocks` : ""}`,
+      `  live: ${state.live} blocks/s${state.reorgEvery > 0 ? `, reorg (depth 1..${state.reorgDepth ?? 2}) every ${state.reorgEvery} blocks` : ""}`,
     );
   return {
     chain,

@@ -19,6 +19,8 @@ export interface DevnetState {
   live: number;
   /** Random reorg after every N live blocks; 0 = never. */
   reorgEvery: number;
+  /** Deepest random reorg (absent in files written before it existed: 2). */
+  reorgDepth?: number;
   /** Wall-clock time (ms) of the first start. */
   createdAt: number;
 }
@@ -49,6 +51,9 @@ export function readDevnetState(path: string): DevnetState | undefined {
     const v = record[key];
     if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0) throw invalid(`${key} is ${String(v)}`);
   }
+  const depth = record["reorgDepth"];
+  if (depth !== undefined && (typeof depth !== "number" || !Number.isSafeInteger(depth) || depth < 1))
+    throw invalid(`reorgDepth is ${String(depth)}`);
   return parsed as DevnetState;
 }
 

@@ -144,6 +144,12 @@ export const CONFIG_SPEC = {
   ),
   HOST: str("127.0.0.1", "Address the API listens on."),
   PORT: int(3000, 0, 65535, "Port the API listens on."),
+  METRICS_PORT: int(
+    0,
+    0,
+    65535,
+    "Port on HOST where a pipeline process (`ingest`, `process <name>`, `process jobs`, `exchanges`) serves its own Prometheus metrics at /metrics (decode errors of normalize, price sources of exchanges, webhook deliveries of jobs ...); 0 = off. The API serves its own at its /metrics.",
+  ),
   LOG_LEVEL: oneOf(["fatal", "error", "warn", "info", "debug", "trace", "silent"], "info", "pino log level."),
   TRUST_PROXY: bool(
     false,

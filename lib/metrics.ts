@@ -28,6 +28,8 @@ export interface Metrics {
   processorBlockTs: Gauge<"processor">;
   processorLagMs: Gauge<"processor">;
   sqlQueries: Counter<"outcome">;
+  webhooks: Gauge<"state">;
+  webhookDeliveries: Counter<"outcome">;
 }
 
 /** Every metric of the service carries this prefix. */
@@ -180,6 +182,18 @@ export function createMetrics(): Metrics {
     sqlQueries: new Counter({
       name: `${METRICS_PREFIX}sql_queries_total`,
       help: "POST /sql queries by outcome: ok, or the error code (sql_table_function, sql_limit_exceeded ...).",
+      labelNames: ["outcome"],
+      registers: [registry],
+    }),
+    webhooks: new Gauge({
+      name: `${METRICS_PREFIX}webhooks`,
+      help: "Webhooks by state (active, disabled: retries exhausted or disabled by their owner), read from PostgreSQL when /metrics is read.",
+      labelNames: ["state"],
+      registers: [registry],
+    }),
+    webhookDeliveries: new Counter({
+      name: `${METRICS_PREFIX}webhook_deliveries_total`,
+      help: "Webhook delivery attempts by outcome (ok: a 2xx answer; failed: an error, a timeout or another status).",
       labelNames: ["outcome"],
       registers: [registry],
     }),

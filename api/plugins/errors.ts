@@ -179,6 +179,53 @@ function methodsOfPaths(app: App): (path: string) => string[] {
   return (path) => [...methods].filter((m) => router.find(m, path) !== null).sort();
 }
 
+/** How loud an error answer is logged, and what the operator should do about it. */
+export interface ErrorLogPolicy {
+  level: "info" | "warn" | "error";
+  /** One sentence telling the reader what to do (absent for client errors: the answer tells the client). */
+  action?: string;
+}
+
+/**
+ * The log level of an error answer. A client's mistake (4xx) is `info`: the client is told, nothing is
+ * wrong with the service. A feature that is off on this deployment (503 `*_not_configured`) and an
+ * upstream that is down (502, retryable) are `warn`: expected states an operator may choose to change.
+ * Everything else at 5xx is `error`: a failure of this service, with the stack to read.
+ */
+export function errorLogPolicy(status: number, code: string): ErrorLogPolicy {
+  if (status < 500) return { level: "info" };
+  if (code.endsWith("_not_configured") || code.endsWith("_disabled")) {
+    return {
+      level: "warn",
+      action:
+        "A feature is off on this deployment: set the configuration keys the detail names (docs/configuration.md) to turn it on, or ignore this line.",
+    };
+  }
+  if (status === 502 || status === 504) {
+    return {
+      level: "warn",
+      action:
+        "An upstream (node, explorer, exchange) did not answer: check its URL in the configuration and that it is up; clients may retry.",
+    };
+  }
+  return {
+    level: "error",
+    action:
+      "Unexpected failure of this service: read the stack (err) and the request_id's other lines; if it repeats, report it with this line.",
+  };
+}
+
+function logErrorAnswer(request: FastifyRequest, status: number, code: string, error: unknown): void {
+  const { level, action } = errorLogPolicy(status, code);
+  if (level === "info") {
+    request.log.info({ status, code, detail: (error as Error).message }, "Request refused (client error).");
+  } else if (level === "warn") {
+    request.log.warn({ status, code, detail: (error as Error).message, action }, "Request not served.");
+  } else {
+    request.log.error({ err: error, status, code, action }, "Request failed.");
+  }
+}
+
 export function registerErrorHandling(app: App): void {
   const allowedMethods = methodsOfPaths(app);
   app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
@@ -186,7 +233,7 @@ export function registerErrorHandling(app: App): void {
       return sendProblem(request, reply, error.status, error.code, error.message, { errors: error.issues });
     }
     if (error instanceof AppError) {
-      if (error.status >= 500) request.log.error({ err: error }, "Request failed.");
+      logErrorAnswer(request, error.status, error.code, error);
       const detail =
         error.status >= 500 && error.status !== 502 && error.status !== 503
           ? "Internal server error."
@@ -207,7 +254,7 @@ export function registerErrorHandling(app: App): void {
     }
     const status = fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 600 ? fe.statusCode : 500;
     if (status >= 500) {
-      request.log.error({ err: error }, "Request failed.");
+      logErrorAnswer(request, status, "internal_error", error);
       return sendProblem(request, reply, status, "internal_error", "Internal server error.");
     }
     // Fastify's own client errors (bad JSON body, unsupported media type, body too large ...).

@@ -3,7 +3,7 @@ import type { Command } from "commander";
 import { runProcess } from "../../lib/run-process.ts";
 import { openStores } from "../../lib/stores/index.ts";
 import { prepareStores } from "../../lib/stores/prepare.ts";
-import { context, startMarkets } from "./shared.ts";
+import { context, startMarkets, withMetricsServer } from "./shared.ts";
 
 export function installExchangesCommand(program: Command): void {
   program
@@ -13,16 +13,20 @@ export function installExchangesCommand(program: Command): void {
     )
     .action(async () => {
       const ctx = context();
-      await runProcess("exchanges", ctx.log, async () => {
-        const stores = await openStores(ctx.config, ctx.log, { command: "exchanges" });
-        await prepareStores(stores, ctx.log);
-        if (!stores.pg || !stores.ch) throw new Error("exchanges needs the databases (DATABASES=on)");
-        const poller = await startMarkets(ctx, stores);
-        if (!poller) ctx.log.warn("EXCHANGE_SOURCES and EVM_RPC_URLS are empty: no market source to poll.");
-        return async () => {
-          await poller?.stop();
-          await stores.close();
-        };
-      });
+      await runProcess(
+        "exchanges",
+        ctx.log,
+        withMetricsServer(ctx, async () => {
+          const stores = await openStores(ctx.config, ctx.log, { command: "exchanges" });
+          await prepareStores(stores, ctx.log);
+          if (!stores.pg || !stores.ch) throw new Error("exchanges needs the databases (DATABASES=on)");
+          const poller = await startMarkets(ctx, stores);
+          if (!poller) ctx.log.warn("EXCHANGE_SOURCES and EVM_RPC_URLS are empty: no market source to poll.");
+          return async () => {
+            await poller?.stop();
+            await stores.close();
+          };
+        }),
+      );
     });
 }

@@ -5,7 +5,7 @@ import { openStores } from "../../lib/stores/index.ts";
 import { prepareStores } from "../../lib/stores/prepare.ts";
 import { createProgressReporter } from "../../pipeline/ingest/progress.ts";
 import { createPipelineDeps, startPipeline } from "../../pipeline/runtime.ts";
-import { context } from "./shared.ts";
+import { context, withMetricsServer } from "./shared.ts";
 
 export function installIngestCommand(program: Command): void {
   program
@@ -13,20 +13,24 @@ export function installIngestCommand(program: Command): void {
     .description("Follow the node and publish blocks on the bus (distributed mode: one process)")
     .action(async () => {
       const ctx = context();
-      await runProcess("ingest", ctx.log, async () => {
-        const stores = await openStores(ctx.config, ctx.log, { command: "ingest" });
-        await prepareStores(stores, ctx.log);
-        const reporter = createProgressReporter(ctx.log);
-        const pipeline = await startPipeline(await createPipelineDeps(ctx, stores), {
-          processors: [],
-          ingest: true,
-          onProgress: (p) => reporter.update(p),
-        });
-        return async () => {
-          reporter.stop();
-          await pipeline.stop();
-          await stores.close();
-        };
-      });
+      await runProcess(
+        "ingest",
+        ctx.log,
+        withMetricsServer(ctx, async () => {
+          const stores = await openStores(ctx.config, ctx.log, { command: "ingest" });
+          await prepareStores(stores, ctx.log);
+          const reporter = createProgressReporter(ctx.log);
+          const pipeline = await startPipeline(await createPipelineDeps(ctx, stores), {
+            processors: [],
+            ingest: true,
+            onProgress: (p) => reporter.update(p),
+          });
+          return async () => {
+            reporter.stop();
+            await pipeline.stop();
+            await stores.close();
+          };
+        }),
+      );
     });
 }

@@ -5,7 +5,7 @@ import { openStores } from "../../lib/stores/index.ts";
 import { prepareStores } from "../../lib/stores/prepare.ts";
 import { startJobWorker } from "../../pipeline/jobs/worker.ts";
 import { createPipelineDeps, PROCESSORS, type ProcessorName, startPipeline } from "../../pipeline/runtime.ts";
-import { context } from "./shared.ts";
+import { context, withMetricsServer } from "./shared.ts";
 
 export function installProcessCommand(program: Command): void {
   program
@@ -17,36 +17,44 @@ export function installProcessCommand(program: Command): void {
     .action(async (name: ProcessorName | "jobs") => {
       const ctx = context();
       if (name === "jobs") {
-        await runProcess("jobs", ctx.log, async () => {
-          const stores = await openStores(ctx.config, ctx.log, { command: "process jobs" });
-          await prepareStores(stores, ctx.log);
-          if (!stores.pg) {
-            await stores.close();
-            throw new Error("reindex jobs need the databases (DATABASES=on)");
-          }
-          const worker = await startJobWorker(await createPipelineDeps(ctx, stores));
-          ctx.log.info(
-            { concurrency: ctx.config.JOBS_CONCURRENCY, webhooks: ctx.config.WEBHOOK_CONCURRENCY },
-            "Job worker started (reindex jobs and webhook deliveries).",
-          );
-          return async () => {
-            await worker.stop();
-            await stores.close();
-          };
-        });
+        await runProcess(
+          "jobs",
+          ctx.log,
+          withMetricsServer(ctx, async () => {
+            const stores = await openStores(ctx.config, ctx.log, { command: "process jobs" });
+            await prepareStores(stores, ctx.log);
+            if (!stores.pg) {
+              await stores.close();
+              throw new Error("reindex jobs need the databases (DATABASES=on)");
+            }
+            const worker = await startJobWorker(await createPipelineDeps(ctx, stores));
+            ctx.log.info(
+              { concurrency: ctx.config.JOBS_CONCURRENCY, webhooks: ctx.config.WEBHOOK_CONCURRENCY },
+              "Job worker started (reindex jobs and webhook deliveries).",
+            );
+            return async () => {
+              await worker.stop();
+              await stores.close();
+            };
+          }),
+        );
         return;
       }
-      await runProcess(name, ctx.log, async () => {
-        const stores = await openStores(ctx.config, ctx.log, { command: "process" });
-        await prepareStores(stores, ctx.log);
-        const pipeline = await startPipeline(await createPipelineDeps(ctx, stores), {
-          processors: [name],
-          ingest: false,
-        });
-        return async () => {
-          await pipeline.stop();
-          await stores.close();
-        };
-      });
+      await runProcess(
+        name,
+        ctx.log,
+        withMetricsServer(ctx, async () => {
+          const stores = await openStores(ctx.config, ctx.log, { command: "process" });
+          await prepareStores(stores, ctx.log);
+          const pipeline = await startPipeline(await createPipelineDeps(ctx, stores), {
+            processors: [name],
+            ingest: false,
+          });
+          return async () => {
+            await pipeline.stop();
+            await stores.close();
+          };
+        }),
+      );
     });
 }

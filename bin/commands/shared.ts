@@ -1,9 +1,12 @@
 /** Helpers the commands share: the process context (validated config, logger, metrics) and option parsers. */
+
 import { InvalidArgumentError } from "commander";
 import { type Config, loadConfig } from "../../lib/config.ts";
 import { ConfigError } from "../../lib/errors.ts";
 import { createLogger, type Logger } from "../../lib/logger.ts";
 import { createMetrics, type Metrics } from "../../lib/metrics.ts";
+import { startMetricsServer } from "../../lib/metrics-server.ts";
+import type { Main } from "../../lib/run-process.ts";
 import type { Stores } from "../../lib/stores/index.ts";
 import {
   marketSettings,
@@ -40,6 +43,28 @@ export function context(env: NodeJS.ProcessEnv = process.env): ProcessContext {
     log: createLogger({ level: config.LOG_LEVEL }),
     metrics: createMetrics(),
     isSet: (key) => set.has(key),
+  };
+}
+
+/**
+ * Wraps a pipeline process's main: with METRICS_PORT set, its own registry is served at /metrics (on HOST) while
+ * it runs (lib/metrics-server.ts).
+ */
+export function withMetricsServer(ctx: ProcessContext, main: Main): Main {
+  return async () => {
+    const { METRICS_PORT: port, HOST: host } = ctx.config;
+    const server = port > 0 ? await startMetricsServer(ctx.metrics.registry, host, port) : null;
+    if (server) ctx.log.info({ port: server.port, host }, "Metrics served at /metrics.");
+    try {
+      const close = await main();
+      return async () => {
+        await close();
+        await server?.close();
+      };
+    } catch (error) {
+      await server?.close();
+      throw error;
+    }
   };
 }
 

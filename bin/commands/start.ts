@@ -21,10 +21,20 @@ import type { Config } from "../../lib/config.ts";
 import { runProcess } from "../../lib/run-process.ts";
 import { openStores } from "../../lib/stores/index.ts";
 import { prepareStores } from "../../lib/stores/prepare.ts";
+import { generateKeyPair } from "../../lib/wireguard.ts";
 import { createProgressReporter } from "../../pipeline/ingest/progress.ts";
 import { type JobWorker, startJobWorker } from "../../pipeline/jobs/worker.ts";
 import { createPipelineDeps, PROCESSORS, type ProcessorName, startPipeline } from "../../pipeline/runtime.ts";
 import { context, eventsWritten, positiveInt, startMarkets } from "./shared.ts";
+
+/**
+ * The demo's live reorgs: one every 120 blocks (a minute at 2 blocks/s), 1 to 4 blocks deep, so that about
+ * every other one is deeper than CONFIRMATIONS (2) and shows as a reorg notice within a few minutes.
+ */
+const DEMO_REORG_EVERY = 120;
+const DEMO_REORG_DEPTH = 4;
+/** Written into the demo's WireGuard client configurations; nothing listens there. */
+const DEMO_WG_ENDPOINT = "wg.demo.invalid:51820";
 
 export function installStartCommand(program: Command): void {
   program
@@ -44,6 +54,12 @@ export function installStartCommand(program: Command): void {
       "blocks per second it produces afterwards",
       positiveInt("--devnet-live"),
       2,
+    )
+    .option(
+      "--devnet-reorg-every <n>",
+      "with --devnet, reorg a random chain (depth 1..4: the deeper ones, past CONFIRMATIONS 2, reach the events as reorg notices) every n live blocks; 0 = never",
+      positiveInt("--devnet-reorg-every"),
+      DEMO_REORG_EVERY,
     )
     .option(
       "--devnet-port <port>",
@@ -68,6 +84,7 @@ export function installStartCommand(program: Command): void {
         devnet?: boolean;
         devnetBlocks: number;
         devnetLive: number;
+        devnetReorgEvery: number;
         devnetPort: number;
         telegramPort: number;
         oidcPort: number;
@@ -86,6 +103,8 @@ export function installStartCommand(program: Command): void {
                 port: opts.devnetPort,
                 blocks: opts.devnetBlocks,
                 live: opts.devnetLive,
+                reorgEvery: opts.devnetReorgEvery,
+                reorgDepth: DEMO_REORG_DEPTH,
                 statePath: join(base.config.DATA_DIR, base.config.STAGE, "devnet.json"),
               },
               (line) => base.log.info(line),
@@ -149,6 +168,16 @@ export function installStartCommand(program: Command): void {
                   password: DEMO_PASSWORD,
                 },
                 "Admin portal: sign in with the local identity provider's demo admin.",
+              );
+            }
+            // Unless WG_SERVER_PUBLIC_KEY says otherwise, WireGuard peers can be created against a demo-only
+            // server key made at each start (its private half is thrown away: no tunnel ever runs in the demo).
+            if (!base.isSet("WG_SERVER_PUBLIC_KEY")) {
+              config.WG_SERVER_PUBLIC_KEY = generateKeyPair().publicKey;
+              if (!base.isSet("WG_ENDPOINT")) config.WG_ENDPOINT = DEMO_WG_ENDPOINT;
+              base.log.info(
+                { server_public_key: config.WG_SERVER_PUBLIC_KEY, endpoint: config.WG_ENDPOINT },
+                "WireGuard: demo-only server key made for this start (no tunnel runs; peers' configurations are examples).",
               );
             }
             ctx = { ...base, config };

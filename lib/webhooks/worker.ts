@@ -19,6 +19,7 @@
  * pg-boss hands each message to one of them (a message expired after WEBHOOK_EXPIRE_S is retried, and the fencing
  * keeps the late handler's writes out).
  */
+
 import type PgBoss from "pg-boss";
 import type { Config } from "../config.ts";
 import { createLabelCache } from "../events/label-cache.ts";
@@ -28,6 +29,7 @@ import { splitArray } from "../events/stream.ts";
 import { WEBHOOK_DEAD_QUEUE, WEBHOOK_QUEUE } from "../jobs/queue.ts";
 import { createAddressLabelsRepo } from "../labels/repo.ts";
 import type { Logger } from "../logger.ts";
+import type { Metrics } from "../metrics.ts";
 import type { Ch } from "../stores/clickhouse.ts";
 import type { Pg } from "../stores/postgres.ts";
 import { createAddressPolicy } from "./address.ts";
@@ -42,6 +44,8 @@ export interface WebhookDeliveryDeps {
   log: Logger;
   /** The events as served; built from the stores when absent (no tail: each step reads the store). */
   events?: EventsService;
+  /** Counts delivery attempts (`alephium_webhook_deliveries_total`) when given. */
+  metrics?: Metrics;
 }
 
 /** The events service of a worker process: as the API's (api/deps.ts), without the in-memory tail. */
@@ -116,6 +120,7 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<v
       body: `{"webhook_id":${JSON.stringify(hook.webhook_id)},"events":[${docs.join(",")}]}`,
       timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     });
+    deps.metrics?.webhookDeliveries.inc({ outcome: result.ok ? "ok" : "failed" });
     const entry: DeliveryLog = {
       messageId: id,
       firstEventId: ids[0]!,

@@ -144,7 +144,7 @@ export async function startJobWorker(deps: PipelineDeps, options: WorkerOptions 
     );
   }
   // Outbound webhooks share the queue and this process (WEBHOOK_CONCURRENCY deliveries at once; lib/webhooks).
-  await startWebhookDelivery({ boss, pg, ch: deps.ch, config, log: deps.log });
+  await startWebhookDelivery({ boss, pg, ch: deps.ch, config, log: deps.log, metrics: deps.metrics });
 
   return {
     boss,

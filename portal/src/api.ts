@@ -37,13 +37,13 @@ async function parse(response: Response): Promise<unknown> {
   return body;
 }
 
-/** The signed-in session, or null (401: not signed in). */
+/** The signed-in session, or null (not signed in; answered 200 so that the browser logs no failed request). */
 export async function loadSession(): Promise<Session | null> {
-  const response = await fetch("session", { credentials: "same-origin" });
-  if (response.status === 401) return null;
-  const session = (await parse(response)) as Session;
-  csrfToken = session.csrf_token;
-  return session;
+  const response = await fetch("session-state", { credentials: "same-origin" });
+  const state = (await parse(response)) as { signed_in: boolean; session?: Session };
+  if (!state.signed_in || !state.session) return null;
+  csrfToken = state.session.csrf_token;
+  return state.session;
 }
 
 /** An API route through the portal: `call("GET", "system/keys")`. */

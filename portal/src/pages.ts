@@ -1,7 +1,20 @@
 /** The portal's pages: each calls the API's own routes (through `api/…`) and nothing else. */
 import { call, portalGet } from "./api.ts";
 import { pairChart, seriesChart } from "./charts.ts";
-import { card, cellText, form, h, notice, pretty, rowsOf, table } from "./ui.ts";
+import {
+  ago,
+  card,
+  cellText,
+  decodeErrorsOf,
+  durationText,
+  form,
+  h,
+  heading,
+  notice,
+  pretty,
+  rowsOf,
+  table,
+} from "./ui.ts";
 
 type Row = Record<string, unknown>;
 export type Page = (main: HTMLElement) => Promise<(() => void) | undefined>;
@@ -33,22 +46,126 @@ async function plans(): Promise<string[]> {
   return answer.plans.map((p) => p.plan_id);
 }
 
+/** A lag's colour class: caught up, behind, far behind. */
+const lagClass = (ms: number | null | undefined) =>
+  ms === null || ms === undefined ? "muted" : ms < 120_000 ? "lag-ok" : ms < 600_000 ? "lag-warn" : "lag-bad";
+
+const tile = (title: string, ...children: (Node | string)[]) =>
+  h("div", { class: "tile" }, h("div", { class: "muted" }, title), ...children);
+
+/** The status at a glance: indexing phase, watermark lag, processors, price sources, decode and code-hash warnings. */
+function overview(status: Row, decodeErrors: Map<string, number> | null): Node {
+  const decodeTotal = decodeErrors ? [...decodeErrors.values()].reduce((a, b) => a + b, 0) : null;
+  const progress = (status.progress ?? {}) as Row;
+  const processors = (progress.processors ?? []) as { name: string; lag_ms: number | null }[];
+  const sources = (status.price_sources ?? []) as { source?: string; id?: string; status: string }[];
+  const degraded = sources.filter((s) => s.status !== "ok");
+  const changes = (status.code_hash_changes ?? []) as { dapp_id: string; contract_address: string }[];
+  const lag = status.watermark_lag_ms as number | null;
+  const phase = String(progress.phase ?? "unknown");
+  const toGo = progress.blocks_to_go as number | null | undefined;
+  const eta = progress.eta_ms as number | null | undefined;
+  return h(
+    "div",
+    { class: "overview", "data-testid": "status-overview" },
+    tile(
+      "Indexing",
+      h("div", { class: "value" }, heading(phase)),
+      h(
+        "div",
+        { class: "muted" },
+        phase === "backfill"
+          ? `${cellText(toGo ?? null, "blocks_to_go")} blocks to go${eta ? `, about ${durationText(eta)}` : ""}`
+          : typeof progress.updated_at === "number"
+            ? `saved ${ago(progress.updated_at)}`
+            : "",
+      ),
+    ),
+    tile(
+      "Watermark lag (events served up to)",
+      h(
+        "div",
+        { class: `value ${lagClass(lag)}` },
+        lag === null || lag === undefined ? "—" : durationText(lag),
+      ),
+    ),
+    tile(
+      "Processors' lag behind ingest",
+      processors.length === 0
+        ? h("div", { class: "muted" }, "none reported yet")
+        : h(
+            "div",
+            {},
+            ...processors.map((p) =>
+              h(
+                "div",
+                {},
+                `${p.name}: `,
+                h("span", { class: lagClass(p.lag_ms) }, p.lag_ms === null ? "—" : durationText(p.lag_ms)),
+              ),
+            ),
+          ),
+    ),
+    tile(
+      "Price sources",
+      h(
+        "div",
+        { class: `value ${degraded.length ? "lag-bad" : "lag-ok"}` },
+        sources.length === 0 ? "none" : `${sources.length - degraded.length} of ${sources.length} ok`,
+      ),
+      degraded.length
+        ? h("div", {}, `degraded: ${degraded.map((s) => s.source ?? s.id ?? "?").join(", ")}`)
+        : "",
+    ),
+    tile(
+      "Decode errors (this process, since its start)",
+      h(
+        "div",
+        { class: `value ${decodeTotal ? "lag-warn" : "lag-ok"}` },
+        decodeTotal === null ? "—" : cellText(decodeTotal, "count"),
+      ),
+      ...[...(decodeErrors ?? new Map<string, number>()).entries()]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 5)
+        .map(([decoder, n]) => h("div", { class: "muted" }, `${decoder}: ${cellText(n, "count")}`)),
+    ),
+    tile(
+      "Code-hash warnings",
+      h("div", { class: `value ${changes.length ? "lag-bad" : "lag-ok"}` }, String(changes.length)),
+      ...changes
+        .slice(0, 5)
+        .map((c) => h("div", { class: "muted" }, `${c.dapp_id} ${c.contract_address.slice(0, 12)}…`)),
+    ),
+  );
+}
+
 export const statusPage: Page = async (main) => {
+  const top = h("div");
   const body = h("div");
-  main.append(card("Status: chains, watermark, trade feed, price sources", body));
+  main.append(card("Overview", top), card("Status: chains, watermark, trade feed, price sources", body));
   const render = (value: Row): Node =>
     h(
       "div",
       {},
       ...Object.entries(value).map(([k, v]) =>
         Array.isArray(v)
-          ? h("div", {}, h("h3", {}, k), table(v as Row[], null))
+          ? h("div", {}, h("h3", {}, heading(k)), table(v as Row[], null))
           : v && typeof v === "object"
-            ? h("div", {}, h("h3", {}, k), render(v as Row))
-            : h("p", {}, h("strong", {}, `${k}: `), cellText(v, k)),
+            ? h("div", {}, h("h3", {}, heading(k)), render(v as Row))
+            : h("p", {}, h("strong", {}, `${heading(k)}: `), cellText(v, k)),
       ),
     );
-  const load = () => refreshInto(body, async () => render(await call<Row>("GET", "status")));
+  const load = async () => {
+    let status: Row | null = null;
+    await refreshInto(body, async () => {
+      status = await call<Row>("GET", "status");
+      return render(status);
+    });
+    if (status) {
+      const metrics = await call<string>("GET", "metrics").catch(() => null);
+      top.replaceChildren(overview(status, typeof metrics === "string" ? decodeErrorsOf(metrics) : null));
+    }
+  };
   await load();
   const timer = setInterval(() => void load(), 5000);
   return () => clearInterval(timer);

@@ -25,17 +25,122 @@ export function notice(kind: "ok" | "error" | "secret", ...children: Child[]): H
   return h("div", { class: `notice ${kind}`, role: kind === "error" ? "alert" : "status" }, ...children);
 }
 
-/** Fields that hold a time in Unix ms (`block_ts`, `lastSeenAt`, `watermark` …): shown as ISO times. */
-const MS_TIME = /(_ts|At|^now|^watermark|^from|^to)$/;
+/** Fields that hold a time in Unix ms (`block_ts`, `lastSeenAt`, `updated_at`, `watermark` …): shown as dates. */
+const MS_TIME = /(_ts|At|_at|^now|^watermark|^from|^to)$/;
+/** Fields that hold an ISO time (`created_at`, `expires_at` …). */
+const ISO_TIME = /(_at|At|_until|^since)$/;
+/** Fields whose numbers are identifiers or small codes: no thousands separators. */
+const PLAIN_NUMBER = /(id|Id|_index|index|port|status|decimals|year)$/;
 
-/** A cell's text: objects as compact JSON, nulls as an em dash, Unix ms times as ISO times. */
+/** A date as `2026-11-28 17:45:56 UTC`. */
+export function dateText(ms: number): string {
+  return `${new Date(ms).toISOString().slice(0, 19).replace("T", " ")} UTC`;
+}
+
+/** How long ago (or ahead) a time is: `3 s ago`, `5 min ago`, `2 h ago`, `4 d ago`, `in 10 min`. */
+export function ago(ms: number, now = Date.now()): string {
+  const d = Math.round((now - ms) / 1000);
+  const a = Math.abs(d);
+  const text =
+    a < 60
+      ? `${a} s`
+      : a < 3600
+        ? `${Math.round(a / 60)} min`
+        : a < 86400
+          ? `${Math.round(a / 3600)} h`
+          : `${Math.round(a / 86400)} d`;
+  return d >= 0 ? `${text} ago` : `in ${text}`;
+}
+
+/** A duration in ms as `850 ms`, `12 s`, `3 min`, `2.5 h`, `4 d`. */
+export function durationText(ms: number): string {
+  const a = Math.abs(ms);
+  if (a < 1000) return `${Math.round(ms)} ms`;
+  if (a < 60_000) return `${Math.round(ms / 1000)} s`;
+  if (a < 3_600_000) return `${Math.round(ms / 60_000)} min`;
+  if (a < 86_400_000) return `${(ms / 3_600_000).toFixed(1)} h`;
+  return `${(ms / 86_400_000).toFixed(1)} d`;
+}
+
+const NUMBER = new Intl.NumberFormat("en-US", { maximumFractionDigits: 8 });
+
+/** A column name as a heading: `updated_at` → `Updated at`, `lastSeenAt` → `Last seen at`. */
+export function heading(name: string): string {
+  const words = name
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .replace(/[_-]+/g, " ")
+    .trim()
+    .toLowerCase()
+    .replace(/\bid\b/g, "ID")
+    .replace(/ ms$/, "")
+    .replace(/\burl\b/g, "URL");
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/** The time a value holds, in Unix ms, or null: numbers in ms under a time-like name, ISO strings. */
+function timeOf(value: unknown, name: string): number | null {
+  if (typeof value === "number" && value > 1e11 && value < 1e14 && MS_TIME.test(name)) return value;
+  if (typeof value === "string" && ISO_TIME.test(name) && /^\d{4}-\d\d-\d\dT/.test(value)) {
+    const t = Date.parse(value);
+    return Number.isNaN(t) ? null : t;
+  }
+  return null;
+}
+
+/** A cell's text: objects as `key: value` pairs, nulls as an em dash, times as dates, numbers with separators. */
 export function cellText(value: unknown, name = ""): string {
   if (value === null || value === undefined) return "—";
-  if (typeof value === "number" && value > 1e11 && value < 1e14 && MS_TIME.test(name)) {
-    return new Date(value).toISOString();
-  }
-  if (typeof value === "object") return JSON.stringify(value);
+  const t = timeOf(value, name);
+  if (t !== null) return `${dateText(t)} (${ago(t)})`;
+  if (typeof value === "number" && /(_ms|Ms)$/.test(name)) return durationText(value);
+  if (typeof value === "number") return PLAIN_NUMBER.test(name) ? String(value) : NUMBER.format(value);
+  if (Array.isArray(value)) return value.map((v) => cellText(v)).join(", ");
+  if (typeof value === "object")
+    return Object.entries(value)
+      .map(([k, v]) => `${k}: ${typeof v === "object" && v !== null ? JSON.stringify(v) : String(v)}`)
+      .join(", ");
   return String(value);
+}
+
+/** A cell's content: times with the exact value on hover, objects and lists as chips, the rest as text. */
+export function cell(value: unknown, name = ""): Node {
+  const t = timeOf(value, name);
+  if (t !== null)
+    return h(
+      "time",
+      { datetime: new Date(t).toISOString(), title: new Date(t).toISOString() },
+      dateText(t),
+      h("span", { class: "muted" }, ` · ${ago(t)}`),
+    );
+  if (value !== null && typeof value === "object") {
+    const entries = Array.isArray(value)
+      ? value.map((v) => [null, v] as const)
+      : Object.entries(value).map(([k, v]) => [k, v] as const);
+    if (entries.length === 0) return h("span", { class: "muted" }, "—");
+    return h(
+      "span",
+      { class: "chips" },
+      ...entries.map(([k, v]) =>
+        h("span", { class: "chip" }, k === null ? "" : h("b", {}, `${heading(k)} `), cellText(v, k ?? "")),
+      ),
+    );
+  }
+  return document.createTextNode(cellText(value, name));
+}
+
+/**
+ * Decode errors by decoder from the API's `/metrics` (`alephium_normalize_decode_errors_total`): counted by the
+ * normalize processor of this process since it started (none where normalize runs in its own process).
+ */
+export function decodeErrorsOf(metrics: string): Map<string, number> {
+  const byDecoder = new Map<string, number>();
+  for (const line of metrics.split("\n")) {
+    const m = /^alephium_normalize_decode_errors_total\{([^}]*)\} ([0-9.e+]+)$/.exec(line);
+    if (!m) continue;
+    const decoder = /decoder="([^"]*)"/.exec(m[1]!)?.[1] ?? "?";
+    byDecoder.set(decoder, (byDecoder.get(decoder) ?? 0) + Number(m[2]));
+  }
+  return byDecoder;
 }
 
 export interface RowAction<R> {
@@ -54,28 +159,45 @@ export function table<R extends Record<string, unknown>>(
   if (rows.length === 0) return h("p", { class: "muted" }, "None.");
   const cols = columns ?? Object.keys(rows[0] ?? {});
   return h(
-    "table",
-    testId ? { "data-testid": testId } : {},
-    h("thead", {}, h("tr", {}, ...cols.map((c) => h("th", {}, c)), actions.length ? h("th", {}, "") : null)),
+    "div",
+    { class: "table-wrap" },
     h(
-      "tbody",
-      {},
-      ...rows.map((row) =>
+      "table",
+      testId ? { "data-testid": testId } : {},
+      h(
+        "thead",
+        {},
         h(
           "tr",
           {},
-          ...cols.map((c) => h("td", {}, cellText(row[c], c))),
-          actions.length
-            ? h(
-                "td",
-                {},
-                ...actions
-                  .filter((a) => !a.show || a.show(row))
-                  .map((a) =>
-                    h("button", { class: a.danger ? "danger" : "", onclick: () => void a.run(row) }, a.label),
-                  ),
-              )
-            : null,
+          ...cols.map((c) => h("th", { title: c }, heading(c))),
+          actions.length ? h("th", {}, "") : null,
+        ),
+      ),
+      h(
+        "tbody",
+        {},
+        ...rows.map((row) =>
+          h(
+            "tr",
+            {},
+            ...cols.map((c) => h("td", {}, cell(row[c], c))),
+            actions.length
+              ? h(
+                  "td",
+                  {},
+                  ...actions
+                    .filter((a) => !a.show || a.show(row))
+                    .map((a) =>
+                      h(
+                        "button",
+                        { class: a.danger ? "danger" : "", onclick: () => void a.run(row) },
+                        a.label,
+                      ),
+                    ),
+                )
+              : null,
+          ),
         ),
       ),
     ),

@@ -32,7 +32,7 @@ const heights = (chain: DevnetChain): number[] => Array.from({ length: CHAINS },
 async function start(
   statePath: string,
   clock: { t: number },
-  extra: { reorgEvery?: number; seed?: number } = {},
+  extra: { reorgEvery?: number; reorgDepth?: number; seed?: number } = {},
 ) {
   const lines: string[] = [];
   const devnet = await runDevnet(
@@ -43,9 +43,10 @@ async function start(
 }
 
 describe.each([
-  { name: "demo (no reorgs)", reorgEvery: 0 },
-  { name: "with random reorgs", reorgEvery: 7 },
-])("devnet restart from its state file: $name", ({ reorgEvery }) => {
+  { name: "no reorgs", reorgEvery: 0, reorgDepth: 2 },
+  // As the demo (bin/commands/start.ts): reorgs deeper than CONFIRMATIONS, here more often.
+  { name: "with random reorgs up to 4 deep", reorgEvery: 7, reorgDepth: 4 },
+])("devnet restart from its state file: $name", ({ reorgEvery, reorgDepth }) => {
   const statePath = join(dir, reorgEvery ? "reorgs" : "demo", "dev", "devnet.json");
   const clock = { t: 1_800_000_000_000 };
   let first: RunningDevnet | undefined;
@@ -58,7 +59,7 @@ describe.each([
   });
 
   it("continues the same chain: same hashes, same blocks, heights not lower", async () => {
-    const a = await start(statePath, clock, { reorgEvery });
+    const a = await start(statePath, clock, { reorgEvery, reorgDepth });
     first = a.devnet;
     expect(first.resumed).toBe(false);
     expect(a.lines[0]).toContain(`state saved to ${statePath}`);
@@ -70,13 +71,23 @@ describe.each([
       blocks: 200,
       live: 2,
       reorgEvery,
+      ...(reorgEvery ? { reorgDepth } : {}),
       createdAt: clock.t,
     });
     // The first instance runs for 3 minutes of its clock, producing as blocks fall due.
+    const depths: number[] = [];
+    first.chain.subscribe((change) => {
+      if (change.type === "reorg") depths.push(change.orphaned.length);
+    });
     for (let i = 0; i < 6; i++) {
       clock.t += MINUTE / 2;
       first.catchUp();
     }
+    // Reorgs as deep as asked, some deeper than CONFIRMATIONS (2) when asked for: those make reorg notices.
+    if (reorgEvery) {
+      expect(Math.max(...depths)).toBe(reorgDepth);
+      expect(depths.filter((d) => d > 2).length).toBeGreaterThan(0);
+    } else expect(depths).toEqual([]);
     // Blocks are made as their timestamps pass (a reorg branch may end before its chain's next slot).
     expect(first.chain.latestTimestamp()).toBeLessThanOrEqual(clock.t + (reorgEvery ? 8250 : 0));
     // With random reorgs a served main-chain block may leave the main chain later: compare contents only.
@@ -90,7 +101,7 @@ describe.each([
 
     // Down for 7 minutes, then restarted with another seed asked: the state file wins.
     clock.t += 7 * MINUTE;
-    const b = await start(statePath, clock, { reorgEvery, seed: 99 });
+    const b = await start(statePath, clock, { reorgEvery, reorgDepth, seed: 99 });
     second = b.devnet;
     expect(second.resumed).toBe(true);
     expect(b.lines[0]).toContain(`devnet resumed from ${statePath}`);
@@ -107,7 +118,7 @@ describe.each([
 
     // A run that never stopped (same state, ticking every 20 s) holds exactly the same chain at this time.
     const runClock = { t: state.createdAt };
-    const c = await start(statePath, runClock, { reorgEvery });
+    const c = await start(statePath, runClock, { reorgEvery, reorgDepth });
     continuous = c.devnet;
     while (runClock.t < clock.t) {
       runClock.t = Math.min(clock.t, runClock.t + 20_000);

@@ -20,6 +20,13 @@ import { type PortalTest, startPortalTest } from "../helpers/portal.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const SHOTS = join(process.cwd(), "test-output", "portal");
+/** Screenshots of every page at 1,280 px, shown in docs/portal.md. */
+const DOC_SHOTS = join(process.cwd(), "docs", "portal");
+const WIDTH = 1280;
+
+/** How many pixels the page is wider than the window (0: no horizontal scroll bar). */
+const overflow = (page: Page) =>
+  page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium) {
   console.warn(
@@ -61,6 +68,8 @@ describe.skipIf(!hasChromium)("admin portal in chromium", () => {
   let context: BrowserContext;
   let page: Page;
   const cspErrors: string[] = [];
+  /** Console errors and uncaught exceptions of the main page while it is collected (the tours below). */
+  const consoleErrors: string[] = [];
 
   beforeAll(async () => {
     p = await startTestPipeline({ blocks: 1500, env: JOB_ENV });
@@ -71,6 +80,7 @@ describe.skipIf(!hasChromium)("admin portal in chromium", () => {
     });
     worker = await startJobWorker(p.deps);
     mkdirSync(SHOTS, { recursive: true });
+    mkdirSync(DOC_SHOTS, { recursive: true });
     // launch() gives the browser a fresh temporary profile (user-data-dir) of its own, removed at close.
     browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -90,7 +100,9 @@ describe.skipIf(!hasChromium)("admin portal in chromium", () => {
     page.on("dialog", (dialog) => void dialog.accept());
     page.on("console", (message) => {
       if (/Content Security Policy/i.test(message.text())) cspErrors.push(message.text());
+      if (message.type() === "error") consoleErrors.push(`${message.text()} ${message.location().url}`);
     });
+    page.on("pageerror", (error) => consoleErrors.push(`uncaught: ${error.message}`));
   }, 600_000);
   afterAll(async () => {
     await browser?.close();
@@ -104,6 +116,17 @@ describe.skipIf(!hasChromium)("admin portal in chromium", () => {
     await page.goto(`${portal()}#/${route}`);
     await page.waitForSelector(`main[data-ready="${route}"]`, { timeout: 60_000 });
   };
+
+  it("shows the signed-out page at 1,280 px without a console error or a horizontal scroll", async () => {
+    await page.setViewportSize({ width: WIDTH, height: 900 });
+    consoleErrors.length = 0;
+    await page.goto(portal());
+    await page.waitForSelector('[data-testid="sign-in"]', { timeout: 60_000 });
+    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 300)));
+    expect(consoleErrors).toEqual([]);
+    expect(await overflow(page)).toBeLessThanOrEqual(0);
+    await page.screenshot({ path: join(DOC_SHOTS, "signed-out.png") });
+  }, 120_000);
 
   it("signs in at the local identity provider as the allowed admin", async () => {
     await page.goto(portal());
@@ -283,17 +306,38 @@ describe.skipIf(!hasChromium)("admin portal in chromium", () => {
       .evaluateAll((links) => links.map((a) => (a as HTMLAnchorElement).dataset.page ?? ""));
     expect(pages).toEqual(expect.arrayContaining(["status", "keys", "plans", "bans", "jobs", "prices"]));
     expect(pages.length).toBe(13);
+    // At 1,280 px: no error notice, no console error, no horizontal scroll; a screenshot of each for the docs.
+    await page.setViewportSize({ width: WIDTH, height: 900 });
+    consoleErrors.length = 0;
     const failed: string[] = [];
     for (const id of pages) {
       await goto(id);
+      // Let charts and late reads settle before looking.
+      await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 300)));
       const errors = await page.locator("main .notice.error").allTextContents();
       if (errors.length > 0) failed.push(`${id}: ${errors.join(" | ")}`);
+      const wider = await overflow(page);
+      if (wider > 0) failed.push(`${id}: ${wider} px wider than the ${WIDTH} px window`);
+      await page.screenshot({ path: join(DOC_SHOTS, `${id}.png`), fullPage: true });
     }
     expect(failed).toEqual([]);
+    expect(consoleErrors).toEqual([]);
     await goto("status");
     const status = (await page.locator("main").textContent()) ?? "";
     expect(status).toContain("watermark");
-    expect(status).toContain("chain_index");
+    expect(status).toContain("Chain index");
+    // The overview on top: phase, watermark lag, processors, price sources, code-hash warnings.
+    const top = (await page.locator('[data-testid="status-overview"]').textContent()) ?? "";
+    for (const part of [
+      "Indexing",
+      "Watermark lag",
+      "Processors' lag",
+      "Price sources",
+      "Decode errors",
+      "Code-hash warnings",
+    ])
+      expect(top).toContain(part);
+    expect(top).not.toMatch(/\d{13}/);
     await page.screenshot({ path: join(SHOTS, "status.png"), fullPage: true });
   }, 180_000);
 

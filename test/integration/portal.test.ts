@@ -35,6 +35,16 @@ describe("admin portal sign-in and session", () => {
     expect(view.email).toBe(DEMO_ADMIN_EMAIL);
     // No key in what the browser receives: neither the raw key nor its hash.
     expect(JSON.stringify(view)).not.toMatch(/alk_/);
+    // The page's first question is answered 200 either way (no failed request in a signed-out browser).
+    const state = await browse(jar, `${portal()}/session-state`);
+    expect(state.response.status).toBe(200);
+    const stateView = (await state.response.json()) as {
+      signed_in: boolean;
+      session?: Record<string, string>;
+    };
+    expect(stateView.signed_in).toBe(true);
+    expect(stateView.session?.email).toBe(DEMO_ADMIN_EMAIL);
+    expect(stateView.session?.csrf_token).toBeTruthy();
     const held = (await sessionKeys()).filter(
       (k) => k.user_id === `portal:${DEMO_ADMIN_EMAIL}` && !k.revoked_at,
     );
@@ -68,6 +78,9 @@ describe("admin portal sign-in and session", () => {
     const stale = new CookieJar();
     stale.set(t.base, "portal_session", cookie!);
     expect((await browse(stale, `${portal()}/session`)).response.status).toBe(401);
+    const signedOut = await browse(stale, `${portal()}/session-state`);
+    expect(signedOut.response.status).toBe(200);
+    expect(await signedOut.response.json()).toEqual({ signed_in: false });
 
     const audit = await t.deps.portal!.audit.list({ limit: 20 });
     const actions = audit.map((a) => a.action);

@@ -215,6 +215,20 @@ describe.skipIf(serverPass)("README quick start", () => {
       body: JSON.stringify({ userId: "bob", planId: "free" }),
     });
     expect(asUser.status).toBe(403);
+    // The demo has a WireGuard server key of its own: an admin creates a peer for the new key's owner.
+    const adminKey = readFileSync(join(dir, "data/prod/admin-key"), "utf8").trim();
+    const peer = await fetch(`http://127.0.0.1:${port}/system/wireguard/peers`, {
+      method: "POST",
+      headers: {
+        "x-api-key": adminKey,
+        authorization: `Bearer ${adminKey}`,
+        "content-type": "application/json",
+      },
+      body: JSON.stringify({ user_id: "alice", name: "laptop" }),
+    });
+    const peerBody = (await peer.json()) as { client_config?: string };
+    expect(peer.status, JSON.stringify(peerBody)).toBe(200);
+    expect(peerBody.client_config).toContain("Endpoint = wg.demo.invalid:51820");
 
     // The README's portal line: the address, the demo admin and its password sign in.
     const readme = readFileSync(join(ROOT, "README.md"), "utf8");

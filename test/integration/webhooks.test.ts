@@ -414,6 +414,13 @@ describe("outbound webhooks", () => {
     expect(disabled.disabled_reason).toContain("HTTP 503");
     expect(disabled.failures).toBe(RETRY_LIMIT + 1);
     expect(disabled.after_id).toBe("0");
+    // Operators see it in /metrics: the disabled webhook, and the failed attempts counted by the job worker.
+    const scraped = (await api().app.inject({ url: "/metrics" })).body;
+    expect(scraped).toMatch(/^alephium_webhooks\{state="disabled"\} [1-9]/m);
+    const workerMetrics = await p.deps.metrics.registry.getSingleMetricAsString(
+      "alephium_webhook_deliveries_total",
+    );
+    expect(workerMetrics).toMatch(/alephium_webhook_deliveries_total\{outcome="failed"\} [1-9]/);
     expect(receiver.hits.length).toBe(RETRY_LIMIT + 1);
     expect(new Set(receiver.hits.map((h) => h.messageId)).size).toBe(1);
     const log = (await get(api().userKey, `/webhooks/${id}/deliveries`)).json().deliveries as {

@@ -1,4 +1,5 @@
 /** Documentation and operations: /openapi.json, /healthz, /readyz, /metrics. */
+
 import { Type } from "@sinclair/typebox";
 import { createCodeHashRegistry } from "../../../lib/dapps/code-hashes.ts";
 import { type Progress, readProgress } from "../../../lib/events/reader.ts";
@@ -9,7 +10,9 @@ import {
   setProgressGauges,
 } from "../../../lib/pipeline-progress.ts";
 import { staleWhileRevalidate } from "../../../lib/stale.ts";
+import type { Pg } from "../../../lib/stores/postgres.ts";
 import { KNOWN_DAPP_CONTRACTS } from "../../../lib/tokens/known-contracts.ts";
+import { WEBHOOK_STATES } from "../../../lib/webhooks/repo.ts";
 import { StringEnum } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 
@@ -110,6 +113,16 @@ function tailStatus(deps: ApiDeps) {
   if (!tail) return null;
   const { events, low, reloads } = tail.stats();
   return { events, capacity: deps.config.EVENTS_TAIL_CACHE, low, reloads };
+}
+
+/** `alephium_webhooks{state}`: how many webhooks are active and disabled (every state shown, 0 included). */
+async function refreshWebhookGauge(pg: Pg, metrics: ApiDeps["metrics"]): Promise<void> {
+  const rows = await pg.query<{ state: string; n: number }>(
+    "metrics.webhooks",
+    "SELECT state, count(*)::int AS n FROM webhooks GROUP BY state",
+  );
+  for (const state of WEBHOOK_STATES)
+    metrics.webhooks.set({ state }, rows.find((r) => r.state === state)?.n ?? 0);
 }
 
 export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
@@ -375,6 +388,7 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
     async (_request, reply) => {
       if (deps.ch) await refreshChainGauges(deps, progress).catch(() => undefined);
       await pipeline().catch(() => undefined);
+      if (deps.pg) await refreshWebhookGauge(deps.pg, deps.metrics).catch(() => undefined);
       reply.type(deps.metrics.registry.contentType);
       return deps.metrics.registry.metrics();
     },

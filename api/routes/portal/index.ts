@@ -263,6 +263,35 @@ export async function portalRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
   );
 
+  // The page's first question, answered 200 either way: a signed-out visitor's browser logs no failed request.
+  app.get(
+    "/portal/session-state",
+    {
+      config: { access: "public" },
+      schema: {
+        hide: true,
+        response: { 200: Type.Object({ signed_in: Type.Boolean(), session: Type.Optional(SessionView) }) },
+      },
+    },
+    async (request, reply) => {
+      reply.header("cache-control", "no-store");
+      const raw = request.cookies[SESSION_COOKIE];
+      const unsigned = raw ? request.unsignCookie(raw) : null;
+      const s = unsigned?.valid && unsigned.value ? await deps.portal?.find(unsigned.value) : null;
+      if (!s || !unsigned?.value) return { signed_in: false };
+      return {
+        signed_in: true,
+        session: {
+          subject: s.subject,
+          email: s.email,
+          created_at: s.created_at,
+          expires_at: s.expires_at,
+          csrf_token: reply.generateCsrf({ userInfo: hashToken(unsigned.value) }),
+        },
+      };
+    },
+  );
+
   app.post(
     "/portal/logout",
     {
