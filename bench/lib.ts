@@ -158,6 +158,8 @@ export async function startBenchPipeline(options: {
   log: Logger;
   env?: Record<string, string>;
   onStores?: (stores: Stores) => void;
+  /** The clock of PGlite's `engineMs` (wall time by default). */
+  pgEngineClock?: () => number;
 }) {
   const { chain, server, log } = options;
   const config = loadConfig({
@@ -173,7 +175,7 @@ export async function startBenchPipeline(options: {
     ...options.env,
   });
   const metrics = createMetrics();
-  const stores = await openStores(config, log, { command: "bench" });
+  const stores = await openStores(config, log, { command: "bench", pgEngineClock: options.pgEngineClock });
   await prepareStores(stores, log);
   await registerDevnetDapps(stores.pg!, chain);
   options.onStores?.(stores);

@@ -70,7 +70,11 @@ function isAlive(pid: number): boolean {
  * Opens the stores the config names (taking the embedded stores' lock); it only opens them: migrating and
  * seeding is the step `prepareStores` (lib/stores/prepare.ts) that the commands call next.
  */
-export async function openStores(config: Config, log: Logger, options: { command: string }): Promise<Stores> {
+export async function openStores(
+  config: Config,
+  log: Logger,
+  options: { command: string; pgEngineClock?: () => number },
+): Promise<Stores> {
   if (config.DATABASES === "off") {
     log.warn("Databases are switched off (DATABASES=off): store-backed routes answer 503.");
     return { pg: null, ch: null, close: async () => undefined };
@@ -80,19 +84,25 @@ export async function openStores(config: Config, log: Logger, options: { command
       ? () => undefined
       : lockEmbeddedStores(config, options.command);
   try {
-    return await openLocked(config, log, unlock);
+    return await openLocked(config, log, unlock, options.pgEngineClock);
   } catch (error) {
     unlock();
     throw error;
   }
 }
 
-async function openLocked(config: Config, log: Logger, unlock: () => void): Promise<Stores> {
+async function openLocked(
+  config: Config,
+  log: Logger,
+  unlock: () => void,
+  pgEngineClock?: () => number,
+): Promise<Stores> {
   const pg = await createPostgres({
     url: config.POSTGRES_URL,
     dataDir: stageDir(config, "pglite"),
     poolSize: config.POSTGRES_POOL_SIZE,
     log,
+    engineClock: pgEngineClock,
   });
   const ch = await createClickHouse({
     url: config.CLICKHOUSE_URL,

@@ -34,6 +34,11 @@ export interface Pg extends PgQueryable {
   close(): Promise<void>;
   /** The `pg.Pool` in server mode (for libraries that take a pool, such as the rate limiter); null for PGlite. */
   readonly pool: pg.Pool | null;
+  /**
+   * Milliseconds PGlite has run so far, on the calling (main) thread: its WebAssembly runs synchronously inside
+   * each call, so this is the share of the thread's CPU that is PGlite's (`bench:follow`). Absent for a server.
+   */
+  engineMs?(): number;
 }
 
 export interface PostgresOptions {
@@ -44,6 +49,11 @@ export interface PostgresOptions {
   log: Logger;
   /** PGlite in memory only: start from this dump (`dumpDataDir`) instead of running initdb. */
   loadDataDir?: Blob;
+  /**
+   * The clock (ms) `engineMs` reads around each PGlite call: wall time by default, which counts the waits of a
+   * busy machine's run queue too; `bench:follow` passes the main thread's own CPU time.
+   */
+  engineClock?: () => number;
 }
 
 /** SQLSTATE classes worth retrying: connection failures, serialization failures, deadlocks, shutdown. */
@@ -123,6 +133,18 @@ export async function createPostgres(options: PostgresOptions): Promise<Pg> {
     ? new PGlite(options.dataDir)
     : new PGlite(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {});
   await db.waitReady;
+  // Every statement, transaction and exec goes through this synchronous call: time it where it runs.
+  let engineMs = 0;
+  const clock = options.engineClock ?? (() => performance.now());
+  const execSync = db.execProtocolRawSync.bind(db);
+  db.execProtocolRawSync = (message) => {
+    const t0 = clock();
+    try {
+      return execSync(message);
+    } finally {
+      engineMs += clock() - t0;
+    }
+  };
   type PgliteLike = Pick<PGlite, "query">;
   const run = async <T>(client: PgliteLike, label: string, sql: string, params?: PgParam[]) => {
     try {
@@ -135,6 +157,7 @@ export async function createPostgres(options: PostgresOptions): Promise<Pg> {
   return {
     kind: "pglite",
     pool: null,
+    engineMs: () => engineMs,
     query: (label, sql, params) => run(db, label, sql, params),
     async exec(label, sql) {
       try {
