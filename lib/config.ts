@@ -100,6 +100,10 @@ export const CONFIG_SPEC = {
   STAGE: oneOf(["prod", "dev"], "prod", "Deployment stage; routes are also served under `/<stage>/...`."),
   DATA_DIR: str("./data", "Directory of the embedded stores (PGlite, chDB); one sub-directory per stage."),
   DATABASES: oneOf(["on", "off"], "on", "`off` runs without databases: store-backed routes answer 503."),
+  API_KEYS_FILE: str(
+    "",
+    "With DATABASES=off only: a file of the API keys accepted, one per line (`<key>` for a user key, `<key> admin` for an admin key; `#` starts a comment), read at start. Empty: without a database every route that needs a key answers 503 `key_check_unavailable` (keys cannot be checked). Keys from the file have no plan: no rate limit or usage is counted for them (docs/api.md#no-database-mode).",
+  ),
   POSTGRES_URL: str(
     "",
     "PostgreSQL URL; empty uses embedded PGlite in DATA_DIR.",

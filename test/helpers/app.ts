@@ -1,4 +1,7 @@
 /** Builds the real app on real stores for HTTP tests (`app.inject()`), with an admin and a user key. */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { type BuildOptions, buildApp } from "../../api/app.ts";
 import { createApiDeps } from "../../api/deps.ts";
 import type { ApiDeps, App } from "../../api/types.ts";
@@ -26,8 +29,22 @@ export interface TestAppOptions extends BuildOptions {
   explorerUrl?: string;
 }
 
+const NO_DB_ADMIN_KEY = "alk_no_database_admin_key_________________________";
+const NO_DB_USER_KEY = "alk_no_database_user_key__________________________";
+
+/** A no-database app checks keys against API_KEYS_FILE: this one lists the helper's two keys. */
+function noDatabaseKeyFile(): string {
+  const dir = mkdtempSync(join(tmpdir(), "api-keys-"));
+  const path = join(dir, "keys");
+  writeFileSync(path, `# test keys\n${NO_DB_ADMIN_KEY} admin\n${NO_DB_USER_KEY}\n`);
+  return path;
+}
+
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const withDb = options.databases !== false;
+  // Without a database, keys come from a key file unless the test sets API_KEYS_FILE itself ("" = none).
+  const keyFile =
+    withDb || options.env?.API_KEYS_FILE !== undefined ? {} : { API_KEYS_FILE: noDatabaseKeyFile() };
   const config: Config = loadConfig({
     LOG_LEVEL: "silent",
     // Tests never reach the public explorer: without a devnet the decorated routes answer 502 at once.
@@ -38,6 +55,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     EVENTS_PAGE_CACHE_MS: "0",
     EVENTS_WATERMARK_CACHE_MS: "0",
     OHLCV_CACHE_MS: "0",
+    ...keyFile,
     ...options.env,
     DATABASES: withDb ? "on" : "off",
   });
@@ -57,8 +75,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   return {
     app,
     deps,
-    adminKey: admin?.key ?? "alk_no_database_admin_key_________________________",
-    userKey: user?.key ?? "alk_no_database_user_key__________________________",
+    adminKey: admin?.key ?? NO_DB_ADMIN_KEY,
+    userKey: user?.key ?? NO_DB_USER_KEY,
     auth: (key) => ({ "x-api-key": key, authorization: `Bearer ${key}` }),
     async close() {
       await app.close();
