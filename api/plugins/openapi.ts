@@ -9,10 +9,15 @@ import type { RouteOptions } from "fastify";
 import { ProblemRef } from "../schemas.ts";
 import { type App, SPEC_TAGS } from "../types.ts";
 
+/**
+ * The errors every operation of an access level can answer: 400 (input), 403 `banned` (a banned client address,
+ * on every route), 429 (rate limits), 500; key routes also 401 (missing, mismatched or unknown key), 403 (revoked,
+ * expired, origin, admin only) and 503 `key_check_unavailable` (no database and no API_KEYS_FILE).
+ */
 const ERROR_STATUSES: Record<string, number[]> = {
-  public: [400, 429, 500],
-  user: [400, 401, 403, 429, 500],
-  admin: [400, 401, 403, 429, 500],
+  public: [400, 403, 429, 500],
+  user: [400, 401, 403, 429, 500, 503],
+  admin: [400, 401, 403, 429, 500, 503],
 };
 
 const ACCESS_TEXT: Record<string, string> = {
@@ -100,7 +105,8 @@ export function decorateRoute(route: RouteOptions, operationIds: Set<string>): v
 export const TAG_DESCRIPTIONS: Record<(typeof SPEC_TAGS)[number], string> = {
   Addresses: "Address labels, and the decorated explorer transactions of an address.",
   Category: "Token and dapp categories: list with counts, add or re-activate, soft delete.",
-  Chain: "Chains known to the registry, and the indexer's position per Alephium chain.",
+  Chain:
+    "Chains known to the registry, the indexer's position per Alephium chain, and reindex jobs (admin): re-reading or reprocessing a range of blocks, with their progress and cancellation.",
   Contracts: "The registry entry of a contract and the dapp it is attributed to.",
   NFT: "NFT collections discovered on chain and their tokens.",
   Dapps: "Dapps: list, add, update, soft delete, and their categories (at most 3).",
@@ -110,7 +116,7 @@ export const TAG_DESCRIPTIONS: Record<(typeof SPEC_TAGS)[number], string> = {
   "dapps:alphbanx": "AlphBanx dapp data (cursor pagination through `nextKey`; needs a user key).",
   "dapps:dia-oracle": "DIA oracle dapp data (cursor pagination through `nextKey`).",
   Events:
-    "Normalized events across all transactions, in list and poll modes; read-only SQL over the versioned api_v1_* views (POST /sql).",
+    "Normalized events across all transactions, in list and poll modes, and pushed live as Server-Sent Events (GET /events/stream, resumable with Last-Event-ID); read-only SQL over the versioned api_v1_* views (POST /sql).",
   Series: "Timeseries instances, their scales, charts and (admin) storage inspection.",
   Token: "The token registry: list with filters, details with bridged rows, admin update and delete.",
   Price: "Price sources, watched pairs, spot prices and OHLCV candles.",
@@ -121,8 +127,9 @@ export const TAG_DESCRIPTIONS: Record<(typeof SPEC_TAGS)[number], string> = {
   Payment: "Payments that extend a key's validity.",
   Banned:
     "Bans of key owners, Telegram users and IP addresses or ranges: a banned client gets 403 `banned` with the reason and expiry.",
-  Telegram: "Admins of the messaging bot.",
-  Webhook: "Updates received from the messaging platform: the Telegram bot's webhook (also under Telegram).",
+  Telegram: "The messaging bot: its admins, and the webhook that receives its updates.",
+  Webhook:
+    "Outbound webhooks of key owners: the normalized events matching a webhook's filters POSTed in signed batches (Standard Webhooks) to its URL, with enable, disable and a delivery log; and the Telegram bot's inbound webhook (also under Telegram).",
   WireGuard:
     "Private access over WireGuard for key owners: peers with their client configuration (shown once), revocation, and the server's [Peer] sections for `wg syncconf`.",
   Docs: "This documentation, health, readiness, status and metrics.",

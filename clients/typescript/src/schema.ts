@@ -4192,6 +4192,15 @@ export interface operations {
                 };
             };
             /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4492,6 +4501,15 @@ export interface operations {
                 };
             };
             /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4734,6 +4752,15 @@ export interface operations {
             };
             /** @description Error (problem details). */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5059,6 +5086,15 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Error (problem details). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getBlockByBlockHashTransactions: {
@@ -5297,6 +5333,15 @@ export interface operations {
                 };
             };
             /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5457,6 +5502,15 @@ export interface operations {
                 };
             };
             /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5531,6 +5585,15 @@ export interface operations {
                 };
             };
             /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5584,6 +5647,15 @@ export interface operations {
             };
             /** @description Error (problem details). */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5654,6 +5726,15 @@ export interface operations {
             };
             /** @description Error (problem details). */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6109,6 +6190,15 @@ export interface operations {
                 };
             };
             /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6312,6 +6402,15 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The address has no AlphBanX loan. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Error (problem details). */
             429: {
                 headers: {
@@ -6330,7 +6429,16 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Error (problem details). */
+            /** @description The full node does not answer. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description NODE_URL is empty (or the database is off). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6420,6 +6528,15 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The full node does not answer. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Error (problem details). */
             503: {
                 headers: {
@@ -6463,6 +6580,15 @@ export interface operations {
             };
             /** @description Error (problem details). */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6524,6 +6650,24 @@ export interface operations {
             };
             /** @description Error (problem details). */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such round of this game. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6615,6 +6759,15 @@ export interface operations {
                 };
             };
             /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6686,6 +6839,15 @@ export interface operations {
             };
             /** @description Error (problem details). */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6768,6 +6930,15 @@ export interface operations {
             };
             /** @description Error (problem details). */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6862,6 +7033,15 @@ export interface operations {
                 };
             };
             /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6932,6 +7112,15 @@ export interface operations {
             };
             /** @description Error (problem details). */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7022,6 +7211,15 @@ export interface operations {
                 };
             };
             /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7087,6 +7285,15 @@ export interface operations {
                 };
             };
             /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7138,6 +7345,24 @@ export interface operations {
             };
             /** @description Error (problem details). */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such randomness round. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7232,6 +7457,15 @@ export interface operations {
                 };
             };
             /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7314,6 +7548,15 @@ export interface operations {
                 };
             };
             /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7379,6 +7622,15 @@ export interface operations {
                 };
             };
             /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7430,6 +7682,24 @@ export interface operations {
             };
             /** @description Error (problem details). */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No Elexium pool at this address. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7518,6 +7788,24 @@ export interface operations {
                 };
             };
             /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No Elexium pool at this address. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7587,6 +7875,15 @@ export interface operations {
                 };
             };
             /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7646,6 +7943,15 @@ export interface operations {
             };
             /** @description Error (problem details). */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7731,6 +8037,15 @@ export interface operations {
                 };
             };
             /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7798,6 +8113,15 @@ export interface operations {
             };
             /** @description Error (problem details). */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7875,6 +8199,15 @@ export interface operations {
                 };
             };
             /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7942,6 +8275,15 @@ export interface operations {
                 };
             };
             /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7993,6 +8335,24 @@ export interface operations {
             };
             /** @description Error (problem details). */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No burn of this token. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8068,6 +8428,15 @@ export interface operations {
             };
             /** @description Error (problem details). */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8226,6 +8595,15 @@ export interface operations {
                 };
             };
             /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8265,6 +8643,15 @@ export interface operations {
             };
             /** @description Error (problem details). */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8330,6 +8717,15 @@ export interface operations {
                 };
             };
             /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8383,6 +8779,15 @@ export interface operations {
             };
             /** @description Error (problem details). */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8467,6 +8872,15 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Default Response */
             404: {
                 headers: {
@@ -8527,6 +8941,15 @@ export interface operations {
             };
             /** @description Error (problem details). */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9090,6 +9513,15 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Default Response */
             404: {
                 headers: {
@@ -9173,6 +9605,15 @@ export interface operations {
             };
             /** @description Error (problem details). */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9453,6 +9894,15 @@ export interface operations {
             };
             /** @description Error (problem details). */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9952,6 +10402,15 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Default Response */
             404: {
                 headers: {
@@ -10016,6 +10475,15 @@ export interface operations {
             };
             /** @description Error (problem details). */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10091,6 +10559,15 @@ export interface operations {
                 };
             };
             /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -10146,6 +10623,15 @@ export interface operations {
             };
             /** @description Error (problem details). */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10342,6 +10828,15 @@ export interface operations {
             };
             /** @description Error (problem details). */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11610,6 +12105,15 @@ export interface operations {
                 };
             };
             /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -12166,6 +12670,15 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A job of the same kind is queued or running over these chains (its id in `details.job_id`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Error (problem details). */
             429: {
                 headers: {
@@ -12238,6 +12751,15 @@ export interface operations {
             };
             /** @description Error (problem details). */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such job. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12323,6 +12845,24 @@ export interface operations {
             };
             /** @description Error (problem details). */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such job. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The job already ended. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13151,6 +13691,15 @@ export interface operations {
             };
             /** @description Error (problem details). */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14023,6 +14572,15 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Default Response */
             404: {
                 headers: {
@@ -14180,6 +14738,15 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Default Response */
             404: {
                 headers: {
@@ -14279,6 +14846,15 @@ export interface operations {
             };
             /** @description Error (problem details). */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14606,6 +15182,15 @@ export interface operations {
                 };
             };
             /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -14754,6 +15339,15 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Error (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Default Response */
             404: {
                 headers: {
@@ -14823,6 +15417,15 @@ export interface operations {
             };
             /** @description Error (problem details). */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14956,6 +15559,15 @@ export interface operations {
             };
             /** @description Explorer backend unreachable, timing out or failing. */
             502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error (problem details). */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15204,6 +15816,15 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The owner already has WEBHOOK_MAX_PER_OWNER webhooks. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Error (problem details). */
             429: {
                 headers: {
@@ -15277,6 +15898,15 @@ export interface operations {
             };
             /** @description Error (problem details). */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such webhook, or another owner's (unless the key is an admin key). */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15370,6 +16000,15 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
+            /** @description No such webhook, or another owner's (unless the key is an admin key). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Error (problem details). */
             429: {
                 headers: {
@@ -15447,6 +16086,15 @@ export interface operations {
             };
             /** @description Error (problem details). */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such webhook, or another owner's (unless the key is an admin key). */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15539,6 +16187,15 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
+            /** @description No such webhook, or another owner's (unless the key is an admin key). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Error (problem details). */
             429: {
                 headers: {
@@ -15617,6 +16274,15 @@ export interface operations {
             };
             /** @description Error (problem details). */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such webhook, or another owner's (unless the key is an admin key). */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
