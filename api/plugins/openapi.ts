@@ -12,7 +12,8 @@ import { type App, SPEC_TAGS } from "../types.ts";
 /**
  * The errors every operation of an access level can answer: 400 (input), 403 `banned` (a banned client address,
  * on every route), 429 (rate limits), 500; key routes also 401 (missing, mismatched or unknown key), 403 (revoked,
- * expired, origin, admin only) and 503 `key_check_unavailable` (no database and no API_KEYS_FILE).
+ * expired, origin, admin only) and 503 `key_check_unavailable` (no database and no API_KEYS_FILE). Routes that
+ * need the database add 503, routes that take a body 413 and 415 (decorateRoute).
  */
 const ERROR_STATUSES: Record<string, number[]> = {
   public: [400, 403, 429, 500],
@@ -78,6 +79,8 @@ export function decorateRoute(route: RouteOptions, operationIds: Set<string>): v
   const response = { ...schema.response };
   const statuses = [...(ERROR_STATUSES[access] ?? [])];
   if (route.config?.db === "required") statuses.push(503);
+  // The body parser: a body over the size limit (413) or of a content type the API does not read (415).
+  if ([route.method].flat().some((m) => m !== "GET" && m !== "HEAD")) statuses.push(413, 415);
   for (const status of statuses)
     response[status] ??= { description: "Error (problem details).", ...ProblemRef };
   const method = [route.method].flat().join("_");

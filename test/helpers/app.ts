@@ -111,14 +111,15 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     auth: (key) => ({ "x-api-key": key, authorization: `Bearer ${key}` }),
     async close() {
       await app.close();
+      if (!options.stores) {
+        await pgStore?.close();
+        await chStore?.close();
+      }
+      // After the stores are closed: the next app of the file can still open its own.
       if (undocumented.size > 0 && !options.allowUndocumentedStatuses) {
         throw new Error(
           `Statuses answered but not in the OpenAPI document (add them to the route's response schema): ${[...undocumented].sort().join(", ")}`,
         );
-      }
-      if (!options.stores) {
-        await pgStore?.close();
-        await chStore?.close();
       }
     },
   };

@@ -1,4 +1,4 @@
-// Test passes: embedded and server (two API apps on one database: PGlite shares one instance in process, PostgreSQL is the real case of replicas on separate connections).
+// Test passes: embedded and server (two API apps on one database: the secrets' insert-or-read and the portal session rows on real PostgreSQL too).
 /**
  * Stateless API replicas (issue 46): two API apps on one database, no secret configured, requests alternating
  * between them. A dapp list's nextKey, a portal session with its CSRF token (an admin action) and an event
@@ -7,6 +7,7 @@
 import type { AddressInfo } from "node:net";
 import { addressFromContractId } from "@alephium/web3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { storedSecret } from "../../lib/secrets.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { blockMessage, type EventSpec, hex32, liftWatermark, writeMessages } from "../helpers/dapp-events.ts";
 import { browse, CookieJar, type PortalTest, signIn, startPortalTest } from "../helpers/portal.ts";
@@ -164,5 +165,14 @@ describe("API replicas on one database, no secret configured", () => {
       headers: { "content-type": "application/json", "x-csrf-token": `${csrfB.slice(0, -2)}xx` },
     });
     expect(forged.response.status).toBe(403);
+  });
+
+  it("creates a missing secret once when several processes ask at the same time", async () => {
+    await stores.pg.pg.query("t", "DELETE FROM shared_secrets WHERE name = 'dapp_cursor'");
+    const values = await Promise.all(
+      Array.from({ length: 6 }, () => storedSecret(stores.pg.pg, "dapp_cursor")),
+    );
+    expect(new Set(values).size).toBe(1);
+    expect(values[0]).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
 });
