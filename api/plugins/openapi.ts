@@ -173,6 +173,8 @@ export async function registerOpenApi(app: App, stage: string): Promise<void> {
           "Missing either header or different values: 401 `missing_api_key` / `api_key_mismatch`; unknown key: 401",
           "`invalid_api_key`; revoked, expired, or an `Origin` header outside a non-empty `allowed_origins`: 403.",
           "Requests without an `Origin` header (servers, scripts) are not origin-checked: origins restrict browsers.",
+          "Keys are always checked: a deployment without a database takes only the keys of its API_KEYS_FILE, and",
+          "answers 503 `key_check_unavailable` on every key route without one. A banned client gets 403 `banned` on every route.",
           "**Browsers (CORS).** Preflights are answered for every route (they carry no key: the key's origins are",
           "checked on the request that follows). User and admin routes echo `Origin` in `Access-Control-Allow-Origin`",
           "(with `Vary: Origin`) when the key's `allowed_origins` is empty or lists it, and answer 403",
