@@ -147,6 +147,7 @@ export async function buildApp(deps: ApiDeps, options: BuildOptions = {}): Promi
   app.addSchema(Problem);
   registerErrorHandling(app);
   registerInputRules(app);
+  await deps.secrets.load();
   await registerOpenApi(app, deps.config.STAGE);
   if (deps.bans) {
     // Bans apply from the first request; each process reloads them every BANS_REFRESH_MS.

@@ -20,6 +20,7 @@ import { createPortalService } from "../lib/portal/service.ts";
 import { createPriceRegistry } from "../lib/prices/registry.ts";
 import { createBansRepo } from "../lib/repos/bans.ts";
 import { createWireGuardPeersRepo } from "../lib/repos/wireguard-peers.ts";
+import { createSharedSecrets } from "../lib/secrets.ts";
 import type { Ch } from "../lib/stores/clickhouse.ts";
 import type { Pg } from "../lib/stores/postgres.ts";
 import { createTelegramBot } from "../lib/telegram/bot.ts";
@@ -42,6 +43,10 @@ export function createApiDeps(
   metrics: Metrics = createMetrics(),
 ): ApiDeps {
   const { pg, ch } = stores;
+  const secrets = createSharedSecrets(pg, {
+    dapp_cursor: config.DAPP_CURSOR_SECRET,
+    portal_session: config.PORTAL_SESSION_SECRET,
+  });
   const labels = pg ? createAddressLabelsRepo(pg) : null;
   const reader = ch ? createEventsReader(ch) : null;
   const keys = pg ? createKeysRepo(pg) : null;
@@ -78,6 +83,7 @@ export function createApiDeps(
   return {
     config,
     log,
+    secrets,
     metrics,
     pg,
     ch,
@@ -118,7 +124,7 @@ export function createApiDeps(
                   timeoutMs: config.NODE_CALL_TIMEOUT_MS,
                 })
               : null,
-            cursorSecret: config.DAPP_CURSOR_SECRET,
+            cursorSecret: () => secrets.get("dapp_cursor"),
             cursorTtlMs: config.DAPP_CURSOR_TTL_MS,
             pageCacheMs: config.DAPP_PAGE_CACHE_MS,
             pageStaleMs: config.DAPP_PAGE_STALE_MS,

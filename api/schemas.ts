@@ -43,6 +43,9 @@ export const Problem = Type.Object(
 
 export const ProblemRef = Type.Ref("Problem");
 
+/** A documented error status of a route: the Problem body, with what the status means there. */
+export const problemOf = (description: string) => ({ description, ...ProblemRef });
+
 export const Ok = Type.Object({ ok: Type.Boolean() });
 
 export const DateTime = (description?: string) => Type.String({ format: "date-time", description });

@@ -21,6 +21,7 @@ import type { PortalService } from "../lib/portal/service.ts";
 import type { PriceRegistry } from "../lib/prices/registry.ts";
 import type { BansRepo } from "../lib/repos/bans.ts";
 import type { WireGuardPeersRepo } from "../lib/repos/wireguard-peers.ts";
+import type { SharedSecrets } from "../lib/secrets.ts";
 import type { Ch } from "../lib/stores/clickhouse.ts";
 import type { Pg } from "../lib/stores/postgres.ts";
 import type { TelegramBot } from "../lib/telegram/bot.ts";
@@ -98,6 +99,8 @@ export interface RouteEntry {
 export interface ApiDeps {
   config: Config;
   log: Logger;
+  /** Secrets shared by every API process: configured, else kept in Postgres (lib/secrets.ts); loaded by buildApp. */
+  secrets: SharedSecrets;
   metrics: Metrics;
   pg: Pg | null;
   ch: Ch | null;

@@ -100,6 +100,10 @@ export const CONFIG_SPEC = {
   STAGE: oneOf(["prod", "dev"], "prod", "Deployment stage; routes are also served under `/<stage>/...`."),
   DATA_DIR: str("./data", "Directory of the embedded stores (PGlite, chDB); one sub-directory per stage."),
   DATABASES: oneOf(["on", "off"], "on", "`off` runs without databases: store-backed routes answer 503."),
+  API_KEYS_FILE: str(
+    "",
+    "With DATABASES=off only: a file of the API keys accepted, one per line (`<key>` for a user key, `<key> admin` for an admin key; `#` starts a comment), read at start. Empty: without a database every route that needs a key answers 503 `key_check_unavailable` (keys cannot be checked). Keys from the file have no plan: no rate limit or usage is counted for them (docs/api.md#no-database-mode).",
+  ),
   POSTGRES_URL: str(
     "",
     "PostgreSQL URL; empty uses embedded PGlite in DATA_DIR.",
@@ -376,7 +380,7 @@ export const CONFIG_SPEC = {
   ),
   DAPP_CURSOR_SECRET: str(
     "",
-    "Key that signs the dapp routes' nextKey cursors (HMAC-SHA256). Empty: a random key per process, so cursors do not outlive a restart and are not accepted by another API process; set one shared secret when several API processes serve the same clients.",
+    "Key that signs the dapp routes' nextKey cursors (HMAC-SHA256). Empty: a key generated once and kept in Postgres (`shared_secrets`), shared by every API process on the database, so a cursor made by one replica is accepted by another and outlives a restart.",
   ),
   DAPP_CURSOR_TTL_MS: int(
     3_600_000,
@@ -721,7 +725,7 @@ export const CONFIG_SPEC = {
   ),
   PORTAL_SESSION_SECRET: str(
     "",
-    "Admin portal: secret that signs the session and CSRF cookies (at least 32 characters); empty makes a random one at each start (sessions then end at a restart and are not shared between API processes).",
+    "Admin portal: secret that signs the session and CSRF cookies and tokens (at least 32 characters); empty: one generated once and kept in Postgres (`shared_secrets`), shared by every API process on the database, so a session and its CSRF token made by one replica work on another.",
     /^(|.{32,})$/,
     "empty or at least 32 characters",
   ),

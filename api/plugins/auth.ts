@@ -6,7 +6,9 @@
  * exists and whose owner is not banned, that is not revoked or expired, whose allowed origins (when
  * any) include the request's `Origin`, and whose plan allowance is not spent. A route with
  * `config.keyInQuery` (the event stream, for browsers' EventSource) also takes the key as `api_key` in the query. The client address is
- * `request.ip`: the X-Forwarded-For address only with TRUST_PROXY. With AUTO_BAN_AFTER_429, an address
+ * `request.ip`: the X-Forwarded-For address only with TRUST_PROXY. Without a database, user and admin routes
+ * take only the keys of API_KEYS_FILE, and answer 503 `key_check_unavailable` without one: a key is never
+ * let through unchecked. With AUTO_BAN_AFTER_429, an address
  * answered that many 429s within AUTO_BAN_WINDOW_S is banned for AUTO_BAN_DURATION_S. Every request
  * charged to a key's allowance (429s included) is counted for the key's usage figures, in memory
  * (lib/usage/recorder.ts flushes the counts to Postgres every USAGE_FLUSH_MS).
@@ -15,6 +17,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { RateLimiterAbstract } from "rate-limiter-flexible";
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from "rate-limiter-flexible";
 import { databaseDisabled } from "../../lib/errors.ts";
+import { readKeyFile } from "../../lib/keys/file.ts";
 import type { KeyWithPlan } from "../../lib/keys/repo.ts";
 import { clientAddress } from "../../lib/net.ts";
 import type { Ban } from "../../lib/repos/bans.ts";
@@ -175,6 +178,7 @@ export function registerAuth(app: App, deps: ApiDeps, limits: RateLimits): void 
     return tooMany(request, reply, r, what);
   };
 
+  const fileKeys = deps.keys ? null : readKeyFile(deps.config.API_KEYS_FILE);
   app.decorateRequest("apiKey", null);
   app.addHook("onRequest", async (request, reply) => {
     const config = request.routeOptions.config;
@@ -217,8 +221,24 @@ export function registerAuth(app: App, deps: ApiDeps, limits: RateLimits): void 
         "X-API-Key and Authorization: Bearer carry different keys.",
       );
     }
-    // Without a database keys cannot be verified; the deployment's gateway is then the key check (docs/api.md).
-    if (!deps.keys) return;
+    // Without a database: the keys of API_KEYS_FILE, else none at all (docs/api.md#no-database-mode).
+    if (!deps.keys) {
+      if (!fileKeys) {
+        return sendProblem(
+          request,
+          reply,
+          503,
+          "key_check_unavailable",
+          "API keys cannot be checked on this deployment: it runs without a database and without API_KEYS_FILE.",
+        );
+      }
+      const level = fileKeys.levelOf(xKey);
+      if (!level) return sendProblem(request, reply, 401, "invalid_api_key", "Unknown API key.");
+      if (access === "admin" && level !== "admin") {
+        return sendProblem(request, reply, 403, "admin_required", "This route needs an admin key.");
+      }
+      return;
+    }
 
     const key = await deps.keys.findByRawKey(xKey);
     if (!key) return sendProblem(request, reply, 401, "invalid_api_key", "Unknown API key.");

@@ -9,10 +9,16 @@ import type { RouteOptions } from "fastify";
 import { ProblemRef } from "../schemas.ts";
 import { type App, SPEC_TAGS } from "../types.ts";
 
+/**
+ * The errors every operation of an access level can answer: 400 (input), 403 `banned` (a banned client address,
+ * on every route), 429 (rate limits), 500; key routes also 401 (missing, mismatched or unknown key), 403 (revoked,
+ * expired, origin, admin only) and 503 `key_check_unavailable` (no database and no API_KEYS_FILE). Routes that
+ * need the database add 503, routes that take a body 413 and 415 (decorateRoute).
+ */
 const ERROR_STATUSES: Record<string, number[]> = {
-  public: [400, 429, 500],
-  user: [400, 401, 403, 429, 500],
-  admin: [400, 401, 403, 429, 500],
+  public: [400, 403, 429, 500],
+  user: [400, 401, 403, 429, 500, 503],
+  admin: [400, 401, 403, 429, 500, 503],
 };
 
 const ACCESS_TEXT: Record<string, string> = {
@@ -73,6 +79,8 @@ export function decorateRoute(route: RouteOptions, operationIds: Set<string>): v
   const response = { ...schema.response };
   const statuses = [...(ERROR_STATUSES[access] ?? [])];
   if (route.config?.db === "required") statuses.push(503);
+  // The body parser: a body over the size limit (413) or of a content type the API does not read (415).
+  if ([route.method].flat().some((m) => m !== "GET" && m !== "HEAD")) statuses.push(413, 415);
   for (const status of statuses)
     response[status] ??= { description: "Error (problem details).", ...ProblemRef };
   const method = [route.method].flat().join("_");
@@ -100,7 +108,8 @@ export function decorateRoute(route: RouteOptions, operationIds: Set<string>): v
 export const TAG_DESCRIPTIONS: Record<(typeof SPEC_TAGS)[number], string> = {
   Addresses: "Address labels, and the decorated explorer transactions of an address.",
   Category: "Token and dapp categories: list with counts, add or re-activate, soft delete.",
-  Chain: "Chains known to the registry, and the indexer's position per Alephium chain.",
+  Chain:
+    "Chains known to the registry, the indexer's position per Alephium chain, and reindex jobs (admin): re-reading or reprocessing a range of blocks, with their progress and cancellation.",
   Contracts: "The registry entry of a contract and the dapp it is attributed to.",
   NFT: "NFT collections discovered on chain and their tokens.",
   Dapps: "Dapps: list, add, update, soft delete, and their categories (at most 3).",
@@ -110,7 +119,7 @@ export const TAG_DESCRIPTIONS: Record<(typeof SPEC_TAGS)[number], string> = {
   "dapps:alphbanx": "AlphBanx dapp data (cursor pagination through `nextKey`; needs a user key).",
   "dapps:dia-oracle": "DIA oracle dapp data (cursor pagination through `nextKey`).",
   Events:
-    "Normalized events across all transactions, in list and poll modes; read-only SQL over the versioned api_v1_* views (POST /sql).",
+    "Normalized events across all transactions, in list and poll modes, and pushed live as Server-Sent Events (GET /events/stream, resumable with Last-Event-ID); read-only SQL over the versioned api_v1_* views (POST /sql).",
   Series: "Timeseries instances, their scales, charts and (admin) storage inspection.",
   Token: "The token registry: list with filters, details with bridged rows, admin update and delete.",
   Price: "Price sources, watched pairs, spot prices and OHLCV candles.",
@@ -121,8 +130,9 @@ export const TAG_DESCRIPTIONS: Record<(typeof SPEC_TAGS)[number], string> = {
   Payment: "Payments that extend a key's validity.",
   Banned:
     "Bans of key owners, Telegram users and IP addresses or ranges: a banned client gets 403 `banned` with the reason and expiry.",
-  Telegram: "Admins of the messaging bot.",
-  Webhook: "Updates received from the messaging platform: the Telegram bot's webhook (also under Telegram).",
+  Telegram: "The messaging bot: its admins, and the webhook that receives its updates.",
+  Webhook:
+    "Outbound webhooks of key owners: the normalized events matching a webhook's filters POSTed in signed batches (Standard Webhooks) to its URL, with enable, disable and a delivery log; and the Telegram bot's inbound webhook (also under Telegram).",
   WireGuard:
     "Private access over WireGuard for key owners: peers with their client configuration (shown once), revocation, and the server's [Peer] sections for `wg syncconf`.",
   Docs: "This documentation, health, readiness, status and metrics.",
@@ -163,6 +173,8 @@ export async function registerOpenApi(app: App, stage: string): Promise<void> {
           "Missing either header or different values: 401 `missing_api_key` / `api_key_mismatch`; unknown key: 401",
           "`invalid_api_key`; revoked, expired, or an `Origin` header outside a non-empty `allowed_origins`: 403.",
           "Requests without an `Origin` header (servers, scripts) are not origin-checked: origins restrict browsers.",
+          "Keys are always checked: a deployment without a database takes only the keys of its API_KEYS_FILE, and",
+          "answers 503 `key_check_unavailable` on every key route without one. A banned client gets 403 `banned` on every route.",
           "**Browsers (CORS).** Preflights are answered for every route (they carry no key: the key's origins are",
           "checked on the request that follows). User and admin routes echo `Origin` in `Access-Control-Allow-Origin`",
           "(with `Vary: Origin`) when the key's `allowed_origins` is empty or lists it, and answer 403",

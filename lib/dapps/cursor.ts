@@ -5,7 +5,7 @@
  * so a forged or edited cursor, one of another list, or one older than its time to live is refused with a 400
  * naming `nextKey`.
  */
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, timingSafeEqual } from "node:crypto";
 import { AppError } from "../errors.ts";
 
 /** A sort key: the values of the last row's sort columns, in order (strings, or integers as strings). */
@@ -27,7 +27,8 @@ export interface Cursors {
 
 export interface CursorOptions {
   /** HMAC key; a random one per process when empty (cursors then do not outlive a restart). */
-  secret: string;
+  /** The HMAC key, read at each use (shared by the API processes: lib/secrets.ts). */
+  secret: () => string;
   /** How long a cursor is accepted (ms). */
   ttlMs: number;
   now?: () => number;
@@ -68,9 +69,9 @@ function filtersHash(filters: unknown): string {
 }
 
 export function createCursors(options: CursorOptions): Cursors {
-  const key = options.secret ? Buffer.from(options.secret, "utf8") : randomBytes(32);
   const now = options.now ?? Date.now;
-  const mac = (body: string) => createHmac("sha256", key).update(body).digest().subarray(0, 18);
+  const mac = (body: string) =>
+    createHmac("sha256", Buffer.from(options.secret(), "utf8")).update(body).digest().subarray(0, 18);
   return {
     sign(list, filters, state) {
       const signed: Signed = { l: list, f: filtersHash(filters), c: state.ceiling, a: state.after, t: now() };

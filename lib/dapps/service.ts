@@ -28,7 +28,8 @@ export interface DappsServiceOptions {
   watermark: () => Promise<number>;
   /** Full node for AlphBanX positions; null when NODE_URL is empty. */
   node: ContractCaller | null;
-  cursorSecret: string;
+  /** The cursors' HMAC key (lib/secrets.ts). */
+  cursorSecret: () => string;
   cursorTtlMs: number;
   pageCacheMs: number;
   /** How long past `pageCacheMs` a page is still served while a background read replaces it. */

@@ -127,6 +127,77 @@ describe("/openapi.json", () => {
     expect(doc.paths["/system/wireguard/peers/{peerid}/revoke"]?.post?.requestBody?.required).toBe(false);
   });
 
+  it("documents 403 banned on every operation, and 503 key_check_unavailable on every key route", () => {
+    const ops = Object.entries(doc.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, op]) => ({ where: `${method.toUpperCase()} ${path}`, op })),
+    );
+    expect(ops.filter(({ op }) => !op.responses["403"]).map(({ where }) => where)).toEqual([]);
+    expect(
+      ops
+        .filter(({ op }) => op["x-access-level"] !== "public" && !op.responses["503"])
+        .map(({ where }) => where),
+    ).toEqual([]);
+    // The body parser's 413 and 415 on every operation that takes a body.
+    expect(
+      ops.filter(
+        ({ where, op }) => where.startsWith("POST") && !(op.responses["413"] && op.responses["415"]),
+      ),
+    ).toEqual([]);
+  });
+
+  it("documents the 404, 409 and 502 the job, webhook, dapp detail and AlphBanX routes answer", () => {
+    const has = (path: string, method: string, ...codes: string[]) =>
+      expect(Object.keys(doc.paths[path]?.[method]?.responses ?? {}), `${method} ${path}`).toEqual(
+        expect.arrayContaining(codes),
+      );
+    has("/system/jobs", "post", "409");
+    has("/system/jobs/{jobid}", "get", "404");
+    has("/system/jobs/{jobid}/cancel", "post", "404", "409");
+    has("/webhooks", "post", "409");
+    for (const path of ["/webhooks/{webhookid}", "/webhooks/{webhookid}/deliveries"]) has(path, "get", "404");
+    for (const action of ["delete", "enable", "disable"])
+      has(`/webhooks/{webhookid}/${action}`, "post", "404");
+    has("/dapps/alphbanx/positions/{address}", "get", "404", "502", "503");
+    has("/dapps/alphbanx/totals", "get", "502");
+    has("/dapps/elexium/pools/{pool}", "get", "404");
+    has("/dapps/elexium/pools/{pool}/daily", "get", "404");
+    has("/dapps/chainreaction/games/{gameid}/{chainid}", "get", "404");
+    has("/dapps/dia-oracle/randomness/{round}", "get", "404");
+    has("/dapps/furnace/tokens/{tokenid}", "get", "404");
+  });
+
+  it("tags the job routes under Chain, and describes the outbound webhooks and the event stream", () => {
+    expect(doc.paths["/system/jobs"]?.post?.tags).toEqual(["Chain"]);
+    expect(doc.paths["/system/jobs/{jobid}/cancel"]?.post?.tags).toEqual(["Chain"]);
+    const tag = (name: string) => doc.tags.find((x) => x.name === name)?.description ?? "";
+    expect(tag("Webhook")).toMatch(/Outbound webhooks/);
+    expect(tag("Events")).toContain("/events/stream");
+    expect(tag("Chain")).toMatch(/reindex jobs/);
+  });
+
+  it("test apps refuse a status their document does not list (the check behind every route test)", async () => {
+    const teapot = async (app: TestApp["app"]) => {
+      app.get(
+        "/teapot",
+        {
+          config: { access: "public" },
+          schema: { tags: ["Docs"], response: { 200: Type.Object({}) } },
+        },
+        async (_request, reply) => reply.code(418 as 200).send({}),
+      );
+    };
+    const strict = await createTestApp({ databases: false, extraGroups: [teapot] });
+    expect((await strict.app.inject({ url: "/teapot" })).statusCode).toBe(418);
+    await expect(strict.close()).rejects.toThrow(/GET \/teapot 418/);
+    const lenient = await createTestApp({
+      databases: false,
+      extraGroups: [teapot],
+      allowUndocumentedStatuses: true,
+    });
+    expect((await lenient.app.inject({ url: "/teapot" })).statusCode).toBe(418);
+    await lenient.close();
+  });
+
   it("refuses to start with two operations of the same operationId", async () => {
     const twin = async (app: TestApp["app"]) => {
       for (const url of ["/dup/a", "/dup/b"]) {

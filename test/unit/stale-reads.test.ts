@@ -92,7 +92,7 @@ describe("page cache, stale while revalidate", () => {
 describe("dapp pager: first pages while a newer snapshot is read", () => {
   const setup = (staleMs: number) => {
     let watermark = 1_000;
-    const cursors = createCursors({ secret: "s", ttlMs: 60_000 });
+    const cursors = createCursors({ secret: () => "s", ttlMs: 60_000 });
     const pager = createPager({ cursors, watermark: async () => watermark, cacheMs: 100, staleMs });
     const reads: { ceiling: string; result: ReturnType<typeof deferred<string[]>> }[] = [];
     const read = (ceiling: string) => {

@@ -10,6 +10,7 @@ import {
   HexId,
   NextKey,
   Nullable,
+  problemOf,
   StringEnum,
   U256String,
   UnixMs,
@@ -50,6 +51,9 @@ export async function alphbanxRoutes(app: App, deps: ApiDeps): Promise<void> {
           "Read from the full node (`NODE_URL`): the loan manager's method 23 names the address's loan contract, whose methods 16 and 17 give its collateral and debt. `collateral_ratio` = collateral × ALPH/USD (DIA's feed) / debt (ABD at 1 USD); `liquidation_price_usd` = the ALPH/USD price at which the ratio reaches the 200 % minimum. 404 when the address has no loan; 502 when the node does not answer; 503 without `NODE_URL`.",
         params: Type.Object({ address: Base58Address("Borrower address.") }),
         response: {
+          404: problemOf("The address has no AlphBanX loan."),
+          502: problemOf("The full node does not answer."),
+          503: problemOf("NODE_URL is empty (or the database is off)."),
           200: Type.Object({
             address: Type.String(),
             loan_id: HexId("Loan contract id."),
@@ -130,6 +134,7 @@ export async function alphbanxRoutes(app: App, deps: ApiDeps): Promise<void> {
         description:
           "Total collateral and debt from the loan manager's state (null when the node is not configured or refuses the call), and operation counts from the events.",
         response: {
+          502: problemOf("The full node does not answer."),
           200: Type.Object({
             loan_manager: Type.String(),
             total_collateral: Nullable(U256String("atto-ALPH.")),

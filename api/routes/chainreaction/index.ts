@@ -11,6 +11,7 @@ import {
   HexId,
   NextKey,
   Nullable,
+  problemOf,
   StringEnum,
   U256String,
   UnixMs,
@@ -84,7 +85,7 @@ export async function chainReactionRoutes(app: App, deps: ApiDeps): Promise<void
         tags: [TAG],
         summary: "One round",
         params: GameParams,
-        response: { 200: Type.Ref("ChainReactionRound") },
+        response: { 200: Type.Ref("ChainReactionRound"), 404: problemOf("No such round of this game.") },
       },
     },
     async (request) => {

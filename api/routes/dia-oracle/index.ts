@@ -4,7 +4,7 @@
  */
 import { Type } from "@sinclair/typebox";
 import { badRequest, notFound } from "../../../lib/errors.ts";
-import { DappListQuery, NextKey, U256String, UnixMs } from "../../schemas.ts";
+import { DappListQuery, NextKey, problemOf, U256String, UnixMs } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 
 const TAG = "dapps:dia-oracle";
@@ -146,7 +146,7 @@ export async function diaOracleRoutes(app: App, deps: ApiDeps): Promise<void> {
         params: Type.Object({
           round: Type.String({ pattern: "^[0-9]{1,78}$", description: "Round number." }),
         }),
-        response: { 200: Type.Ref("DiaRandomnessRound") },
+        response: { 200: Type.Ref("DiaRandomnessRound"), 404: problemOf("No such randomness round.") },
       },
     },
     async (request) => {

@@ -10,6 +10,7 @@ import {
   HexId,
   NextKey,
   Nullable,
+  problemOf,
   StringEnum,
   U256String,
   UnixMs,
@@ -102,7 +103,7 @@ export async function elexiumRoutes(app: App, deps: ApiDeps): Promise<void> {
         tags: [TAG],
         summary: "One pool",
         params: PoolParam,
-        response: { 200: Type.Ref("ElexiumPool") },
+        response: { 200: Type.Ref("ElexiumPool"), 404: problemOf("No Elexium pool at this address.") },
       },
     },
     async (request) => {
@@ -126,6 +127,7 @@ export async function elexiumRoutes(app: App, deps: ApiDeps): Promise<void> {
           to_ts: Type.Optional(UnixMs("Up to this block time (ms).")),
         }),
         response: {
+          404: problemOf("No Elexium pool at this address."),
           200: Type.Object({
             pool_address: Type.String(),
             fee_bps: Type.Integer(),

@@ -6,6 +6,7 @@ import {
   DappListQuery,
   HexId,
   NextKey,
+  problemOf,
   StringEnum,
   U256String,
   UnixMs,
@@ -112,7 +113,7 @@ export async function furnaceRoutes(app: App, deps: ApiDeps): Promise<void> {
         tags: [TAG],
         summary: "Burn totals of one token",
         params: Type.Object({ tokenid: HexId("Token id.") }),
-        response: { 200: Type.Ref("FurnaceTokenTotals") },
+        response: { 200: Type.Ref("FurnaceTokenTotals"), 404: problemOf("No burn of this token.") },
       },
     },
     async (request) => {

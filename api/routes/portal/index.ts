@@ -5,7 +5,6 @@
  * session cookie; state-changing ones also a CSRF token (`x-csrf-token`, from `GET /portal/session`).
  * Every change made through the portal, and every sign-in and sign-out, is in the audit log.
  */
-import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import cookie from "@fastify/cookie";
@@ -89,7 +88,8 @@ const AuditView = Type.Object({
 });
 
 export async function portalRoutes(app: App, deps: ApiDeps): Promise<void> {
-  const secret = deps.config.PORTAL_SESSION_SECRET || randomBytes(32).toString("base64url");
+  // Configured, else kept in Postgres: a session and its CSRF token made by one API process work on another.
+  const secret = deps.secrets.get("portal_session");
   await app.register(cookie, { secret, hook: "onRequest" });
   await app.register(csrf, {
     sessionPlugin: "@fastify/cookie",

@@ -2,10 +2,10 @@
 import { Type } from "@sinclair/typebox";
 import { notFound } from "../../../lib/errors.ts";
 import { JOB_STATES } from "../../../lib/jobs/repo.ts";
-import { Base58Address, DateTime, NoBody, Nullable, StringEnum, UnixMs } from "../../schemas.ts";
+import { Base58Address, DateTime, NoBody, Nullable, problemOf, StringEnum, UnixMs } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 
-const TAGS = ["Telegram"];
+const TAGS = ["Chain"];
 
 /** Unix ms up to the last instant a JavaScript Date (and a PostgreSQL timestamp) holds. */
 const TimeMs = (description: string) =>
@@ -88,7 +88,12 @@ export async function jobRoutes(app: App, deps: ApiDeps): Promise<void> {
           },
           { additionalProperties: false },
         ),
-        response: { 201: JobResult },
+        response: {
+          201: JobResult,
+          409: problemOf(
+            "A job of the same kind is queued or running over these chains (its id in `details.job_id`).",
+          ),
+        },
       },
     },
     async (request, reply) => {
@@ -161,7 +166,7 @@ export async function jobRoutes(app: App, deps: ApiDeps): Promise<void> {
         tags: TAGS,
         summary: "Show a reindex job with its progress and error",
         params: JobIdParams,
-        response: { 200: Type.Object({ job: Type.Ref("ReindexJob") }) },
+        response: { 200: Type.Object({ job: Type.Ref("ReindexJob") }), 404: problemOf("No such job.") },
       },
     },
     async (request) => {
@@ -182,7 +187,11 @@ export async function jobRoutes(app: App, deps: ApiDeps): Promise<void> {
           "A queued job never starts; a running one stops after the page it is publishing (what it already published stays, harmlessly: the sinks are idempotent). 409 `job_finished` when the job already ended.",
         params: JobIdParams,
         body: NoBody,
-        response: { 200: JobResult },
+        response: {
+          200: JobResult,
+          404: problemOf("No such job."),
+          409: problemOf("The job already ended."),
+        },
       },
     },
     async (request) => ({ ok: true, job: await deps.jobs!.cancel(request.params.jobid) }),

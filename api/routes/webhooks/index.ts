@@ -3,7 +3,7 @@ import { Type } from "@sinclair/typebox";
 import type { FastifyRequest } from "fastify";
 import { WEBHOOK_STATES } from "../../../lib/webhooks/repo.ts";
 import type { Viewer } from "../../../lib/webhooks/service.ts";
-import { DateTime, NoBody, Nullable, StringEnum } from "../../schemas.ts";
+import { DateTime, NoBody, Nullable, problemOf, StringEnum } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 
 const TAGS = ["Webhook"];
@@ -184,6 +184,7 @@ export async function webhookRoutes(app: App, deps: ApiDeps): Promise<void> {
             webhook: Type.Ref("Webhook"),
             secret: Type.String({ description: "The signing secret, shown this once." }),
           }),
+          409: problemOf("The owner already has WEBHOOK_MAX_PER_OWNER webhooks."),
         },
       },
     },
@@ -243,7 +244,10 @@ export async function webhookRoutes(app: App, deps: ApiDeps): Promise<void> {
         summary: "Show a webhook: its cursor, pending batch, state and last error",
         description: "404 for an unknown webhook and for another owner's (unless the key is an admin key).",
         params: IdParams,
-        response: { 200: Result },
+        response: {
+          200: Result,
+          404: problemOf("No such webhook, or another owner's (unless the key is an admin key)."),
+        },
       },
     },
     async (request) => ({ ok: true, webhook: await hooks().get(viewer(request), request.params.webhookid) }),
@@ -260,7 +264,10 @@ export async function webhookRoutes(app: App, deps: ApiDeps): Promise<void> {
           "Nothing is sent after this answer, except a batch already being POSTed, whose result is then dropped. 404 for an unknown webhook or another owner's.",
         params: IdParams,
         body: NoBody,
-        response: { 200: Type.Object({ ok: Type.Boolean(), webhook_id: Type.String({ format: "uuid" }) }) },
+        response: {
+          200: Type.Object({ ok: Type.Boolean(), webhook_id: Type.String({ format: "uuid" }) }),
+          404: problemOf("No such webhook, or another owner's (unless the key is an admin key)."),
+        },
       },
     },
     async (request) => {
@@ -280,7 +287,10 @@ export async function webhookRoutes(app: App, deps: ApiDeps): Promise<void> {
           "Resets the failures and starts delivering again from the cursor (`after_id`), the pending batch first with its `webhook-id`. Enabling an active webhook changes nothing. 404 for an unknown webhook or another owner's.",
         params: IdParams,
         body: NoBody,
-        response: { 200: Result },
+        response: {
+          200: Result,
+          404: problemOf("No such webhook, or another owner's (unless the key is an admin key)."),
+        },
       },
     },
     async (request) => ({
@@ -300,7 +310,10 @@ export async function webhookRoutes(app: App, deps: ApiDeps): Promise<void> {
           "Stops deliveries (a batch already being POSTed completes, but its answer moves nothing); the cursor stays, so `enable` resumes where it stopped. Disabling a disabled webhook changes nothing. 404 for an unknown webhook or another owner's.",
         params: IdParams,
         body: NoBody,
-        response: { 200: Result },
+        response: {
+          200: Result,
+          404: problemOf("No such webhook, or another owner's (unless the key is an admin key)."),
+        },
       },
     },
     async (request) => ({
@@ -332,7 +345,10 @@ export async function webhookRoutes(app: App, deps: ApiDeps): Promise<void> {
           },
           { additionalProperties: false },
         ),
-        response: { 200: Type.Object({ deliveries: Type.Array(Type.Ref("WebhookDelivery")) }) },
+        response: {
+          200: Type.Object({ deliveries: Type.Array(Type.Ref("WebhookDelivery")) }),
+          404: problemOf("No such webhook, or another owner's (unless the key is an admin key)."),
+        },
       },
     },
     async (request) => ({
