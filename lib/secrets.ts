@@ -1,6 +1,6 @@
 /**
  * The secrets API processes must share: configured (DAPP_CURSOR_SECRET, PORTAL_SESSION_SECRET) or, when
- * empty, generated once and kept in Postgres (`shared_secrets`, postgres/0027) so every replica on the
+ * empty, generated once and kept in Postgres (`shared_secrets`, postgres/0028) so every replica on the
  * same database signs and checks with the same key. Without a database an empty secret is random per
  * process (nothing that needs it is served then: the dapp routes and the portal need the database).
  */
