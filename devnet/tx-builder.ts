@@ -80,6 +80,30 @@ export interface TxBuilder {
   coinbase(ctx: BlockCtx, uncles: node.GhostUncleBlockEntry[]): void;
 }
 
+/** A contract record made in the block of `ctx`, not yet on chain, holding the minimal deposit. */
+export function contractRecord(
+  ctx: BlockCtx,
+  id: string,
+  kind: DevnetContractKind,
+  code: { bytecode: string; codeHash: string },
+): ContractRec {
+  return {
+    id,
+    address: addressFromContractId(id),
+    kind,
+    homeChain: ctx.chainIndex,
+    createdTxId: "",
+    createdBlockHash: ctx.hash,
+    createdTs: ctx.ts,
+    createdHeight: ctx.height,
+    outputKey: "",
+    alph: MINIMAL_CONTRACT_DEPOSIT,
+    tokens: new Map(),
+    ...code,
+    counter: 0,
+  };
+}
+
 export function createTxBuilder(deps: {
   rng: Rng;
   networkId: number;
@@ -215,23 +239,10 @@ export function createTxBuilder(deps: {
     id: string,
     kind: DevnetContractKind,
     extra: Partial<ContractRec>,
-  ): ContractRec => ({
-    id,
-    address: addressFromContractId(id),
-    kind,
-    homeChain: ctx.chainIndex,
-    createdTxId: "",
-    createdBlockHash: ctx.hash,
-    createdTs: ctx.ts,
-    createdHeight: ctx.height,
-    outputKey: "",
-    alph: MINIMAL_CONTRACT_DEPOSIT,
-    tokens: new Map(),
-    bytecode: [`0${rng.int(1, 9)}`, rng.hex(rng.int(40, 120))].join(""),
-    codeHash: rng.hex(32),
-    counter: 0,
-    ...extra,
-  });
+  ): ContractRec => {
+    const bytecode = [`0${rng.int(1, 9)}`, rng.hex(rng.int(40, 120))].join("");
+    return { ...contractRecord(ctx, id, kind, { bytecode, codeHash: rng.hex(32) }), ...extra };
+  };
 
   const createdEvent = (
     group: number,

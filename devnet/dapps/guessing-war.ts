@@ -20,7 +20,6 @@
  * back to its player.
  */
 import {
-  addressFromContractId,
   addressToBytes,
   binToHex,
   codec,
@@ -32,7 +31,7 @@ import { blake2b } from "@noble/hashes/blake2b";
 import type { Accounts, Ledger } from "../ledger.ts";
 import type { Plan } from "../plan.ts";
 import type { Rng } from "../random.ts";
-import { addressVal, byteVec, type TxBuilder, u256 } from "../tx-builder.ts";
+import { addressVal, byteVec, contractRecord, type TxBuilder, u256 } from "../tx-builder.ts";
 import type { BlockCtx, ContractRec, DevnetAddress, EventSpec, OutSpec } from "../types.ts";
 import {
   beaconRandomness,
@@ -146,25 +145,11 @@ export function createGuessingWar(deps: {
   const mapEntryId = (room: ContractRec, player: string): string =>
     subContractId(room.id, `${MAP_PREFIX}${binToHex(addressToBytes(player))}`, groupOf(room));
   const groupOf = (room: ContractRec): number => room.homeChain >> 2;
-  const newMapEntry = (ctx: BlockCtx, room: ContractRec, player: string): ContractRec => {
-    const id = mapEntryId(room, player);
-    return {
-      id,
-      address: addressFromContractId(id),
-      kind: "guessing-map-entry",
-      homeChain: ctx.chainIndex,
-      createdTxId: "",
-      createdBlockHash: ctx.hash,
-      createdTs: ctx.ts,
-      createdHeight: ctx.height,
-      outputKey: "",
-      alph: MINIMAL_CONTRACT_DEPOSIT,
-      tokens: new Map(),
+  const newMapEntry = (ctx: BlockCtx, room: ContractRec, player: string): ContractRec =>
+    contractRecord(ctx, mapEntryId(room, player), "guessing-map-entry", {
       bytecode: MAP_ENTRY_CODE,
       codeHash: MAP_ENTRY_CODE_HASH,
-      counter: 0,
-    };
-  };
+    });
   /** The map entries of a room's players, destroyed with the room. */
   const entriesOf = (room: ContractRec, s: RoomState): ContractRec[] =>
     s.players.flatMap((p) => ledger.contractById(mapEntryId(room, p.address)) ?? []);

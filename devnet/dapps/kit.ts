@@ -5,7 +5,6 @@
  */
 import type { node } from "@alephium/web3";
 import {
-  addressFromContractId,
   addressToBytes,
   binToHex,
   Contract,
@@ -14,11 +13,10 @@ import {
   DestroyContractEventAddresses,
   DUST_AMOUNT,
   hexToBinUnsafe,
-  MINIMAL_CONTRACT_DEPOSIT,
 } from "@alephium/web3";
 import type { Accounts, Ledger } from "../ledger.ts";
 import type { Rng } from "../random.ts";
-import { addressVal, byteVec, type TxBuilder, USER_GAS_PRICE } from "../tx-builder.ts";
+import { addressVal, byteVec, contractRecord, type TxBuilder, USER_GAS_PRICE } from "../tx-builder.ts";
 import type { BlockCtx, ContractRec, DevnetAddress, EventSpec, OutSpec, TokenMeta } from "../types.ts";
 import type { DappState } from "./defi-plan.ts";
 
@@ -98,24 +96,8 @@ export function newDappContract(
   state: DappState,
   extra: { token?: TokenMeta; pair?: ContractRec["pair"] } = {},
 ): ContractRec {
-  return {
-    id,
-    address: addressFromContractId(id),
-    kind: "dapp",
-    homeChain: ctx.chainIndex,
-    createdTxId: "",
-    createdBlockHash: ctx.hash,
-    createdTs: ctx.ts,
-    createdHeight: ctx.height,
-    outputKey: "",
-    alph: MINIMAL_CONTRACT_DEPOSIT,
-    tokens: new Map(),
-    bytecode: [`0${rng.int(1, 9)}`, rng.hex(rng.int(40, 120))].join(""),
-    codeHash: rng.hex(32),
-    counter: 0,
-    defi: state,
-    ...extra,
-  };
+  const bytecode = [`0${rng.int(1, 9)}`, rng.hex(rng.int(40, 120))].join("");
+  return { ...contractRecord(ctx, id, "dapp", { bytecode, codeHash: rng.hex(32) }), defi: state, ...extra };
 }
 
 export const dappState = (
