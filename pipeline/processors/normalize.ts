@@ -253,7 +253,7 @@ export function startCodeCheck(
   deps: PipelineDeps,
   state: NormalizeState,
   log: PipelineDeps["log"],
-  source: CodeHashSource = nodeCodeHashSource(deps),
+  source?: CodeHashSource,
 ): void {
   const intervalS = deps.config.CODE_HASH_CHECK_INTERVAL_S;
   if (intervalS <= 0 || !deps.config.DAPP_DECODERS) return;
@@ -262,7 +262,12 @@ export function startCodeCheck(
   if (check.running || check.done || now < check.nextAt) return;
   check.running = true;
   check.nextAt = now + intervalS * 1000;
-  void checkCodeHashes([...state.codeCheckContracts], state.codeHashes, source, now)
+  void checkCodeHashes(
+    [...state.codeCheckContracts],
+    state.codeHashes,
+    source ?? nodeCodeHashSource(deps),
+    now,
+  )
     .then((round) => {
       check.done = round;
       return serialized(check, () => applyCodeCheck(deps, state, log));
