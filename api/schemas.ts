@@ -118,6 +118,24 @@ export const NextKey = Nullable(
   Type.String({ description: "Cursor of the next page (pass it as `nextKey`); null on the last page." }),
 );
 
+/**
+ * `limit` and `cursor` of the lists paged newest first by creation (reindex jobs, webhooks; lib/created-cursor.ts),
+ * and `next` of their responses.
+ */
+export const createdListQuery = (noun: string) => ({
+  limit: Type.Integer({ minimum: 1, maximum: 200, default: 50, description: `${noun} per page (1-200).` }),
+  cursor: Type.Optional(
+    Type.String({
+      maxLength: 200,
+      pattern: "^[A-Za-z0-9_-]+$",
+      description: "`next` of the previous page; a cursor this API did not issue is a 400.",
+    }),
+  ),
+});
+export const CreatedNext = Nullable(
+  Type.String({ description: "Cursor of the next page; null on the last page." }),
+);
+
 export const HexId = (description: string) => Type.String({ pattern: "^[0-9a-f]{64}$", description });
 export const Base58Address = (description: string) =>
   Type.String({ pattern: "^[1-9A-HJ-NP-Za-km-z]{20,100}(:[0-3])?$", description });

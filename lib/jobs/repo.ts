@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import type PgBoss from "pg-boss";
 import type { Config } from "../config.ts";
-import { decodeCreatedCursor, encodeCreatedCursor } from "../created-cursor.ts";
+import { createdPage } from "../created-cursor.ts";
 import { AppError, notFound } from "../errors.ts";
 import type { Pg, PgQueryable } from "../stores/postgres.ts";
 import { bossExecutor, REINDEX_QUEUE } from "./queue.ts";
@@ -206,33 +206,22 @@ export function createJobsRepo(pg: Pg, config: Config, boss: () => Promise<PgBos
     },
 
     async list(query) {
-      const where: string[] = [];
-      const params: (string | number | null)[] = [];
-      const add = (clause: string, value: string | number) => {
-        params.push(value);
-        where.push(clause.replace("$?", `$${params.length}`));
-      };
-      if (query.state) add("state = $?", query.state);
-      if (query.since !== undefined) add("created_at >= to_timestamp($? / 1000.0)", query.since);
-      if (query.until !== undefined) add("created_at < to_timestamp($? / 1000.0)", query.until);
-      if (query.cursor) {
-        const [at, id] = decodeCreatedCursor(query.cursor);
-        params.push(at, id);
-        where.push(`(created_at, job_id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
-      }
-      params.push(query.limit + 1);
-      const rows = await pg.query<Row>(
-        "reindex_jobs_list",
-        `SELECT ${COLUMNS} FROM reindex_jobs ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
-          ORDER BY created_at DESC, job_id DESC LIMIT $${params.length}`,
-        params,
-      );
-      const jobs = rows.slice(0, query.limit).map(toJob);
-      const last = jobs.at(-1);
-      return {
-        jobs,
-        next: rows.length > query.limit && last ? encodeCreatedCursor(last.created_at, last.job_id) : null,
-      };
+      const filters: [string, string | number][] = [];
+      if (query.state) filters.push(["state = $?", query.state]);
+      if (query.since !== undefined) filters.push(["created_at >= to_timestamp($? / 1000.0)", query.since]);
+      if (query.until !== undefined) filters.push(["created_at < to_timestamp($? / 1000.0)", query.until]);
+      const page = await createdPage(pg, {
+        name: "reindex_jobs_list",
+        table: "reindex_jobs",
+        columns: COLUMNS,
+        idColumn: "job_id",
+        filters,
+        limit: query.limit,
+        cursor: query.cursor,
+        toItem: toJob,
+        key: (job) => [job.created_at, job.job_id],
+      });
+      return { jobs: page.items, next: page.next };
     },
 
     async cancel(jobId) {

@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import type PgBoss from "pg-boss";
 import type { Config } from "../config.ts";
-import { decodeCreatedCursor, encodeCreatedCursor } from "../created-cursor.ts";
+import { createdPage } from "../created-cursor.ts";
 import { AppError } from "../errors.ts";
 import type { EventFilters } from "../events/reader.ts";
 import { bossExecutor, WEBHOOK_DEAD_QUEUE, WEBHOOK_QUEUE } from "../jobs/queue.ts";
@@ -247,33 +247,18 @@ export function createWebhooksRepo(pg: Pg, config: Config, boss: () => Promise<P
       one("webhooks_get", pg, `SELECT ${COLUMNS} FROM webhooks WHERE webhook_id = $1`, [webhookId]),
 
     async list(query) {
-      const where: string[] = [];
-      const params: (string | number)[] = [];
-      if (query.userId !== undefined) {
-        params.push(query.userId);
-        where.push(`user_id = $${params.length}`);
-      }
-      if (query.cursor) {
-        const [at, id] = decodeCreatedCursor(query.cursor);
-        params.push(at, id);
-        where.push(
-          `(created_at, webhook_id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`,
-        );
-      }
-      params.push(query.limit + 1);
-      const rows = await pg.query<Row>(
-        "webhooks_list",
-        `SELECT ${COLUMNS} FROM webhooks ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
-          ORDER BY created_at DESC, webhook_id DESC LIMIT $${params.length}`,
-        params,
-      );
-      const webhooks = rows.slice(0, query.limit).map(toWebhook);
-      const last = webhooks.at(-1);
-      return {
-        webhooks,
-        next:
-          rows.length > query.limit && last ? encodeCreatedCursor(last.created_at, last.webhook_id) : null,
-      };
+      const page = await createdPage(pg, {
+        name: "webhooks_list",
+        table: "webhooks",
+        columns: COLUMNS,
+        idColumn: "webhook_id",
+        filters: query.userId !== undefined ? [["user_id = $?", query.userId]] : [],
+        limit: query.limit,
+        cursor: query.cursor,
+        toItem: toWebhook,
+        key: (hook) => [hook.created_at, hook.webhook_id],
+      });
+      return { webhooks: page.items, next: page.next };
     },
 
     async remove(webhookId) {

@@ -493,6 +493,24 @@ describe("outbound webhooks", () => {
       webhook_id: string;
     }[];
     expect(all.map((w) => w.webhook_id)).toContain(id);
+    // Paged one at a time with `next`, the admin's list gives the same webhooks in the same order, then null.
+    const pager = (await keys.createKey({ userId: "pager-user", planId: "pro", level: "user" })).key;
+    for (let i = 0; i < 2; i++)
+      expect((await post(pager, "/webhooks", { url: receiver.url })).statusCode).toBe(201);
+    const everyHook = (await get(api().adminKey, "/webhooks?limit=200")).json().webhooks as {
+      webhook_id: string;
+    }[];
+    const paged: string[] = [];
+    for (let cursor = ""; ; ) {
+      const page = (
+        await get(api().adminKey, `/webhooks?limit=1${cursor ? `&cursor=${cursor}` : ""}`)
+      ).json();
+      paged.push(...(page.webhooks as { webhook_id: string }[]).map((w) => w.webhook_id));
+      if (page.next === null) break;
+      cursor = page.next;
+    }
+    expect(everyHook.length).toBeGreaterThanOrEqual(3);
+    expect(paged).toEqual(everyHook.map((w) => w.webhook_id));
     const own = (await get(api().userKey, "/webhooks?limit=1")).json();
     expect(own.webhooks.length).toBe(1);
 

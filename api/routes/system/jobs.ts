@@ -2,7 +2,17 @@
 import { Type } from "@sinclair/typebox";
 import { notFound } from "../../../lib/errors.ts";
 import { JOB_STATES } from "../../../lib/jobs/repo.ts";
-import { Base58Address, DateTime, NoBody, Nullable, problemOf, StringEnum, UnixMs } from "../../schemas.ts";
+import {
+  Base58Address,
+  CreatedNext,
+  createdListQuery,
+  DateTime,
+  NoBody,
+  Nullable,
+  problemOf,
+  StringEnum,
+  UnixMs,
+} from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 
 const TAGS = ["Chain"];
@@ -122,26 +132,14 @@ export async function jobRoutes(app: App, deps: ApiDeps): Promise<void> {
             state: Type.Optional(StringEnum(JOB_STATES, { description: "Only jobs in this state." })),
             since: Type.Optional(TimeMs("Created at or after this time (Unix ms).")),
             until: Type.Optional(TimeMs("Created before this time (Unix ms).")),
-            limit: Type.Integer({
-              minimum: 1,
-              maximum: 200,
-              default: 50,
-              description: "Jobs per page (1-200).",
-            }),
-            cursor: Type.Optional(
-              Type.String({
-                maxLength: 200,
-                pattern: "^[A-Za-z0-9_-]+$",
-                description: "`next` of the previous page; a cursor this API did not issue is a 400.",
-              }),
-            ),
+            ...createdListQuery("Jobs"),
           },
           { additionalProperties: false },
         ),
         response: {
           200: Type.Object({
             jobs: Type.Array(Type.Ref("ReindexJob")),
-            next: Nullable(Type.String({ description: "Cursor of the next page; null on the last page." })),
+            next: CreatedNext,
           }),
         },
       },

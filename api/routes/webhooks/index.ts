@@ -3,7 +3,15 @@ import { Type } from "@sinclair/typebox";
 import type { FastifyRequest } from "fastify";
 import { WEBHOOK_STATES } from "../../../lib/webhooks/repo.ts";
 import type { Viewer } from "../../../lib/webhooks/service.ts";
-import { DateTime, NoBody, Nullable, problemOf, StringEnum } from "../../schemas.ts";
+import {
+  CreatedNext,
+  createdListQuery,
+  DateTime,
+  NoBody,
+  Nullable,
+  problemOf,
+  StringEnum,
+} from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 
 const TAGS = ["Webhook"];
@@ -207,23 +215,11 @@ export async function webhookRoutes(app: App, deps: ApiDeps): Promise<void> {
         tags: TAGS,
         summary: "List webhooks, newest first (an owner's own; an admin key: all)",
         description: `${WEBHOOKS_DOC}\n\nPages newest first by creation; pass \`next\` back as \`cursor\`.`,
-        querystring: Type.Object(
-          {
-            limit: Type.Integer({ minimum: 1, maximum: 200, default: 50, description: "Webhooks per page." }),
-            cursor: Type.Optional(
-              Type.String({
-                maxLength: 200,
-                pattern: "^[A-Za-z0-9_-]+$",
-                description: "`next` of the previous page; a cursor this API did not issue is a 400.",
-              }),
-            ),
-          },
-          { additionalProperties: false },
-        ),
+        querystring: Type.Object(createdListQuery("Webhooks"), { additionalProperties: false }),
         response: {
           200: Type.Object({
             webhooks: Type.Array(Type.Ref("Webhook")),
-            next: Nullable(Type.String({ description: "Cursor of the next page; null on the last page." })),
+            next: CreatedNext,
           }),
         },
       },

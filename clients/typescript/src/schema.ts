@@ -16936,7 +16936,7 @@ export interface operations {
             query?: {
                 /** @description `next` of the previous page; a cursor this API did not issue is a 400. */
                 cursor?: string;
-                /** @description Webhooks per page. */
+                /** @description Webhooks per page (1-200). */
                 limit?: number;
             };
             header?: never;
