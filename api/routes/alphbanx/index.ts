@@ -4,18 +4,9 @@
  */
 import { Type } from "@sinclair/typebox";
 import { notFound } from "../../../lib/errors.ts";
-import {
-  Base58Address,
-  DappListQuery,
-  HexId,
-  NextKey,
-  Nullable,
-  problemOf,
-  StringEnum,
-  U256String,
-  UnixMs,
-} from "../../schemas.ts";
+import { Base58Address, HexId, Nullable, problemOf, StringEnum, U256String, UnixMs } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
+import { dappListRoute } from "../dapps/list-route.ts";
 
 const TAG = "dapps:alphbanx";
 const OPS = [
@@ -78,51 +69,36 @@ export async function alphbanxRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
   );
 
-  app.get(
-    "/dapps/alphbanx/operations",
-    {
-      config: cfg,
-      schema: {
-        tags: [TAG],
-        summary: "Operations, newest first",
-        description:
-          "Inferred from the called contract and method index and the signer's ALPH/ABD/ABX moves (see the taxonomy): open_loan, add_collateral, repay, close_loan, withdraw_collateral, redeem, liquidate, stake, request_unstake, claim_unstake, claim_rewards, pool_deposit, pool_withdraw, pool_claim, call.",
-        querystring: Type.Object({
-          ...DappListQuery,
-          address: Type.Optional(Base58Address("Only operations signed by this address.")),
-          op: Type.Optional(StringEnum(OPS, { description: "Only this operation." })),
-        }),
-        response: {
-          200: Type.Object({
-            operations: Type.Array(
-              Type.Object({
-                id: Type.String(),
-                tx_id: Type.String(),
-                timestamp: UnixMs("Block time."),
-                address: Type.String({ description: "Signer." }),
-                op: Type.String(),
-                contract: Type.String({ description: "Called AlphBanX contract." }),
-                contract_role: Type.String(),
-                method_index: Nullable(Type.Integer()),
-                token_id: HexId("Main asset moved."),
-                amount: U256String("Its amount."),
-                alph_delta: U256String("Signer's ALPH change (signed)."),
-                abd_delta: U256String("Signer's ABD change (signed)."),
-                abx_delta: U256String("Signer's ABX change (signed)."),
-                borrower: Type.String({ description: "Liquidated borrower, when the script names one." }),
-              }),
-            ),
-            nextKey: NextKey,
-          }),
-        },
-      },
+  dappListRoute(app, {
+    path: "/dapps/alphbanx/operations",
+    tag: TAG,
+    access: "user",
+    summary: "Operations, newest first",
+    description:
+      "Inferred from the called contract and method index and the signer's ALPH/ABD/ABX moves (see the taxonomy): open_loan, add_collateral, repay, close_loan, withdraw_collateral, redeem, liquidate, stake, request_unstake, claim_unstake, claim_rewards, pool_deposit, pool_withdraw, pool_claim, call.",
+    query: {
+      address: Type.Optional(Base58Address("Only operations signed by this address.")),
+      op: Type.Optional(StringEnum(OPS, { description: "Only this operation." })),
     },
-    async (request) => {
-      const { limit, nextKey, ...f } = request.query;
-      const page = await reads().operations(f, { limit, nextKey });
-      return { operations: page.rows, nextKey: page.nextKey };
-    },
-  );
+    rowsKey: "operations",
+    row: Type.Object({
+      id: Type.String(),
+      tx_id: Type.String(),
+      timestamp: UnixMs("Block time."),
+      address: Type.String({ description: "Signer." }),
+      op: Type.String(),
+      contract: Type.String({ description: "Called AlphBanX contract." }),
+      contract_role: Type.String(),
+      method_index: Nullable(Type.Integer()),
+      token_id: HexId("Main asset moved."),
+      amount: U256String("Its amount."),
+      alph_delta: U256String("Signer's ALPH change (signed)."),
+      abd_delta: U256String("Signer's ABD change (signed)."),
+      abx_delta: U256String("Signer's ABX change (signed)."),
+      borrower: Type.String({ description: "Liquidated borrower, when the script names one." }),
+    }),
+    read: (f, page) => reads().operations(f, page),
+  });
 
   app.get(
     "/dapps/alphbanx/totals",

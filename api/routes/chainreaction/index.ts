@@ -5,18 +5,9 @@
 import { Type } from "@sinclair/typebox";
 import { ALPH_TOKEN_ID } from "../../../lib/chain/types.ts";
 import { notFound } from "../../../lib/errors.ts";
-import {
-  Base58Address,
-  DappListQuery,
-  HexId,
-  NextKey,
-  Nullable,
-  problemOf,
-  StringEnum,
-  U256String,
-  UnixMs,
-} from "../../schemas.ts";
+import { Base58Address, HexId, Nullable, problemOf, StringEnum, U256String, UnixMs } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
+import { dappListRoute } from "../dapps/list-route.ts";
 
 const TAG = "dapps:chainreaction";
 
@@ -51,31 +42,21 @@ export async function chainReactionRoutes(app: App, deps: ApiDeps): Promise<void
   const reads = () => deps.dapps!.chainReaction;
   const cfg = { access: "public" as const, db: "required" as const };
 
-  app.get(
-    "/dapps/chainreaction/games",
-    {
-      config: cfg,
-      schema: {
-        tags: [TAG],
-        summary: "Rounds (games), newest first",
-        description:
-          "One row per (game, round), V1 and V2 alike (V2 rounds are read from the factory, which re-emits every game's events). `pot` is the pot announced by the newest join (boosts after it show from the next join).",
-        querystring: Type.Object({
-          ...DappListQuery,
-          state: Type.Optional(StringEnum(["active", "ended"])),
-          token_id: Type.Optional(HexId("Only rounds staking this token.")),
-        }),
-        response: {
-          200: Type.Object({ games: Type.Array(Type.Ref("ChainReactionRound")), nextKey: NextKey }),
-        },
-      },
+  dappListRoute(app, {
+    path: "/dapps/chainreaction/games",
+    tag: TAG,
+    access: "public",
+    summary: "Rounds (games), newest first",
+    description:
+      "One row per (game, round), V1 and V2 alike (V2 rounds are read from the factory, which re-emits every game's events). `pot` is the pot announced by the newest join (boosts after it show from the next join).",
+    query: {
+      state: Type.Optional(StringEnum(["active", "ended"])),
+      token_id: Type.Optional(HexId("Only rounds staking this token.")),
     },
-    async (request) => {
-      const { limit, nextKey, ...f } = request.query;
-      const page = await reads().games(f, { limit, nextKey });
-      return { games: page.rows, nextKey: page.nextKey };
-    },
-  );
+    rowsKey: "games",
+    row: Type.Ref("ChainReactionRound"),
+    read: (f, page) => reads().games(f, page),
+  });
 
   app.get(
     "/dapps/chainreaction/games/:gameid/:chainid",
@@ -100,162 +81,106 @@ export async function chainReactionRoutes(app: App, deps: ApiDeps): Promise<void
     },
   );
 
-  app.get(
-    "/dapps/chainreaction/games/:gameid/:chainid/players",
-    {
-      config: cfg,
-      schema: {
-        tags: [TAG],
-        summary: "A round's players in join order",
-        params: GameParams,
-        querystring: Type.Object({ ...DappListQuery }),
-        response: {
-          200: Type.Object({
-            players: Type.Array(
-              Type.Object({
-                position: Type.Integer(),
-                player: Type.String(),
-                entry_fee: U256String("Entry fee paid."),
-                pot: U256String("Pot after this join."),
-                amount_burned: U256String("Part of the fee burned."),
-                id: Type.String(),
-                tx_id: Type.String(),
-                timestamp: UnixMs("Block time."),
-              }),
-            ),
-            nextKey: NextKey,
-          }),
-        },
-      },
-    },
-    async (request) => {
-      const { gameid, chainid } = request.params;
-      const page = await reads().players(gameid, chainid, request.query);
-      return { players: page.rows, nextKey: page.nextKey };
-    },
-  );
+  dappListRoute(app, {
+    path: "/dapps/chainreaction/games/:gameid/:chainid/players",
+    tag: TAG,
+    access: "public",
+    summary: "A round's players in join order",
+    params: GameParams.properties,
+    query: {},
+    rowsKey: "players",
+    row: Type.Object({
+      position: Type.Integer(),
+      player: Type.String(),
+      entry_fee: U256String("Entry fee paid."),
+      pot: U256String("Pot after this join."),
+      amount_burned: U256String("Part of the fee burned."),
+      id: Type.String(),
+      tx_id: Type.String(),
+      timestamp: UnixMs("Block time."),
+    }),
+    read: (_, page, { gameid, chainid }) => reads().players(gameid, chainid, page),
+  });
 
-  app.get(
-    "/dapps/chainreaction/leaderboard",
-    {
-      config: cfg,
-      schema: {
-        tags: [TAG],
-        summary: "Leaderboard of one staked token",
-        description:
-          "Per address: rounds won, total payout, rounds played and total spent on entry fees, for rounds staking `token_id` (default ALPH: amounts of different tokens do not add).",
-        querystring: Type.Object({
-          ...DappListQuery,
-          token_id: Type.Optional(HexId("Staked token (default ALPH).")),
-          sort: StringEnum(["wins", "payout", "games", "spent"], { default: "wins" }),
-        }),
-        response: {
-          200: Type.Object({
-            token_id: HexId("The staked token."),
-            entries: Type.Array(
-              Type.Object({
-                address: Type.String(),
-                wins: Type.Integer(),
-                payout: U256String("Total payout."),
-                games: Type.Integer({ description: "Rounds joined." }),
-                spent: U256String("Total entry fees."),
-              }),
-            ),
-            nextKey: NextKey,
-          }),
-        },
-      },
+  dappListRoute(app, {
+    path: "/dapps/chainreaction/leaderboard",
+    tag: TAG,
+    access: "public",
+    summary: "Leaderboard of one staked token",
+    description:
+      "Per address: rounds won, total payout, rounds played and total spent on entry fees, for rounds staking `token_id` (default ALPH: amounts of different tokens do not add).",
+    query: {
+      token_id: Type.Optional(HexId("Staked token (default ALPH).")),
+      sort: StringEnum(["wins", "payout", "games", "spent"], { default: "wins" }),
     },
-    async (request) => {
-      const { limit, nextKey, sort } = request.query;
-      const token_id = request.query.token_id ?? ALPH_TOKEN_ID;
-      const page = await reads().leaderboard({ token_id, sort }, { limit, nextKey });
-      return { token_id, entries: page.rows, nextKey: page.nextKey };
+    head: { token_id: HexId("The staked token.") },
+    rowsKey: "entries",
+    row: Type.Object({
+      address: Type.String(),
+      wins: Type.Integer(),
+      payout: U256String("Total payout."),
+      games: Type.Integer({ description: "Rounds joined." }),
+      spent: U256String("Total entry fees."),
+    }),
+    async read(f, page) {
+      const token_id = f.token_id ?? ALPH_TOKEN_ID;
+      return { head: { token_id }, ...(await reads().leaderboard({ token_id, sort: f.sort }, page)) };
     },
-  );
+  });
 
-  app.get(
-    "/dapps/chainreaction/players/:address/history",
-    {
-      config: cfg,
-      schema: {
-        tags: [TAG],
-        summary: "A player's history, newest first",
-        description:
-          "Joins, wins, timeouts, boosts and guessing-room events where the address is the player.",
-        params: Type.Object({ address: Base58Address("Player address.") }),
-        querystring: Type.Object({ ...DappListQuery }),
-        response: {
-          200: Type.Object({
-            events: Type.Array(
-              Type.Object({
-                id: Type.String(),
-                tx_id: Type.String(),
-                timestamp: UnixMs("Block time."),
-                kind: Type.String({
-                  description: "The event's sub_kind (player_joined, chain_ended, room_joined ...).",
-                }),
-                game_id: Type.String({
-                  description: "Game contract id, or the room id of a guessing-room event.",
-                }),
-                chain_id: Type.String(),
-                token_id: HexId("Token of the amount."),
-                amount: U256String("Entry fee, payout or boost."),
-              }),
-            ),
-            nextKey: NextKey,
-          }),
-        },
-      },
-    },
-    async (request) => {
-      const page = await reads().history(request.params.address, request.query);
-      return { events: page.rows, nextKey: page.nextKey };
-    },
-  );
+  dappListRoute(app, {
+    path: "/dapps/chainreaction/players/:address/history",
+    tag: TAG,
+    access: "public",
+    summary: "A player's history, newest first",
+    description: "Joins, wins, timeouts, boosts and guessing-room events where the address is the player.",
+    params: { address: Base58Address("Player address.") },
+    query: {},
+    rowsKey: "events",
+    row: Type.Object({
+      id: Type.String(),
+      tx_id: Type.String(),
+      timestamp: UnixMs("Block time."),
+      kind: Type.String({
+        description: "The event's sub_kind (player_joined, chain_ended, room_joined ...).",
+      }),
+      game_id: Type.String({
+        description: "Game contract id, or the room id of a guessing-room event.",
+      }),
+      chain_id: Type.String(),
+      token_id: HexId("Token of the amount."),
+      amount: U256String("Entry fee, payout or boost."),
+    }),
+    read: (_, page, { address }) => reads().history(address, page),
+  });
 
-  app.get(
-    "/dapps/chainreaction/rooms",
-    {
-      config: cfg,
-      schema: {
-        tags: [TAG],
-        summary: "Number Guessing War rooms, newest first",
-        querystring: Type.Object({
-          ...DappListQuery,
-          state: Type.Optional(
-            StringEnum(["open", "locked", "claimable", "claimed", "refunded", "expired", "destroyed"]),
-          ),
-        }),
-        response: {
-          200: Type.Object({
-            rooms: Type.Array(
-              Type.Object({
-                room_id: HexId("Room contract id."),
-                creator: Type.String(),
-                entry_fee: U256String("Entry fee (atto-ALPH)."),
-                max_players: Type.String(),
-                number_range_max: Type.String(),
-                expires_at: Type.String({ description: "As the hub announced it." }),
-                players: Type.Integer(),
-                state: Type.String({
-                  description: "open, locked, claimable, claimed, refunded, expired or destroyed.",
-                }),
-                target: Nullable(Type.String({ description: "Number to guess, once claimable." })),
-                winner: Nullable(Type.String()),
-                payout: Nullable(U256String("Payout claimed.")),
-                created_at: UnixMs("Block time of RoomCreated."),
-              }),
-            ),
-            nextKey: NextKey,
-          }),
-        },
-      },
+  dappListRoute(app, {
+    path: "/dapps/chainreaction/rooms",
+    tag: TAG,
+    access: "public",
+    summary: "Number Guessing War rooms, newest first",
+    query: {
+      state: Type.Optional(
+        StringEnum(["open", "locked", "claimable", "claimed", "refunded", "expired", "destroyed"]),
+      ),
     },
-    async (request) => {
-      const { limit, nextKey, state } = request.query;
-      const page = await reads().rooms({ state }, { limit, nextKey });
-      return { rooms: page.rows, nextKey: page.nextKey };
-    },
-  );
+    rowsKey: "rooms",
+    row: Type.Object({
+      room_id: HexId("Room contract id."),
+      creator: Type.String(),
+      entry_fee: U256String("Entry fee (atto-ALPH)."),
+      max_players: Type.String(),
+      number_range_max: Type.String(),
+      expires_at: Type.String({ description: "As the hub announced it." }),
+      players: Type.Integer(),
+      state: Type.String({
+        description: "open, locked, claimable, claimed, refunded, expired or destroyed.",
+      }),
+      target: Nullable(Type.String({ description: "Number to guess, once claimable." })),
+      winner: Nullable(Type.String()),
+      payout: Nullable(U256String("Payout claimed.")),
+      created_at: UnixMs("Block time of RoomCreated."),
+    }),
+    read: (f, page) => reads().rooms(f, page),
+  });
 }

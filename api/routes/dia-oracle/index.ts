@@ -3,9 +3,10 @@
  * and randomness rounds kept past the contract's 1,000-round ring buffer (public).
  */
 import { Type } from "@sinclair/typebox";
-import { badRequest, notFound } from "../../../lib/errors.ts";
-import { DappListQuery, NextKey, problemOf, U256String, UnixMs } from "../../schemas.ts";
+import { notFound } from "../../../lib/errors.ts";
+import { problemOf, U256String, UnixMs } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
+import { dappListRoute } from "../dapps/list-route.ts";
 
 const TAG = "dapps:dia-oracle";
 
@@ -76,65 +77,43 @@ export async function diaOracleRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
   );
 
-  app.get(
-    "/dapps/dia-oracle/history",
-    {
-      config: cfg,
-      schema: {
-        tags: [TAG],
-        summary: "A feed's values, newest first",
-        querystring: Type.Object({
-          ...DappListQuery,
-          key: FeedKey,
-          from_ts: Type.Optional(UnixMs("From this block time (ms).")),
-          to_ts: Type.Optional(UnixMs("Up to this block time (ms).")),
-        }),
-        response: {
-          200: Type.Object({
-            key: Type.String(),
-            values: Type.Array(
-              Type.Object({
-                id: Type.String(),
-                tx_id: Type.String(),
-                value: U256String("Value, with `decimals` decimals."),
-                decimals: Type.Integer(),
-                oracle_timestamp: UnixMs("The oracle's time."),
-                timestamp: UnixMs("Block time."),
-              }),
-            ),
-            nextKey: NextKey,
-          }),
-        },
-      },
+  dappListRoute(app, {
+    path: "/dapps/dia-oracle/history",
+    tag: TAG,
+    access: "public",
+    summary: "A feed's values, newest first",
+    query: {
+      key: FeedKey,
+      from_ts: Type.Optional(UnixMs("From this block time (ms).")),
+      to_ts: Type.Optional(UnixMs("Up to this block time (ms).")),
     },
-    async (request) => {
-      const { limit, nextKey, key, from_ts, to_ts } = request.query;
-      if (from_ts !== undefined && to_ts !== undefined && from_ts > to_ts)
-        throw badRequest("from_ts is after to_ts", { field: "from_ts" });
-      const page = await reads().history(key, { from_ts, to_ts }, { limit, nextKey });
-      return { key, values: page.rows, nextKey: page.nextKey };
-    },
-  );
+    head: { key: Type.String() },
+    rowsKey: "values",
+    row: Type.Object({
+      id: Type.String(),
+      tx_id: Type.String(),
+      value: U256String("Value, with `decimals` decimals."),
+      decimals: Type.Integer(),
+      oracle_timestamp: UnixMs("The oracle's time."),
+      timestamp: UnixMs("Block time."),
+    }),
+    read: async ({ key, from_ts, to_ts }, page) => ({
+      head: { key },
+      ...(await reads().history(key, { from_ts, to_ts }, page)),
+    }),
+  });
 
-  app.get(
-    "/dapps/dia-oracle/randomness",
-    {
-      config: cfg,
-      schema: {
-        tags: [TAG],
-        summary: "Randomness rounds, newest first",
-        description: "Every round indexed, also those the contract's 1,000-round buffer no longer holds.",
-        querystring: Type.Object({ ...DappListQuery }),
-        response: {
-          200: Type.Object({ rounds: Type.Array(Type.Ref("DiaRandomnessRound")), nextKey: NextKey }),
-        },
-      },
-    },
-    async (request) => {
-      const page = await reads().rounds(request.query);
-      return { rounds: page.rows, nextKey: page.nextKey };
-    },
-  );
+  dappListRoute(app, {
+    path: "/dapps/dia-oracle/randomness",
+    tag: TAG,
+    access: "public",
+    summary: "Randomness rounds, newest first",
+    description: "Every round indexed, also those the contract's 1,000-round buffer no longer holds.",
+    query: {},
+    rowsKey: "rounds",
+    row: Type.Ref("DiaRandomnessRound"),
+    read: (_, page) => reads().rounds(page),
+  });
 
   app.get(
     "/dapps/dia-oracle/randomness/:round",

@@ -4,18 +4,9 @@
  */
 import { Type } from "@sinclair/typebox";
 import { badRequest, notFound } from "../../../lib/errors.ts";
-import {
-  Base58Address,
-  DappListQuery,
-  HexId,
-  NextKey,
-  Nullable,
-  problemOf,
-  StringEnum,
-  U256String,
-  UnixMs,
-} from "../../schemas.ts";
+import { Base58Address, HexId, Nullable, problemOf, StringEnum, U256String, UnixMs } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
+import { dappListRoute } from "../dapps/list-route.ts";
 
 const TAG = "dapps:elexium";
 
@@ -78,22 +69,16 @@ export async function elexiumRoutes(app: App, deps: ApiDeps): Promise<void> {
     address: Type.Optional(Base58Address("Only this trader or provider (the transaction signer).")),
   };
 
-  app.get(
-    "/dapps/elexium/pools",
-    {
-      config: cfg,
-      schema: {
-        tags: [TAG],
-        summary: "Pools, oldest first",
-        querystring: Type.Object({ ...DappListQuery }),
-        response: { 200: Type.Object({ pools: Type.Array(Type.Ref("ElexiumPool")), nextKey: NextKey }) },
-      },
-    },
-    async (request) => {
-      const page = await reads().pools(request.query);
-      return { pools: page.rows, nextKey: page.nextKey };
-    },
-  );
+  dappListRoute(app, {
+    path: "/dapps/elexium/pools",
+    tag: TAG,
+    access: "public",
+    summary: "Pools, oldest first",
+    query: {},
+    rowsKey: "pools",
+    row: Type.Ref("ElexiumPool"),
+    read: (_, page) => reads().pools(page),
+  });
 
   app.get(
     "/dapps/elexium/pools/:pool",
@@ -157,57 +142,36 @@ export async function elexiumRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
   );
 
-  app.get(
-    "/dapps/elexium/swaps",
-    {
-      config: cfg,
-      schema: {
-        tags: [TAG],
-        summary: "Swaps, newest first",
-        querystring: Type.Object({ ...DappListQuery, ...Filters }),
-        response: { 200: Type.Object({ swaps: Type.Array(Type.Ref("ElexiumSwap")), nextKey: NextKey }) },
-      },
-    },
-    async (request) => {
-      const { limit, nextKey, ...f } = request.query;
-      const page = await reads().swaps(f, { limit, nextKey });
-      return { swaps: page.rows, nextKey: page.nextKey };
-    },
-  );
+  dappListRoute(app, {
+    path: "/dapps/elexium/swaps",
+    tag: TAG,
+    access: "public",
+    summary: "Swaps, newest first",
+    query: Filters,
+    rowsKey: "swaps",
+    row: Type.Ref("ElexiumSwap"),
+    read: (f, page) => reads().swaps(f, page),
+  });
 
-  app.get(
-    "/dapps/elexium/liquidity",
-    {
-      config: cfg,
-      schema: {
-        tags: [TAG],
-        summary: "Liquidity added and removed, newest first",
-        querystring: Type.Object({ ...DappListQuery, ...Filters }),
-        response: {
-          200: Type.Object({
-            events: Type.Array(
-              Type.Object({
-                id: Type.String(),
-                tx_id: Type.String(),
-                timestamp: UnixMs("Block time."),
-                pool_address: Type.String(),
-                provider: Type.String(),
-                kind: StringEnum(["add", "remove"]),
-                amount0: U256String("Token 0 amount."),
-                amount1: U256String("Token 1 amount."),
-              }),
-            ),
-            nextKey: NextKey,
-          }),
-        },
-      },
-    },
-    async (request) => {
-      const { limit, nextKey, ...f } = request.query;
-      const page = await reads().liquidity(f, { limit, nextKey });
-      return { events: page.rows, nextKey: page.nextKey };
-    },
-  );
+  dappListRoute(app, {
+    path: "/dapps/elexium/liquidity",
+    tag: TAG,
+    access: "public",
+    summary: "Liquidity added and removed, newest first",
+    query: Filters,
+    rowsKey: "events",
+    row: Type.Object({
+      id: Type.String(),
+      tx_id: Type.String(),
+      timestamp: UnixMs("Block time."),
+      pool_address: Type.String(),
+      provider: Type.String(),
+      kind: StringEnum(["add", "remove"]),
+      amount0: U256String("Token 0 amount."),
+      amount1: U256String("Token 1 amount."),
+    }),
+    read: (f, page) => reads().liquidity(f, page),
+  });
 
   app.get(
     "/dapps/elexium/tickers",

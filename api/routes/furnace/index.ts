@@ -1,17 +1,9 @@
 /** dapps:furnace — Token Furnace burns, totals per token, top burners and burner NFTs (public). */
 import { Type } from "@sinclair/typebox";
 import { badRequest, notFound } from "../../../lib/errors.ts";
-import {
-  Base58Address,
-  DappListQuery,
-  HexId,
-  NextKey,
-  problemOf,
-  StringEnum,
-  U256String,
-  UnixMs,
-} from "../../schemas.ts";
+import { Base58Address, HexId, problemOf, StringEnum, U256String, UnixMs } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
+import { dappListRoute } from "../dapps/list-route.ts";
 
 const TAG = "dapps:furnace";
 
@@ -48,62 +40,42 @@ export async function furnaceRoutes(app: App, deps: ApiDeps): Promise<void> {
   app.addSchema(TokenTotals);
   const reads = () => deps.dapps!.furnace;
 
-  app.get(
-    "/dapps/furnace/burns",
-    {
-      config: { access: "public", db: "required" },
-      schema: {
-        tags: [TAG],
-        summary: "Burns, newest first",
-        description:
-          "Token Furnace `Burned` events of the four group contracts, filtered by token, burner, time range (block time, ms) and burner NFT.",
-        querystring: Type.Object({
-          ...DappListQuery,
-          token_id: Type.Optional(HexId("Only burns of this token.")),
-          burner: Type.Optional(Base58Address("Only burns by this address.")),
-          from_ts: Type.Optional(UnixMs("Burns at or after this block time (ms).")),
-          to_ts: Type.Optional(UnixMs("Burns at or before this block time (ms).")),
-          nft: Type.Optional(
-            Type.Boolean({ description: "Only burns with (true) or without (false) a burner NFT." }),
-          ),
-        }),
-        response: { 200: Type.Object({ burns: Type.Array(Type.Ref("FurnaceBurn")), nextKey: NextKey }) },
-      },
+  dappListRoute(app, {
+    path: "/dapps/furnace/burns",
+    tag: TAG,
+    access: "public",
+    summary: "Burns, newest first",
+    description:
+      "Token Furnace `Burned` events of the four group contracts, filtered by token, burner, time range (block time, ms) and burner NFT.",
+    query: {
+      token_id: Type.Optional(HexId("Only burns of this token.")),
+      burner: Type.Optional(Base58Address("Only burns by this address.")),
+      from_ts: Type.Optional(UnixMs("Burns at or after this block time (ms).")),
+      to_ts: Type.Optional(UnixMs("Burns at or before this block time (ms).")),
+      nft: Type.Optional(
+        Type.Boolean({ description: "Only burns with (true) or without (false) a burner NFT." }),
+      ),
     },
-    async (request) => {
-      const { limit, nextKey, ...f } = request.query;
-      if (f.from_ts !== undefined && f.to_ts !== undefined && f.from_ts > f.to_ts)
-        throw badRequest("from_ts is after to_ts", { field: "from_ts" });
-      const page = await reads().burns(f, { limit, nextKey });
-      return { burns: page.rows, nextKey: page.nextKey };
-    },
-  );
+    rowsKey: "burns",
+    row: Type.Ref("FurnaceBurn"),
+    read: (f, page) => reads().burns(f, page),
+  });
 
-  app.get(
-    "/dapps/furnace/tokens",
-    {
-      config: { access: "public", db: "required" },
-      schema: {
-        tags: [TAG],
-        summary: "Totals per burned token (top tokens)",
-        querystring: Type.Object({
-          ...DappListQuery,
-          sort: StringEnum(["burns", "burners", "last_burn"], {
-            default: "burns",
-            description: "Order: most burns, most distinct burners, or newest burn first.",
-          }),
-        }),
-        response: {
-          200: Type.Object({ tokens: Type.Array(Type.Ref("FurnaceTokenTotals")), nextKey: NextKey }),
-        },
-      },
+  dappListRoute(app, {
+    path: "/dapps/furnace/tokens",
+    tag: TAG,
+    access: "public",
+    summary: "Totals per burned token (top tokens)",
+    query: {
+      sort: StringEnum(["burns", "burners", "last_burn"], {
+        default: "burns",
+        description: "Order: most burns, most distinct burners, or newest burn first.",
+      }),
     },
-    async (request) => {
-      const { limit, nextKey, sort } = request.query;
-      const page = await reads().tokens(sort, { limit, nextKey });
-      return { tokens: page.rows, nextKey: page.nextKey };
-    },
-  );
+    rowsKey: "tokens",
+    row: Type.Ref("FurnaceTokenTotals"),
+    read: ({ sort }, page) => reads().tokens(sort, page),
+  });
 
   app.get(
     "/dapps/furnace/tokens/:tokenid",
@@ -126,67 +98,46 @@ export async function furnaceRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
   );
 
-  app.get(
-    "/dapps/furnace/burners",
-    {
-      config: { access: "public", db: "required" },
-      schema: {
-        tags: [TAG],
-        summary: "Top burners",
-        description:
-          "Addresses by number of burns, or by amount burned of one token (`sort=burned` needs `token_id`: amounts of different tokens do not add).",
-        querystring: Type.Object({
-          ...DappListQuery,
-          token_id: Type.Optional(HexId("Only burns of this token.")),
-          sort: StringEnum(["burns", "burned"], { default: "burns" }),
-        }),
-        response: {
-          200: Type.Object({
-            burners: Type.Array(
-              Type.Object({
-                address: Type.String(),
-                burns: Type.Integer(),
-                tokens: Type.Integer({ description: "Distinct tokens burned." }),
-                burned: Type.Unsafe<string | null>({
-                  type: "string",
-                  nullable: true,
-                  description: "Amount burned (with `token_id` only).",
-                }),
-                last_burn_at: UnixMs("Newest burn's block time."),
-              }),
-            ),
-            nextKey: NextKey,
-          }),
-        },
-      },
+  dappListRoute(app, {
+    path: "/dapps/furnace/burners",
+    tag: TAG,
+    access: "public",
+    summary: "Top burners",
+    description:
+      "Addresses by number of burns, or by amount burned of one token (`sort=burned` needs `token_id`: amounts of different tokens do not add).",
+    query: {
+      token_id: Type.Optional(HexId("Only burns of this token.")),
+      sort: StringEnum(["burns", "burned"], { default: "burns" }),
     },
-    async (request) => {
-      const { limit, nextKey, token_id, sort } = request.query;
+    rowsKey: "burners",
+    row: Type.Object({
+      address: Type.String(),
+      burns: Type.Integer(),
+      tokens: Type.Integer({ description: "Distinct tokens burned." }),
+      burned: Type.Unsafe<string | null>({
+        type: "string",
+        nullable: true,
+        description: "Amount burned (with `token_id` only).",
+      }),
+      last_burn_at: UnixMs("Newest burn's block time."),
+    }),
+    read({ token_id, sort }, page) {
       if (sort === "burned" && !token_id) throw badRequest("sort=burned needs token_id", { field: "sort" });
-      const page = await reads().burners({ token_id, sort }, { limit, nextKey });
-      return { burners: page.rows, nextKey: page.nextKey };
+      return reads().burners({ token_id, sort }, page);
     },
-  );
+  });
 
-  app.get(
-    "/dapps/furnace/nfts",
-    {
-      config: { access: "public", db: "required" },
-      schema: {
-        tags: [TAG],
-        summary: "Burner NFTs (burns that minted one), newest first",
-        querystring: Type.Object({
-          ...DappListQuery,
-          burner: Type.Optional(Base58Address("Only NFTs of this burner.")),
-          token_id: Type.Optional(HexId("Only NFTs of burns of this token.")),
-        }),
-        response: { 200: Type.Object({ nfts: Type.Array(Type.Ref("FurnaceBurn")), nextKey: NextKey }) },
-      },
+  dappListRoute(app, {
+    path: "/dapps/furnace/nfts",
+    tag: TAG,
+    access: "public",
+    summary: "Burner NFTs (burns that minted one), newest first",
+    query: {
+      burner: Type.Optional(Base58Address("Only NFTs of this burner.")),
+      token_id: Type.Optional(HexId("Only NFTs of burns of this token.")),
     },
-    async (request) => {
-      const { limit, nextKey, burner, token_id } = request.query;
-      const page = await reads().burns({ burner, token_id, nft: true }, { limit, nextKey });
-      return { nfts: page.rows, nextKey: page.nextKey };
-    },
-  );
+    rowsKey: "nfts",
+    row: Type.Ref("FurnaceBurn"),
+    read: ({ burner, token_id }, page) => reads().burns({ burner, token_id, nft: true }, page),
+  });
 }
