@@ -7,7 +7,7 @@ import { ALPH_TOKEN_ID } from "../../../lib/chain/types.ts";
 import { notFound } from "../../../lib/errors.ts";
 import { Base58Address, HexId, Nullable, problemOf, StringEnum, U256String, UnixMs } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
-import { dappListRoute } from "../dapps/list-route.ts";
+import { dappListRoute } from "./list-route.ts";
 
 const TAG = "dapps:chainreaction";
 

@@ -6,7 +6,7 @@ import { Type } from "@sinclair/typebox";
 import { badRequest, notFound } from "../../../lib/errors.ts";
 import { Base58Address, HexId, Nullable, problemOf, StringEnum, U256String, UnixMs } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
-import { dappListRoute } from "../dapps/list-route.ts";
+import { dappListRoute } from "./list-route.ts";
 
 const TAG = "dapps:elexium";
 
