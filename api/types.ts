@@ -94,7 +94,8 @@ export interface RouteEntry {
 /**
  * The dependency bag of the API, built by `createApiDeps` (api/deps.ts) and passed to `buildApp`.
  * Stores and repositories are null without databases; routes declared `db: "required"` are answered
- * 503 by the auth hook before their handler runs, so their handlers may assume them.
+ * 503 by the auth hook before their handler runs, and route groups read them through `requireDb`
+ * (api/require-db.ts), which answers the same 503 rather than assume them with `!`.
  */
 export interface ApiDeps {
   config: Config;
@@ -144,3 +145,8 @@ export type App = FastifyInstance<
   FastifyBaseLogger,
   TypeBoxTypeProvider
 >;
+
+/** The services of `ApiDeps` that exist only with the databases. */
+export type DbDeps = {
+  [K in keyof ApiDeps as null extends ApiDeps[K] ? K : never]-?: NonNullable<ApiDeps[K]>;
+};

@@ -6,7 +6,7 @@
 import { Type } from "@sinclair/typebox";
 import { notFound } from "../../../lib/errors.ts";
 import { createExchangeWalletsRepo } from "../../../lib/repos/exchange-wallets.ts";
-
+import { requireDb } from "../../require-db.ts";
 import type { ApiDeps, App } from "../../types.ts";
 import { MAX_TIME_MS } from "../prices/schemas.ts";
 
@@ -35,8 +35,9 @@ const WalletRecord = Type.Object(
 );
 
 export async function exchangeWalletRoutes(app: App, deps: ApiDeps): Promise<void> {
+  const need = requireDb(deps);
   app.addSchema(WalletRecord);
-  const repo = () => createExchangeWalletsRepo(deps.pg!);
+  const repo = () => createExchangeWalletsRepo(need("pg"));
 
   app.get(
     "/addresses/exchange-wallets",

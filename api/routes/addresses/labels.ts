@@ -1,6 +1,7 @@
 /** Addresses group, labels: list, add (admin), delete (admin). Labels decorate `address_labels` on events. */
 import { Type } from "@sinclair/typebox";
 import { notFound } from "../../../lib/errors.ts";
+import { requireDb } from "../../require-db.ts";
 import { INT32_MAX, Nullable } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 
@@ -47,6 +48,7 @@ const LabelRecord = Type.Object(
 );
 
 export async function addressLabelRoutes(app: App, deps: ApiDeps): Promise<void> {
+  const need = requireDb(deps);
   app.addSchema(LabelRecord);
 
   app.get(
@@ -76,7 +78,7 @@ export async function addressLabelRoutes(app: App, deps: ApiDeps): Promise<void>
     },
     async (request) => {
       const q = request.query;
-      const labels = await deps.labels!.list({
+      const labels = await need("labels").list({
         addresses: q.address?.split(",").map((a) => a.trim()),
         search: q.search,
         source: q.source,
@@ -107,7 +109,7 @@ export async function addressLabelRoutes(app: App, deps: ApiDeps): Promise<void>
     },
     async (request) => ({
       address: request.params.address,
-      labels: await deps.labels!.ofAddress(request.params.address),
+      labels: await need("labels").ofAddress(request.params.address),
     }),
   );
 
@@ -153,7 +155,7 @@ export async function addressLabelRoutes(app: App, deps: ApiDeps): Promise<void>
     },
     async (request) => {
       const b = request.body;
-      const label = await deps.labels!.upsert({
+      const label = await need("labels").upsert({
         address: b.address,
         source: b.source,
         label: b.label,
@@ -189,7 +191,7 @@ export async function addressLabelRoutes(app: App, deps: ApiDeps): Promise<void>
     },
     async (request) => {
       const { address, source } = request.body;
-      const deleted = await deps.labels!.remove(address, source ?? null);
+      const deleted = await need("labels").remove(address, source ?? null);
       if (deleted === 0)
         throw notFound(`No label for ${address}${source ? ` from ${source}` : ""}`, { address });
       return { ok: true, deleted };

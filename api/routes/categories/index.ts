@@ -1,5 +1,6 @@
 /** Category group: list (with counts), add or re-activate, soft delete. */
 import { Type } from "@sinclair/typebox";
+import { requireDb } from "../../require-db.ts";
 import type { ApiDeps, App } from "../../types.ts";
 
 const CategorySchema = Type.Object(
@@ -19,6 +20,7 @@ const CategoryId = Type.String({ pattern: "^[a-z0-9][a-z0-9_-]{0,63}$", descript
 const CategoryResult = Type.Object({ ok: Type.Boolean(), category: Type.Ref("Category") });
 
 export async function categoryRoutes(app: App, deps: ApiDeps): Promise<void> {
+  const need = requireDb(deps);
   app.addSchema(CategorySchema);
 
   app.get(
@@ -37,7 +39,7 @@ export async function categoryRoutes(app: App, deps: ApiDeps): Promise<void> {
         response: { 200: Type.Object({ categories: Type.Array(Type.Ref("Category")) }) },
       },
     },
-    async (request) => ({ categories: await deps.registry!.listCategories(request.query.include_deleted) }),
+    async (request) => ({ categories: await need("registry").listCategories(request.query.include_deleted) }),
   );
 
   app.post(
@@ -60,7 +62,7 @@ export async function categoryRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
     async (request) => ({
       ok: true,
-      category: await deps.registry!.addCategory(request.body.id, request.body.sort_order),
+      category: await need("registry").addCategory(request.body.id, request.body.sort_order),
     }),
   );
 
@@ -77,6 +79,6 @@ export async function categoryRoutes(app: App, deps: ApiDeps): Promise<void> {
         response: { 200: CategoryResult, 404: Type.Ref("Problem") },
       },
     },
-    async (request) => ({ ok: true, category: await deps.registry!.deleteCategory(request.body.id) }),
+    async (request) => ({ ok: true, category: await need("registry").deleteCategory(request.body.id) }),
   );
 }

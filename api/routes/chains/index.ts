@@ -3,6 +3,7 @@ import { Type } from "@sinclair/typebox";
 import { ADDRESS_GROUPS } from "../../../lib/chain/types.ts";
 import { badRequest } from "../../../lib/errors.ts";
 import { readProgress } from "../../../lib/events/reader.ts";
+import { requireDb } from "../../require-db.ts";
 import { INT32_MAX, Nullable } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 
@@ -44,6 +45,7 @@ const ChainStatusSchema = Type.Object({
 });
 
 export async function chainRoutes(app: App, deps: ApiDeps): Promise<void> {
+  const need = requireDb(deps);
   app.addSchema(ChainSchema);
 
   app.get(
@@ -72,7 +74,7 @@ export async function chainRoutes(app: App, deps: ApiDeps): Promise<void> {
     async (request) => {
       const { page, pageSize } = request.query;
       if (pageSize === 0) throw badRequest("pageSize must be -1 (all) or 1-999", { pageSize: 0 });
-      const all = (await deps.registry!.listChains()).map((c) => ({ ...c, avatar_url: c.icon }));
+      const all = (await need("registry").listChains()).map((c) => ({ ...c, avatar_url: c.icon }));
       const items = pageSize === -1 ? all : all.slice((page - 1) * pageSize, page * pageSize);
       return { items, chains: items, total: all.length, page, pageSize };
     },
@@ -97,7 +99,7 @@ export async function chainRoutes(app: App, deps: ApiDeps): Promise<void> {
       },
     },
     async () => {
-      const progress = await readProgress(deps.ch!);
+      const progress = await readProgress(need("ch"));
       const now = Date.now();
       return {
         watermark: progress.watermark,

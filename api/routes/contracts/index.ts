@@ -3,6 +3,7 @@ import { Type } from "@sinclair/typebox";
 import { notFound } from "../../../lib/errors.ts";
 import { createContractStateReader } from "../../../lib/node-calls.ts";
 import { contractDetails, stateFields } from "../../../lib/tokens/contract-details.ts";
+import { requireDb } from "../../require-db.ts";
 import { INT32_MAX, Nullable } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 
@@ -104,6 +105,7 @@ const AddressParams = Type.Object({
 });
 
 export async function contractRoutes(app: App, deps: ApiDeps): Promise<void> {
+  const need = requireDb(deps);
   app.addSchema(ContractSchema);
   app.addSchema(ContractDetailsSchema);
   app.addSchema(ContractFieldSchema);
@@ -134,9 +136,9 @@ export async function contractRoutes(app: App, deps: ApiDeps): Promise<void> {
       },
     },
     async (request) => {
-      const contract = await deps.registry!.getContract(request.params.address);
+      const contract = await need("registry").getContract(request.params.address);
       if (!contract) throw notFound(`Contract ${request.params.address} not found`);
-      const dapp = contract.dapp_id ? await deps.registry!.getDapp(contract.dapp_id) : null;
+      const dapp = contract.dapp_id ? await need("registry").getDapp(contract.dapp_id) : null;
       return { contract, dapp };
     },
   );
@@ -166,16 +168,16 @@ export async function contractRoutes(app: App, deps: ApiDeps): Promise<void> {
       },
     },
     async (request) => {
-      const contract = await deps.registry!.getContract(request.params.address);
+      const contract = await need("registry").getContract(request.params.address);
       if (!contract) throw notFound(`Contract ${request.params.address} not found`);
-      const record = await contractDetails(deps.pg!, deps.registry!, contract);
+      const record = await contractDetails(need("pg"), need("registry"), contract);
       let state = null;
       try {
         state = node ? await node.state(contract.address) : null;
       } catch (error) {
         request.log.warn({ err: error, address: contract.address }, "Contract state unavailable.");
       }
-      const fields = state ? await stateFields(deps.registry!, contract, state) : [];
+      const fields = state ? await stateFields(need("registry"), contract, state) : [];
       return {
         contract: record,
         fields,
@@ -213,12 +215,12 @@ export async function contractRoutes(app: App, deps: ApiDeps): Promise<void> {
       },
     },
     async (request) => {
-      const contract = await deps.registry!.getContract(request.params.address);
+      const contract = await need("registry").getContract(request.params.address);
       if (!contract) throw notFound(`Contract ${request.params.address} not found`);
       const { page, pageSize } = request.query;
       return {
         address: contract.address,
-        ...(await deps.registry!.listContractChildren(contract.address, { page, pageSize })),
+        ...(await need("registry").listContractChildren(contract.address, { page, pageSize })),
         page,
         pageSize,
       };

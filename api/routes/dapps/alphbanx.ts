@@ -4,6 +4,7 @@
  */
 import { Type } from "@sinclair/typebox";
 import { notFound } from "../../../lib/errors.ts";
+import { requireDb } from "../../require-db.ts";
 import { Base58Address, HexId, Nullable, problemOf, StringEnum, U256String, UnixMs } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 import { dappListRoute } from "./list-route.ts";
@@ -28,7 +29,8 @@ const OPS = [
 ] as const;
 
 export async function alphbanxRoutes(app: App, deps: ApiDeps): Promise<void> {
-  const reads = () => deps.dapps!.alphbanx;
+  const need = requireDb(deps);
+  const reads = () => need("dapps").alphbanx;
   const cfg = { access: "user" as const, db: "required" as const };
 
   app.get(

@@ -5,6 +5,7 @@
 import { Type } from "@sinclair/typebox";
 import { ALPH_TOKEN_ID } from "../../../lib/chain/types.ts";
 import { notFound } from "../../../lib/errors.ts";
+import { requireDb } from "../../require-db.ts";
 import { Base58Address, HexId, Nullable, problemOf, StringEnum, U256String, UnixMs } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 import { dappListRoute } from "./list-route.ts";
@@ -38,8 +39,9 @@ const GameParams = Type.Object({
 });
 
 export async function chainReactionRoutes(app: App, deps: ApiDeps): Promise<void> {
+  const need = requireDb(deps);
   app.addSchema(Round);
-  const reads = () => deps.dapps!.chainReaction;
+  const reads = () => need("dapps").chainReaction;
   const cfg = { access: "public" as const, db: "required" as const };
 
   dappListRoute(app, {

@@ -4,6 +4,7 @@
  */
 import { Type } from "@sinclair/typebox";
 import { notFound } from "../../../lib/errors.ts";
+import { requireDb } from "../../require-db.ts";
 import { problemOf, U256String, UnixMs } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 import { dappListRoute } from "./list-route.ts";
@@ -29,8 +30,9 @@ const FeedKey = Type.String({
 });
 
 export async function diaOracleRoutes(app: App, deps: ApiDeps): Promise<void> {
+  const need = requireDb(deps);
   app.addSchema(Round);
-  const reads = () => deps.dapps!.dia;
+  const reads = () => need("dapps").dia;
   const cfg = { access: "public" as const, db: "required" as const };
 
   app.get(

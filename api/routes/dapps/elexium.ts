@@ -4,6 +4,7 @@
  */
 import { Type } from "@sinclair/typebox";
 import { badRequest, notFound } from "../../../lib/errors.ts";
+import { requireDb } from "../../require-db.ts";
 import { Base58Address, HexId, Nullable, problemOf, StringEnum, U256String, UnixMs } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 import { dappListRoute } from "./list-route.ts";
@@ -60,9 +61,10 @@ const rangeError = (q: { from_ts?: number; to_ts?: number }) => {
 };
 
 export async function elexiumRoutes(app: App, deps: ApiDeps): Promise<void> {
+  const need = requireDb(deps);
   app.addSchema(Pool);
   app.addSchema(Swap);
-  const reads = () => deps.dapps!.elexium;
+  const reads = () => need("dapps").elexium;
   const cfg = { access: "public" as const, db: "required" as const };
   const Filters = {
     pool: Type.Optional(Base58Address("Only this pool.")),

@@ -1,6 +1,7 @@
 /** dapps:furnace — Token Furnace burns, totals per token, top burners and burner NFTs (public). */
 import { Type } from "@sinclair/typebox";
 import { badRequest, notFound } from "../../../lib/errors.ts";
+import { requireDb } from "../../require-db.ts";
 import { Base58Address, HexId, problemOf, StringEnum, U256String, UnixMs } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 import { dappListRoute } from "./list-route.ts";
@@ -36,9 +37,10 @@ const TokenTotals = Type.Object(
 );
 
 export async function furnaceRoutes(app: App, deps: ApiDeps): Promise<void> {
+  const need = requireDb(deps);
   app.addSchema(Burn);
   app.addSchema(TokenTotals);
-  const reads = () => deps.dapps!.furnace;
+  const reads = () => need("dapps").furnace;
 
   dappListRoute(app, {
     path: "/dapps/furnace/burns",

@@ -2,6 +2,7 @@
 import { Type } from "@sinclair/typebox";
 import { notFound } from "../../../lib/errors.ts";
 import { type DappUpdate, MAX_CATEGORIES } from "../../../lib/tokens/repo.ts";
+import { requireDb } from "../../require-db.ts";
 import { NoBody, Nullable } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 import { NullableBody } from "../tokens/schemas.ts";
@@ -35,6 +36,7 @@ const DappResult = Type.Object({ ok: Type.Boolean(), dapp: Type.Ref("Dapp") });
 const DappParams = Type.Object({ dappid: DappId });
 
 export async function dappRoutes(app: App, deps: ApiDeps): Promise<void> {
+  const need = requireDb(deps);
   app.addSchema(DappSchema);
 
   app.get(
@@ -50,7 +52,7 @@ export async function dappRoutes(app: App, deps: ApiDeps): Promise<void> {
         response: { 200: Type.Object({ dapps: Type.Array(Type.Ref("Dapp")) }) },
       },
     },
-    async (request) => ({ dapps: await deps.registry!.listDapps(request.query.include_deleted) }),
+    async (request) => ({ dapps: await need("registry").listDapps(request.query.include_deleted) }),
   );
 
   app.get(
@@ -69,7 +71,7 @@ export async function dappRoutes(app: App, deps: ApiDeps): Promise<void> {
       },
     },
     async (request) => {
-      const dapp = await deps.registry!.getDapp(request.params.dappid);
+      const dapp = await need("registry").getDapp(request.params.dappid);
       if (!dapp) throw notFound(`Dapp ${request.params.dappid} not found`, { dappid: request.params.dappid });
       return { dapp };
     },
@@ -97,7 +99,7 @@ export async function dappRoutes(app: App, deps: ApiDeps): Promise<void> {
         response: { 200: DappResult },
       },
     },
-    async (request) => ({ ok: true, dapp: await deps.registry!.addDapp(request.body) }),
+    async (request) => ({ ok: true, dapp: await need("registry").addDapp(request.body) }),
   );
 
   app.post(
@@ -123,7 +125,7 @@ export async function dappRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
     async (request) => ({
       ok: true,
-      dapp: await deps.registry!.updateDapp(request.params.dappid, request.body as DappUpdate),
+      dapp: await need("registry").updateDapp(request.params.dappid, request.body as DappUpdate),
     }),
   );
 
@@ -139,7 +141,7 @@ export async function dappRoutes(app: App, deps: ApiDeps): Promise<void> {
         response: { 200: DappResult, 404: Type.Ref("Problem") },
       },
     },
-    async (request) => ({ ok: true, dapp: await deps.registry!.deleteDapp(request.params.dappid) }),
+    async (request) => ({ ok: true, dapp: await need("registry").deleteDapp(request.params.dappid) }),
   );
 
   app.post(
@@ -160,7 +162,7 @@ export async function dappRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
     async (request) => ({
       ok: true,
-      dapp: await deps.registry!.setDappCategories(request.params.dappid, request.body.category_ids),
+      dapp: await need("registry").setDappCategories(request.params.dappid, request.body.category_ids),
     }),
   );
 }

@@ -12,6 +12,7 @@ import {
   urlWith,
   varyOnAccept,
 } from "../../csv.ts";
+import { requireDb } from "../../require-db.ts";
 import { Nullable } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 
@@ -128,6 +129,7 @@ export const TX_HASH = "^[0-9a-fA-F]{64}$";
 const EVM_TX_HASH = /^0x[0-9a-fA-F]{64}$/;
 
 export async function eventsRoutes(app: App, deps: ApiDeps): Promise<void> {
+  const need = requireDb(deps);
   app.addSchema(LabelRowSchema);
   app.addSchema(NormalizedEventSchema);
 
@@ -168,7 +170,7 @@ export async function eventsRoutes(app: App, deps: ApiDeps): Promise<void> {
     async (request, reply) => {
       const q = request.query;
       const poll = q.poll === "1";
-      const events = await deps.events!.page(
+      const events = await need("events").page(
         {
           dapp_id: q.dapp_id,
           address: q.address,
@@ -242,7 +244,7 @@ export async function eventsRoutes(app: App, deps: ApiDeps): Promise<void> {
         throw badRequest(
           `Invalid txid ${JSON.stringify(txid)}: expected 64 hex characters (or 0x and 64 hex for an EVM transaction).`,
         );
-      const repo = deps.events!;
+      const repo = need("events");
       const events = await repo.byTransaction(txid.toLowerCase());
       return {
         transaction_id: txid.toLowerCase(),

@@ -7,6 +7,7 @@
 import { Type } from "@sinclair/typebox";
 import type { FastifyReply } from "fastify";
 import type { ExplorerObject, ExplorerPage } from "../../../lib/explorer-client.ts";
+import { requireDb } from "../../require-db.ts";
 import { ProblemRef } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 import { decorateBlock, decorateList, decorateTransaction } from "./decorate.ts";
@@ -47,6 +48,7 @@ function sendJson(reply: FastifyReply, value: unknown): FastifyReply {
 }
 
 export async function explorerRoutes(app: App, deps: ApiDeps): Promise<void> {
+  const need = requireDb(deps);
   app.addSchema(TransactionExt);
   app.addSchema(ListItemExt);
   app.addSchema(BlockExt);
@@ -58,7 +60,7 @@ export async function explorerRoutes(app: App, deps: ApiDeps): Promise<void> {
   const LIST_DESCRIPTION = listDescription(ext);
   const list = async (reply: FastifyReply, fetch: () => Promise<{ json: ExplorerObject[] }>) => {
     const { json } = await fetch();
-    return sendJson(reply, await decorateList(deps.events!, json, key));
+    return sendJson(reply, await decorateList(need("events"), json, key));
   };
 
   app.get(

@@ -13,6 +13,7 @@ import { staleWhileRevalidate } from "../../../lib/stale.ts";
 import type { Pg } from "../../../lib/stores/postgres.ts";
 import { KNOWN_DAPP_CONTRACTS } from "../../../lib/tokens/known-contracts.ts";
 import { WEBHOOK_STATES } from "../../../lib/webhooks/repo.ts";
+import { requireDb } from "../../require-db.ts";
 import { StringEnum } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 
@@ -126,10 +127,11 @@ async function refreshWebhookGauge(pg: Pg, metrics: ApiDeps["metrics"]): Promise
 }
 
 export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
+  const need = requireDb(deps);
   // /status reads the stores through one shared refresh (EVENTS_WATERMARK_CACHE_MS, like the watermark): past it,
   // the last read is answered while one background read replaces it, so /status does not queue behind ingest.
   const cached = { ttlMs: deps.config.EVENTS_WATERMARK_CACHE_MS };
-  const progress = staleWhileRevalidate(() => readProgress(deps.ch!), cached);
+  const progress = staleWhileRevalidate(() => readProgress(need("ch")), cached);
   const sources = staleWhileRevalidate(() => priceSourcesStatus(deps), cached);
   const codeHashes = staleWhileRevalidate(() => codeHashChanges(deps), cached);
   const pipeline = staleWhileRevalidate(async (): Promise<ProgressView | null> => {

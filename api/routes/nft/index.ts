@@ -2,6 +2,7 @@
 import { addressFromContractId } from "@alephium/web3";
 import { Type } from "@sinclair/typebox";
 import { notFound } from "../../../lib/errors.ts";
+import { requireDb } from "../../require-db.ts";
 import { INT32_MAX, Nullable } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 
@@ -115,14 +116,14 @@ const AddressParams = Type.Object({
 });
 
 export async function nftRoutes(app: App, deps: ApiDeps): Promise<void> {
+  const need = requireDb(deps);
   app.addSchema(CollectionSchema);
   app.addSchema(NftTokenSchema);
   app.addSchema(NftDetailsSchema);
   app.addSchema(NftTraitSchema);
   app.addSchema(NftCollectionDetailsSchema);
   app.addSchema(TraitDefinitionSchema);
-  const registry = deps.registry!;
-  const dappOf = async (address: string) => (await registry.getContract(address))?.dapp_id ?? null;
+  const dappOf = async (address: string) => (await need("registry").getContract(address))?.dapp_id ?? null;
 
   app.get(
     "/nft/collections",
@@ -152,7 +153,7 @@ export async function nftRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
     async (request) => {
       const { page, pageSize, search } = request.query;
-      return { ...(await deps.registry!.listNftCollections({ page, pageSize, search })), page, pageSize };
+      return { ...(await need("registry").listNftCollections({ page, pageSize, search })), page, pageSize };
     },
   );
 
@@ -168,7 +169,7 @@ export async function nftRoutes(app: App, deps: ApiDeps): Promise<void> {
       },
     },
     async (request) => {
-      const collection = await deps.registry!.getNftCollection(request.params.address);
+      const collection = await need("registry").getNftCollection(request.params.address);
       if (!collection) throw notFound(`NFT collection ${request.params.address} not found`);
       return { collection };
     },
@@ -197,12 +198,12 @@ export async function nftRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
     async (request) => {
       const { address } = request.params;
-      if (!(await deps.registry!.getNftCollection(address)))
+      if (!(await need("registry").getNftCollection(address)))
         throw notFound(`NFT collection ${address} not found`);
       const { page, pageSize } = request.query;
       return {
         collection_address: address,
-        ...(await deps.registry!.listNftTokens(address, { page, pageSize })),
+        ...(await need("registry").listNftTokens(address, { page, pageSize })),
         page,
         pageSize,
       };
@@ -233,10 +234,10 @@ export async function nftRoutes(app: App, deps: ApiDeps): Promise<void> {
       },
     },
     async (request) => {
-      const token = await registry.getNftToken(request.params.address);
+      const token = await need("registry").getNftToken(request.params.address);
       if (!token) throw notFound(`NFT ${request.params.address} not found`);
       const address = addressFromContractId(token.token_id);
-      const collection = await registry.getNftCollection(token.collection_address);
+      const collection = await need("registry").getNftCollection(token.collection_address);
       const dapp = (await dappOf(address)) ?? (await dappOf(token.collection_address));
       const name =
         token.name ??
@@ -291,7 +292,7 @@ export async function nftRoutes(app: App, deps: ApiDeps): Promise<void> {
       },
     },
     async (request) => {
-      const c = await registry.getNftCollection(request.params.address);
+      const c = await need("registry").getNftCollection(request.params.address);
       if (!c) throw notFound(`NFT collection ${request.params.address} not found`);
       return {
         collection: {
@@ -311,7 +312,7 @@ export async function nftRoutes(app: App, deps: ApiDeps): Promise<void> {
           created_tx: c.created_tx,
           created_at: c.created_at,
         },
-        trait_definitions: await registry.nftTraitDefinitions(c.address),
+        trait_definitions: await need("registry").nftTraitDefinitions(c.address),
       };
     },
   );

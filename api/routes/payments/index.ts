@@ -8,6 +8,7 @@ import { AppError, badRequest, forbidden, notFound } from "../../../lib/errors.t
 import type { KeyWithPlan } from "../../../lib/keys/repo.ts";
 import { alphToAtto } from "../../../lib/payments/amount.ts";
 import { INVOICE_STATUSES, PAYMENT_STATUSES } from "../../../lib/payments/repo.ts";
+import { requireDb } from "../../require-db.ts";
 import { DateTime, NoBody, Nullable, StringEnum } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 
@@ -90,6 +91,7 @@ function scopeOf(caller: KeyWithPlan | null, wanted: string | undefined): string
 }
 
 export async function paymentRoutes(app: App, deps: ApiDeps): Promise<void> {
+  const need = requireDb(deps);
   app.addSchema(Invoice);
   app.addSchema(Payment);
 
@@ -108,7 +110,7 @@ export async function paymentRoutes(app: App, deps: ApiDeps): Promise<void> {
       const q = request.query;
       const user_id = scopeOf(request.apiKey, q.user_id);
       return {
-        invoices: await deps.payments!.listInvoices({ ...q, user_id, limit: q.limit }),
+        invoices: await need("payments").listInvoices({ ...q, user_id, limit: q.limit }),
       };
     },
   );
@@ -149,13 +151,13 @@ export async function paymentRoutes(app: App, deps: ApiDeps): Promise<void> {
       }
       const caller = request.apiKey!;
       const keyId = request.body.key_id ?? caller.key_id;
-      const key = await deps.keys!.getKey(keyId);
+      const key = await need("keys").getKey(keyId);
       if (!key) throw notFound(`API key ${keyId} not found`, { keyId });
       if (caller.level !== "admin" && key.user_id !== caller.user_id) {
         throw forbidden("not_key_owner", "Only the key's owner or an admin may pay for it.");
       }
       if (key.revoked_at) throw badRequest(`API key ${keyId} is revoked.`, { keyId });
-      const invoice = await deps.payments!.createInvoice({
+      const invoice = await need("payments").createInvoice({
         userId: key.user_id,
         keyId: key.key_id,
         planId: request.body.plan_id,
@@ -182,7 +184,7 @@ export async function paymentRoutes(app: App, deps: ApiDeps): Promise<void> {
     async (request) => {
       const q = request.query;
       const user_id = scopeOf(request.apiKey, q.user_id);
-      return { payments: await deps.payments!.listPayments({ ...q, user_id, limit: q.limit }) };
+      return { payments: await need("payments").listPayments({ ...q, user_id, limit: q.limit }) };
     },
   );
 
@@ -215,7 +217,7 @@ export async function paymentRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
     async (request) => {
       const amount = request.body.amount_alph;
-      const r = await deps.payments!.recordManual({
+      const r = await need("payments").recordManual({
         invoiceId: request.body.invoice_id,
         ...(amount ? { amountAtto: alphToAtto(amount).toString() } : {}),
         ...(request.body.note ? { note: request.body.note } : {}),
@@ -240,6 +242,9 @@ export async function paymentRoutes(app: App, deps: ApiDeps): Promise<void> {
         },
       },
     },
-    async (request) => ({ ok: true, invoice: await deps.payments!.cancelInvoice(request.params.invoiceid) }),
+    async (request) => ({
+      ok: true,
+      invoice: await need("payments").cancelInvoice(request.params.invoiceid),
+    }),
   );
 }

@@ -18,6 +18,7 @@ import {
 import type { ConfiguredPair, LegInput, LegUpdate, PricedPair } from "../../../lib/prices/registry.ts";
 import { SCALES } from "../../../lib/prices/scales.ts";
 import { CSV_NOTE, jsonOrCsv, responseFormat, sendCsv, urlWith, varyOnAccept } from "../../csv.ts";
+import { requireDb } from "../../require-db.ts";
 import { NoBody, Nullable } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 import { TokenIdParam } from "../tokens/schemas.ts";
@@ -99,6 +100,7 @@ function tokenIdOf(tokenid: string): string {
 }
 
 export async function priceRoutes(app: App, deps: ApiDeps): Promise<void> {
+  const need = requireDb(deps);
   // Identical OHLCV pages are reused per process, then served while one background read replaces them.
   const candlePages = createPageCache<Awaited<ReturnType<typeof readCandles>>>({
     ttlMs: deps.config.OHLCV_CACHE_MS,
@@ -110,7 +112,7 @@ export async function priceRoutes(app: App, deps: ApiDeps): Promise<void> {
   app.addSchema(AvailablePairSchema);
   app.addSchema(CandleSchema);
 
-  const prices = () => deps.prices!;
+  const prices = () => need("prices");
 
   /** Scales meta of pairs by market (ClickHouse); {} for a pair without candles. */
   const scalesOf = async (markets: string[]): Promise<Map<string, ScalesMeta>> =>
@@ -421,7 +423,7 @@ export async function priceRoutes(app: App, deps: ApiDeps): Promise<void> {
     async (request) => {
       const pair = await pricedPair(request.params.pairid);
       const q = request.query;
-      const spot = await readSpot(deps.ch!, refOf(pair), {
+      const spot = await readSpot(need("ch"), refOf(pair), {
         timestamp: q.timestamp,
         averageWindow: q.averageWindow,
         scale: q.scale,
@@ -491,7 +493,7 @@ export async function priceRoutes(app: App, deps: ApiDeps): Promise<void> {
         : { page: q.page, pageSize: q.pageSize };
       // Keyed by everything the candles depend on, the pair's decimals included (an edit changes the key).
       const ohlcv = await candlePages.get(JSON.stringify([ref, q.scale, window]), () =>
-        readCandles(deps.ch!, ref, q.scale, window),
+        readCandles(need("ch"), ref, q.scale, window),
       );
       const head = {
         pair_id: pair.id,

@@ -26,6 +26,7 @@ import {
 import { createSeriesService } from "../../../lib/series/service.ts";
 import { seriesSettings } from "../../../lib/series/settings.ts";
 import { CSV_NOTE, jsonOrCsv, responseFormat, sendCsv, varyOnAccept } from "../../csv.ts";
+import { requireDb } from "../../require-db.ts";
 import { Nullable } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 import {
@@ -92,6 +93,7 @@ const bucketRows = (p: RawPoint | null) =>
     : [];
 
 export async function seriesRoutes(app: App, deps: ApiDeps): Promise<void> {
+  const need = requireDb(deps);
   app.addSchema(TimeseriesDefinitionSchema);
   app.addSchema(ListDefinitionSchema);
   app.addSchema(InstanceSummarySchema);
@@ -100,7 +102,7 @@ export async function seriesRoutes(app: App, deps: ApiDeps): Promise<void> {
   app.addSchema(SegmentSchema);
 
   const settings = seriesSettings(deps.config);
-  const ch = () => deps.ch!;
+  const ch = () => need("ch");
   const series = createSeriesService(ch, deps.config);
   app.addHook("onClose", () => series.close());
   const instance = (id: string) => series.instance(id);

@@ -5,6 +5,7 @@ import { AppError, badRequest, notFound } from "../../../lib/errors.ts";
 import type { KeyWithPlan } from "../../../lib/keys/repo.ts";
 import { clientAddress, parseIpRange } from "../../../lib/net.ts";
 import { BAN_KINDS, BAN_STATES, type BanKind, normalizeBanValue } from "../../../lib/repos/bans.ts";
+import { requireDb } from "../../require-db.ts";
 import { DateTime, NoBody, Nullable, StringEnum } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 
@@ -66,6 +67,7 @@ function needsForce(code: string, message: string) {
 }
 
 export async function banRoutes(app: App, deps: ApiDeps): Promise<void> {
+  const need = requireDb(deps);
   app.addSchema(BanSchema);
 
   app.get(
@@ -99,7 +101,7 @@ export async function banRoutes(app: App, deps: ApiDeps): Promise<void> {
         throw badRequest("Invalid querystring: value needs kind (user, telegram or ip)", { field: "value" });
       }
       const value = q.value !== undefined && q.kind ? normalizeBanValue(q.kind, q.value) : undefined;
-      return { bans: await deps.bansRepo!.list({ ...q, value }) };
+      return { bans: await need("bansRepo").list({ ...q, value }) };
     },
   );
 
@@ -115,7 +117,7 @@ export async function banRoutes(app: App, deps: ApiDeps): Promise<void> {
       },
     },
     async (request) => {
-      const ban = await deps.bansRepo!.get(request.params.banid);
+      const ban = await need("bansRepo").get(request.params.banid);
       if (!ban) throw notFound(`Ban ${request.params.banid} not found`, { ban_id: request.params.banid });
       return { ok: true, ban };
     },
@@ -210,7 +212,7 @@ export async function banRoutes(app: App, deps: ApiDeps): Promise<void> {
           }
         }
       }
-      const ban = await deps.bans!.add({
+      const ban = await need("bans").add({
         kind,
         value,
         reason: body.reason,
@@ -238,7 +240,7 @@ export async function banRoutes(app: App, deps: ApiDeps): Promise<void> {
       },
     },
     async (request) => {
-      const ban = await deps.bans!.lift(request.params.banid, who(request.apiKey));
+      const ban = await need("bans").lift(request.params.banid, who(request.apiKey));
       if (!ban) throw notFound(`Ban ${request.params.banid} not found`, { ban_id: request.params.banid });
       return { ok: true, ban };
     },

@@ -3,6 +3,7 @@ import { Type } from "@sinclair/typebox";
 import { badRequest, forbidden, notFound } from "../../../lib/errors.ts";
 import type { ApiKey, KeyWithPlan } from "../../../lib/keys/repo.ts";
 import type { UsageGranularity } from "../../../lib/keys/usage-repo.ts";
+import { requireDb } from "../../require-db.ts";
 import { AliasOf, DateTime, INT32_MAX, NoBody, Nullable, StringEnum } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 
@@ -179,6 +180,7 @@ const present = (key: ApiKey) => ({
 });
 
 export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
+  const need = requireDb(deps);
   app.addSchema(Plan);
   app.addSchema(Key);
   app.addSchema(KeyUsage);
@@ -193,7 +195,7 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
         response: { 200: Type.Object({ plans: Type.Array(Type.Ref("ApiPlan")) }) },
       },
     },
-    async () => ({ plans: await deps.keys!.listPlans() }),
+    async () => ({ plans: await need("keys").listPlans() }),
   );
 
   app.post(
@@ -222,7 +224,7 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
         response: { 200: Type.Object({ ok: Type.Boolean(), plan: Type.Ref("ApiPlan") }) },
       },
     },
-    async (request) => ({ ok: true, plan: await deps.keys!.upsertPlan(request.body) }),
+    async (request) => ({ ok: true, plan: await need("keys").upsertPlan(request.body) }),
   );
 
   app.get(
@@ -247,7 +249,7 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
         throw forbidden("admin_required", "Only admins may list another user's keys.");
       }
       const userId = wanted ?? caller?.user_id;
-      return { keys: (await deps.keys!.listKeys(userId)).map(present) };
+      return { keys: (await need("keys").listKeys(userId)).map(present) };
     },
   );
 
@@ -286,7 +288,7 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
       },
     },
     async (request) =>
-      deps.keys!.createKey({
+      need("keys").createKey({
         userId: request.body.user_id,
         planId: request.body.plan_id,
         level: request.body.level ?? "user",
@@ -297,7 +299,7 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
   );
 
   const ownerOrAdmin = async (keyId: string, caller: KeyWithPlan | null, what: string) => {
-    const key = await deps.keys!.getKey(keyId);
+    const key = await need("keys").getKey(keyId);
     if (!key) throw notFound(`API key ${keyId} not found`, { keyId });
     if (caller && caller.level !== "admin" && caller.user_id !== key.user_id) {
       throw forbidden("not_key_owner", `Only the key's owner or an admin may ${what} key ${keyId}.`);
@@ -339,8 +341,8 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
       const now = Date.now();
       const { fromMs, toMs, granularity } = usageWindow(request.query, now);
       const key = await ownerOrAdmin(keyId, request.apiKey, "read the usage of");
-      const plan = (await deps.keys!.listPlans()).find((p) => p.plan_id === key.plan_id);
-      const usage = deps.usage!;
+      const plan = (await need("keys").listPlans()).find((p) => p.plan_id === key.plan_id);
+      const usage = need("usage");
       const found = await usage.buckets(keyId, fromMs, toMs, granularity);
       const day = (await usage.last24h([keyId])).get(keyId);
       const byStart = new Map(found.map((b) => [b.startMs, b]));
@@ -397,8 +399,8 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
         await ownerOrAdmin(request.params.keyid, request.apiKey, "change the origins of");
         const key =
           action === "add"
-            ? await deps.keys!.addOrigin(request.params.keyid, request.body.origin)
-            : await deps.keys!.removeOrigin(request.params.keyid, request.body.origin);
+            ? await need("keys").addOrigin(request.params.keyid, request.body.origin)
+            : await need("keys").removeOrigin(request.params.keyid, request.body.origin);
         return { ok: true, key: present(key) };
       },
     );
@@ -421,7 +423,7 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
     async (request) => ({
       ok: true,
-      key: present(await deps.keys!.setPlan(request.params.keyid, request.body.plan_id)),
+      key: present(await need("keys").setPlan(request.params.keyid, request.body.plan_id)),
     }),
   );
 
@@ -437,7 +439,7 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
         response: { 200: KeyResult, 404: Type.Ref("Problem") },
       },
     },
-    async (request) => ({ ok: true, key: present(await deps.keys!.revoke(request.params.keyid)) }),
+    async (request) => ({ ok: true, key: present(await need("keys").revoke(request.params.keyid)) }),
   );
 
   app.post(
@@ -462,7 +464,7 @@ export async function systemRoutes(app: App, deps: ApiDeps): Promise<void> {
       if (Object.keys(request.body).length === 0)
         throw badRequest("No fields to update: send valid_until or last_payment_at.");
       const body = request.body as { valid_until?: string | null; last_payment_at?: string | null };
-      return { ok: true, key: present(await deps.keys!.update(request.params.keyid, body)) };
+      return { ok: true, key: present(await need("keys").update(request.params.keyid, body)) };
     },
   );
 }

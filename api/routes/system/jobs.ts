@@ -2,6 +2,7 @@
 import { Type } from "@sinclair/typebox";
 import { notFound } from "../../../lib/errors.ts";
 import { JOB_STATES } from "../../../lib/jobs/repo.ts";
+import { requireDb } from "../../require-db.ts";
 import {
   Base58Address,
   CreatedNext,
@@ -73,6 +74,7 @@ const JobIdParams = Type.Object({ jobid: Type.String({ format: "uuid", descripti
 const JobResult = Type.Object({ ok: Type.Boolean(), job: Type.Ref("ReindexJob") });
 
 export async function jobRoutes(app: App, deps: ApiDeps): Promise<void> {
+  const need = requireDb(deps);
   app.addSchema(Job);
   app.addHook("onClose", async () => deps.jobs?.close());
 
@@ -108,7 +110,7 @@ export async function jobRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
     async (request, reply) => {
       const b = request.body;
-      const job = await deps.jobs!.create({
+      const job = await need("jobs").create({
         fromTs: b.from,
         toTs: b.to,
         dappId: b.dapp_id ?? null,
@@ -146,7 +148,7 @@ export async function jobRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
     async (request) => {
       const q = request.query;
-      return deps.jobs!.list({
+      return need("jobs").list({
         limit: q.limit,
         ...(q.state ? { state: q.state } : {}),
         ...(q.since !== undefined ? { since: q.since } : {}),
@@ -168,7 +170,7 @@ export async function jobRoutes(app: App, deps: ApiDeps): Promise<void> {
       },
     },
     async (request) => {
-      const job = await deps.jobs!.get(request.params.jobid);
+      const job = await need("jobs").get(request.params.jobid);
       if (!job) throw notFound(`No reindex job ${request.params.jobid}.`, { job_id: request.params.jobid });
       return { job };
     },
@@ -192,6 +194,6 @@ export async function jobRoutes(app: App, deps: ApiDeps): Promise<void> {
         },
       },
     },
-    async (request) => ({ ok: true, job: await deps.jobs!.cancel(request.params.jobid) }),
+    async (request) => ({ ok: true, job: await need("jobs").cancel(request.params.jobid) }),
   );
 }

@@ -6,6 +6,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { Type } from "@sinclair/typebox";
 import { notFound } from "../../../lib/errors.ts";
 import { sendProblem } from "../../plugins/errors.ts";
+import { requireDb } from "../../require-db.ts";
 import { Nullable, Ok } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 
@@ -33,6 +34,7 @@ function secretMatches(given: string | string[] | undefined, secret: string): bo
 }
 
 export async function telegramRoutes(app: App, deps: ApiDeps): Promise<void> {
+  const need = requireDb(deps);
   app.addSchema(TelegramAdmin);
   if (deps.telegram && deps.config.TELEGRAM_MODE === "webhook" && !deps.config.TELEGRAM_WEBHOOK_SECRET) {
     deps.log.warn("TELEGRAM_WEBHOOK_SECRET is empty: the Telegram webhook refuses every update.");
@@ -81,7 +83,9 @@ export async function telegramRoutes(app: App, deps: ApiDeps): Promise<void> {
       },
     },
     async (request) => {
-      await deps.telegram!.handleUpdate(request.body);
+      // The preHandler has answered 404 already when no bot is configured; this keeps the handler honest alone.
+      if (!deps.telegram) throw notFound("Telegram bot not found: it is not enabled here.");
+      await deps.telegram.handleUpdate(request.body);
       return { ok: true };
     },
   );
@@ -98,7 +102,7 @@ export async function telegramRoutes(app: App, deps: ApiDeps): Promise<void> {
         response: { 200: Type.Object({ admins: Type.Array(Type.Ref("TelegramAdmin")) }) },
       },
     },
-    async () => ({ admins: await deps.telegramStore!.listAdmins() }),
+    async () => ({ admins: await need("telegramStore").listAdmins() }),
   );
 
   app.post(
@@ -125,7 +129,7 @@ export async function telegramRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
     async (request) => ({
       ok: true,
-      admin: await deps.telegramStore!.addAdmin(
+      admin: await need("telegramStore").addAdmin(
         request.body.telegram_user_id,
         request.body.username?.replace(/^@/, "") ?? null,
       ),
@@ -145,7 +149,7 @@ export async function telegramRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
     async (request) => {
       const id = request.body.telegram_user_id;
-      if (!(await deps.telegramStore!.removeAdmin(id))) {
+      if (!(await need("telegramStore").removeAdmin(id))) {
         throw notFound(`Telegram user ${id} not found among the bot admins`, { telegram_user_id: id });
       }
       return { ok: true };

@@ -18,6 +18,7 @@ import {
   urlWith,
   varyOnAccept,
 } from "../../csv.ts";
+import { requireDb } from "../../require-db.ts";
 import { INT32_MAX, NoBody, StringEnum } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 import {
@@ -128,6 +129,7 @@ const TokenUpdateBody = Type.Object(
 const TokenParams = Type.Object({ tokenid: TokenIdParam });
 
 export async function tokenRoutes(app: App, deps: ApiDeps): Promise<void> {
+  const need = requireDb(deps);
   app.addSchema(TokenSchema);
   app.addSchema(TokenListEntrySchema);
   app.addSchema(BridgedRowSchema);
@@ -168,7 +170,7 @@ export async function tokenRoutes(app: App, deps: ApiDeps): Promise<void> {
         ?.split(",")
         .map((d) => d.trim())
         .filter(Boolean);
-      const { tokens, total } = await deps.registry!.listTokens({
+      const { tokens, total } = await need("registry").listTokens({
         page: q.page,
         pageSize: q.pageSize,
         chain: q.chain,
@@ -218,9 +220,9 @@ export async function tokenRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
     async () => {
       const [chains, dapps, categories] = await Promise.all([
-        deps.registry!.listChains(),
-        deps.registry!.filterOptionDapps(),
-        deps.registry!.listCategories(false),
+        need("registry").listChains(),
+        need("registry").filterOptionDapps(),
+        need("registry").listCategories(false),
       ]);
       return { chains, dapps, categories: categories.map((c) => ({ id: c.id, sort_order: c.sort_order })) };
     },
@@ -242,7 +244,7 @@ export async function tokenRoutes(app: App, deps: ApiDeps): Promise<void> {
       },
     },
     async () => {
-      const supply = await loadAlphSupply(deps.pg!);
+      const supply = await loadAlphSupply(need("pg"));
       if (!supply) throw notFound("ALPH's supply is not computed yet (the figures processor has not run).");
       return supply;
     },
@@ -266,7 +268,7 @@ export async function tokenRoutes(app: App, deps: ApiDeps): Promise<void> {
         },
       },
     },
-    async (request) => deps.registry!.getTokenDetails(request.params.tokenid),
+    async (request) => need("registry").getTokenDetails(request.params.tokenid),
   );
 
   app.post(
@@ -293,7 +295,7 @@ export async function tokenRoutes(app: App, deps: ApiDeps): Promise<void> {
     async (request) => ({
       ok: true,
       // NullableBody fields type as unknown through the type provider; the schema guarantees TokenUpdate.
-      token: await deps.registry!.updateToken(request.params.tokenid, request.body as TokenUpdate),
+      token: await need("registry").updateToken(request.params.tokenid, request.body as TokenUpdate),
     }),
   );
 
@@ -317,7 +319,7 @@ export async function tokenRoutes(app: App, deps: ApiDeps): Promise<void> {
       },
     },
     async (request) => {
-      const token = await deps.registry!.deleteToken(request.params.tokenid);
+      const token = await need("registry").deleteToken(request.params.tokenid);
       return { ok: true, id: token.id, deleted: true };
     },
   );

@@ -3,6 +3,7 @@ import { Type } from "@sinclair/typebox";
 import type { FastifyRequest } from "fastify";
 import { WEBHOOK_STATES } from "../../../lib/webhooks/repo.ts";
 import type { Viewer } from "../../../lib/webhooks/service.ts";
+import { requireDb } from "../../require-db.ts";
 import {
   CreatedNext,
   createdListQuery,
@@ -155,9 +156,10 @@ function viewer(request: FastifyRequest): Viewer {
 }
 
 export async function webhookRoutes(app: App, deps: ApiDeps): Promise<void> {
+  const need = requireDb(deps);
   app.addSchema(WebhookSchema);
   app.addSchema(DeliverySchema);
-  const hooks = () => deps.webhooks!;
+  const hooks = () => need("webhooks");
   const access = { access: "user" as const, db: "required" as const };
 
   app.post(

@@ -12,6 +12,7 @@ import {
   renderServerPeers,
   wireguardSettings,
 } from "../../../lib/wireguard.ts";
+import { requireDb } from "../../require-db.ts";
 import { DateTime, NoBody, Nullable, StringEnum } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 
@@ -41,6 +42,7 @@ const SYNC_USAGE =
   'Keep the server\'s `/etc/wireguard/wg0.conf` to its [Interface] (PrivateKey, ListenPort, `Address = <first host of WG_SUBNET>/<prefix>`), then after each change run `curl -fsS -H "X-API-Key: $ADMIN_KEY" -H "Authorization: Bearer $ADMIN_KEY" https://<api>/system/wireguard/server-peers > /etc/wireguard/wg0-peers.conf && wg syncconf wg0 <(wg-quick strip wg0; cat /etc/wireguard/wg0-peers.conf)`: `wg syncconf` adds new peers, removes revoked ones and leaves the sessions of the others alone.';
 
 export async function wireguardRoutes(app: App, deps: ApiDeps): Promise<void> {
+  const need = requireDb(deps);
   app.addSchema(Peer);
   const settings = wireguardSettings(deps.config);
 
@@ -97,7 +99,7 @@ export async function wireguardRoutes(app: App, deps: ApiDeps): Promise<void> {
         );
       }
       const { user_id: userId, name } = request.body;
-      if (!(await deps.wireguard!.ownerHasKey(userId))) {
+      if (!(await need("wireguard").ownerHasKey(userId))) {
         throw new AppError(
           "unknown_owner",
           `user_id ${JSON.stringify(userId)} owns no API key that is not revoked; create a key for the owner first.`,
@@ -105,7 +107,7 @@ export async function wireguardRoutes(app: App, deps: ApiDeps): Promise<void> {
         );
       }
       const keys = generateKeyPair();
-      const peer = await deps.wireguard!.create({
+      const peer = await need("wireguard").create({
         userId,
         name,
         publicKey: keys.publicKey,
@@ -152,7 +154,7 @@ export async function wireguardRoutes(app: App, deps: ApiDeps): Promise<void> {
     },
     async (request) => {
       const { user_id, state, page, pageSize } = request.query;
-      const { peers, total } = await deps.wireguard!.list({
+      const { peers, total } = await need("wireguard").list({
         ...(user_id === undefined ? {} : { userId: user_id }),
         state,
         limit: pageSize,
@@ -174,7 +176,7 @@ export async function wireguardRoutes(app: App, deps: ApiDeps): Promise<void> {
       },
     },
     async (request) => {
-      const peer = await deps.wireguard!.get(request.params.peerid);
+      const peer = await need("wireguard").get(request.params.peerid);
       if (!peer) {
         throw notFound(`WireGuard peer ${request.params.peerid} not found`, {
           peer_id: request.params.peerid,
@@ -200,7 +202,7 @@ export async function wireguardRoutes(app: App, deps: ApiDeps): Promise<void> {
         },
       },
     },
-    async (request) => ({ ok: true, peer: present(await deps.wireguard!.revoke(request.params.peerid)) }),
+    async (request) => ({ ok: true, peer: present(await need("wireguard").revoke(request.params.peerid)) }),
   );
 
   app.get(
@@ -220,7 +222,7 @@ export async function wireguardRoutes(app: App, deps: ApiDeps): Promise<void> {
       },
     },
     async (_request, reply) => {
-      const peers = await deps.wireguard!.listActive();
+      const peers = await need("wireguard").listActive();
       reply.type("text/plain; charset=utf-8").header("cache-control", "no-store");
       return renderServerPeers(peers, settings);
     },
