@@ -152,7 +152,7 @@ export const CONFIG_SPEC = {
     0,
     0,
     65535,
-    "Port on HOST where a pipeline process (`ingest`, `process <name>`, `process jobs`, `exchanges`) serves its own Prometheus metrics at /metrics (decode errors of normalize, price sources of exchanges, webhook deliveries of jobs ...); 0 = off. The API serves its own at its /metrics.",
+    "Port on HOST where a pipeline process (`ingest`, `process <name>`, `process jobs`, `trade-watcher`) serves its own Prometheus metrics at /metrics (decode errors of normalize, price sources of trade-watcher, webhook deliveries of jobs ...); 0 = off. The API serves its own at its /metrics.",
   ),
   LOG_LEVEL: oneOf(["fatal", "error", "warn", "info", "debug", "trace", "silent"], "info", "pino log level."),
   TRUST_PROXY: bool(

@@ -8,7 +8,6 @@ import { installBotCommands } from "./bot.ts";
 import { installConfigCommand } from "./config.ts";
 import { installDevnetCommand } from "./devnet.ts";
 import { installExchangeWalletsCommand } from "./exchange-wallets.ts";
-import { installExchangesCommand } from "./exchanges.ts";
 import { installFiguresCommand } from "./figures.ts";
 import { installIngestCommand } from "./ingest.ts";
 import { installKeysCommand } from "./keys.ts";
@@ -20,6 +19,7 @@ import { installReprocessCommand } from "./reprocess.ts";
 import { installSeriesCommand } from "./series.ts";
 import { installStartCommand } from "./start.ts";
 import { installTradeFeedPauseCommand } from "./trade-feed-pause.ts";
+import { installTradeWatcherCommand } from "./trade-watcher.ts";
 
 export { context, type ProcessContext, positiveInt } from "./shared.ts";
 
@@ -40,7 +40,7 @@ export function buildCli(): Command {
   installSeriesCommand(program);
   installExchangeWalletsCommand(program);
   installTradeFeedPauseCommand(program);
-  installExchangesCommand(program);
+  installTradeWatcherCommand(program);
   installConfigCommand(program);
   installBotCommands(program);
   installStartCommand(program);

@@ -83,7 +83,10 @@ export function eventsWritten(metrics: Metrics): () => number {
  * The trade watcher of this process (pipeline/trade-watcher): the exchange and EVM pool pollers and the feed they
  * hand trades to; null without databases or without a market source.
  */
-export async function startMarkets(ctx: ProcessContext, stores: Stores): Promise<TradeWatcher | null> {
+export async function startProcessTradeWatcher(
+  ctx: ProcessContext,
+  stores: Stores,
+): Promise<TradeWatcher | null> {
   if (!stores.pg || !stores.ch) return null;
   return startTradeWatcher({ pg: stores.pg, ch: stores.ch, log: ctx.log, metrics: ctx.metrics }, ctx.config);
 }

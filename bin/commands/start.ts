@@ -25,7 +25,7 @@ import { generateKeyPair } from "../../lib/wireguard.ts";
 import { createProgressReporter } from "../../pipeline/ingest/progress.ts";
 import { type JobWorker, startJobWorker } from "../../pipeline/jobs/worker.ts";
 import { createPipelineDeps, PROCESSORS, type ProcessorName, startPipeline } from "../../pipeline/runtime.ts";
-import { context, eventsWritten, positiveInt, startMarkets } from "./shared.ts";
+import { context, eventsWritten, positiveInt, startProcessTradeWatcher } from "./shared.ts";
 
 /**
  * The demo's live reorgs: one every 120 blocks (a minute at 2 blocks/s), 1 to 4 blocks deep, so that about
@@ -200,9 +200,9 @@ export function installStartCommand(program: Command): void {
             : null;
           const jobWorker: JobWorker | null =
             pipelineDeps && ctx.config.JOBS_WORKERS ? await startJobWorker(pipelineDeps) : null;
-          const exchanges = await startMarkets(ctx, stores);
+          const tradeWatcher = await startProcessTradeWatcher(ctx, stores);
           const demoPair = new AbortController();
-          if (exchangeDouble && exchanges && stores.pg) {
+          if (exchangeDouble && tradeWatcher && stores.pg) {
             watchDevnetExchangePair(stores.pg, { signal: demoPair.signal })
               .then(
                 (id) =>
@@ -222,7 +222,7 @@ export function installStartCommand(program: Command): void {
             demoPair.abort();
             reporter.stop();
             await server.close();
-            await exchanges?.stop();
+            await tradeWatcher?.stop();
             await exchangeDouble?.close();
             await telegramDouble?.close();
             await identityProvider?.close();

@@ -17,19 +17,7 @@
  */
 import type { Logger } from "../../lib/logger.ts";
 import type { Metrics } from "../../lib/metrics.ts";
-import { markSourceDegraded, markSourceOk } from "../../lib/prices/cex.ts";
 import { ratio, withPoint } from "../../lib/prices/decimal.ts";
-import {
-  blockAt,
-  createEvmClient,
-  type EvmClient,
-  headNumber,
-  type PoolTokens,
-  readPoolTokens,
-  reservesOf,
-  type SwapLog,
-  swapLogs,
-} from "../../lib/prices/evm.ts";
 import { marketOf } from "../../lib/prices/reader.ts";
 import type { TradeRow } from "../../lib/prices/trades.ts";
 import {
@@ -42,6 +30,18 @@ import {
 import { sleep } from "../../lib/retry.ts";
 import type { Ch } from "../../lib/stores/clickhouse.ts";
 import type { Pg } from "../../lib/stores/postgres.ts";
+import { markSourceDegraded, markSourceOk } from "./cex.ts";
+import {
+  blockAt,
+  createEvmClient,
+  type EvmClient,
+  headNumber,
+  type PoolTokens,
+  readPoolTokens,
+  reservesOf,
+  type SwapLog,
+  swapLogs,
+} from "./evm.ts";
 import type { MarketTrade, TradeSink } from "./trade.ts";
 
 /** Source kinds whose pairs are EVM pools. */

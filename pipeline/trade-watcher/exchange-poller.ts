@@ -8,6 +8,11 @@
  */
 import type { Logger } from "../../lib/logger.ts";
 import type { Metrics } from "../../lib/metrics.ts";
+import { mulDecimal } from "../../lib/prices/decimal.ts";
+import { marketOf } from "../../lib/prices/reader.ts";
+import { sleep } from "../../lib/retry.ts";
+import type { Ch } from "../../lib/stores/clickhouse.ts";
+import type { Pg } from "../../lib/stores/postgres.ts";
 import {
   ensureCexSource,
   knownAssetSymbols,
@@ -21,8 +26,7 @@ import {
   watchedCexPairs,
   writeCandles1m,
   writeCexSpot,
-} from "../../lib/prices/cex.ts";
-import { mulDecimal } from "../../lib/prices/decimal.ts";
+} from "./cex.ts";
 import {
   CANDLES_PER_PAGE,
   type CexClient,
@@ -35,11 +39,7 @@ import {
   type RawTrade,
   spotMarkets,
   TRADES_PER_PAGE,
-} from "../../lib/prices/exchange.ts";
-import { marketOf } from "../../lib/prices/reader.ts";
-import { sleep } from "../../lib/retry.ts";
-import type { Ch } from "../../lib/stores/clickhouse.ts";
-import type { Pg } from "../../lib/stores/postgres.ts";
+} from "./exchange.ts";
 import type { MarketTrade, TradeSink } from "./trade.ts";
 
 const MINUTE = 60_000;
@@ -110,7 +110,7 @@ export function createExchangePoller(
   options: ExchangePollerOptions,
 ): ExchangePoller {
   const now = options.now ?? Date.now;
-  const log = deps.log.child({ component: "exchanges" });
+  const log = deps.log.child({ component: "exchange-poller" });
   const states = options.sources.map(
     (id): SourceState => ({
       client: createExchange(id, { apiUrl: options.apiUrls[id], timeoutMs: options.timeoutMs }),

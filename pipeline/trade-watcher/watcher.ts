@@ -16,11 +16,11 @@ import type { Config } from "../../lib/config.ts";
 import { ConfigError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { Metrics } from "../../lib/metrics.ts";
-import { parseRpcUrls } from "../../lib/prices/evm.ts";
-import { parseApiUrls, parseExchangeSources } from "../../lib/prices/exchange.ts";
 import type { Ch } from "../../lib/stores/clickhouse.ts";
 import type { Pg } from "../../lib/stores/postgres.ts";
+import { parseRpcUrls } from "./evm.ts";
 import { createEvmPoller, type EvmPoller, type EvmPollerOptions } from "./evm-poller.ts";
+import { parseApiUrls, parseExchangeSources } from "./exchange.ts";
 import { createExchangePoller, type ExchangePoller, type ExchangePollerOptions } from "./exchange-poller.ts";
 import { createTradeFeed, retireTradeFeed, type TradeFeed, type TradeFeedOptions } from "./feed.ts";
 

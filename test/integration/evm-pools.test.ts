@@ -23,7 +23,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ALPH_TOKEN_ID } from "../../lib/chain/types.ts";
 import { createMetrics } from "../../lib/metrics.ts";
-import { parseRpcUrls } from "../../lib/prices/evm.ts";
+import { parseRpcUrls } from "../../pipeline/trade-watcher/evm.ts";
 import { createEvmPoller, type EvmPoller } from "../../pipeline/trade-watcher/evm-poller.ts";
 import { createTradeFeed, MARKET_CHAIN_INDEX, type TradeFeed } from "../../pipeline/trade-watcher/feed.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";

@@ -1,7 +1,7 @@
 /** Configuration parsing of exchange sources and the exact inverse of a decimal price. */
 import { describe, expect, it } from "vitest";
-import { inverse } from "../../lib/prices/cex.ts";
-import { knownMarkets, parseApiUrls, parseExchangeSources } from "../../lib/prices/exchange.ts";
+import { inverse } from "../../pipeline/trade-watcher/cex.ts";
+import { knownMarkets, parseApiUrls, parseExchangeSources } from "../../pipeline/trade-watcher/exchange.ts";
 
 describe("exchange sources", () => {
   it("parses EXCHANGE_SOURCES and refuses an exchange it cannot read, naming it", () => {

@@ -7,7 +7,7 @@
  * parses them into floats.
  */
 import ccxt, { type Exchange } from "ccxt";
-import { AppError } from "../errors.ts";
+import { AppError } from "../../lib/errors.ts";
 
 /** Exchanges whose candles and tickers the indexer reads (Gate's API v4). */
 export const SUPPORTED_EXCHANGES = ["gate", "gateeu", "mexc"] as const;

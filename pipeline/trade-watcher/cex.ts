@@ -10,12 +10,13 @@
  * their 1m candles' versions, so a bucket that gained or closed a minute wins, and a recompute of the
  * same candles writes the same row.
  */
-import type { Ch } from "../stores/clickhouse.ts";
-import type { PgQueryable } from "../stores/postgres.ts";
-import { ratio } from "./decimal.ts";
+
+import { ratio } from "../../lib/prices/decimal.ts";
+import { marketOf } from "../../lib/prices/reader.ts";
+import { bucketStart, SCALE_MS, SCALES, type Scale, scaleOffset } from "../../lib/prices/scales.ts";
+import type { Ch } from "../../lib/stores/clickhouse.ts";
+import type { PgQueryable } from "../../lib/stores/postgres.ts";
 import type { RawCandle, SpotMarket } from "./exchange.ts";
-import { marketOf } from "./reader.ts";
-import { bucketStart, SCALE_MS, SCALES, type Scale, scaleOffset } from "./scales.ts";
 
 /** Symbols the token registry knows (non-deleted tokens, plus ALPH). */
 export async function knownAssetSymbols(pg: PgQueryable): Promise<Set<string>> {

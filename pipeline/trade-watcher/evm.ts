@@ -5,7 +5,7 @@
  * One HTTP JSON-RPC client per chain id (`EVM_RPC_URLS`).
  */
 import { createPublicClient, type Hex, http, type PublicClient, parseAbi, parseAbiItem } from "viem";
-import { AppError } from "../errors.ts";
+import { AppError } from "../../lib/errors.ts";
 
 const PAIR_ABI = parseAbi([
   "function token0() view returns (address)",
