@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../lib/config.ts";
 import { createLogger } from "../lib/logger.ts";
+import { prepareStores } from "../lib/migrate.ts";
 import { openStores } from "../lib/stores/index.ts";
-import { prepareStores } from "../lib/stores/prepare.ts";
 import { bareServer, load, printTable, startBenchApp } from "./lib.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "bench-api-"));

@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../lib/config.ts";
 import { createLogger } from "../lib/logger.ts";
+import { prepareStores } from "../lib/migrate.ts";
 import { openStores } from "../lib/stores/index.ts";
-import { prepareStores } from "../lib/stores/prepare.ts";
 import { bareServer, type LoadResult, load, printTable, startBenchApp } from "./lib.ts";
 
 const N = Number(process.env.BENCH_EVENTS ?? 1_000_000);

@@ -18,10 +18,10 @@ import { ALPH_TOKEN_ID } from "../lib/chain/types.ts";
 import { loadConfig } from "../lib/config.ts";
 import { indexAlphTotal, indexAlphTotalFromMoves } from "../lib/figures/alph-supply.ts";
 import { createLogger } from "../lib/logger.ts";
+import { prepareStores } from "../lib/migrate.ts";
 import { type HolderMessage, handleHolderMessages } from "../lib/series/holders.ts";
 import { createSeriesDeps } from "../lib/series/settings.ts";
 import { openStores } from "../lib/stores/index.ts";
-import { prepareStores } from "../lib/stores/prepare.ts";
 import { profileStores } from "./profile.ts";
 
 const HOURS = Number(process.env.BENCH_HOURS ?? 48);

@@ -14,13 +14,13 @@ import { type Config, loadConfig } from "../lib/config.ts";
 import { createKeysRepo } from "../lib/keys/repo.ts";
 import type { Logger } from "../lib/logger.ts";
 import { createMetrics, type Metrics } from "../lib/metrics.ts";
+import { prepareStores } from "../lib/migrate.ts";
 import { bucketStart } from "../lib/prices/scales.ts";
 import { loadCandlePairs } from "../lib/prices/watched.ts";
 import { insertTrades, recomputeCandles } from "../lib/prices/writer.ts";
 import type { Ch } from "../lib/stores/clickhouse.ts";
 import { openStores, type Stores } from "../lib/stores/index.ts";
 import type { Pg } from "../lib/stores/postgres.ts";
-import { prepareStores } from "../lib/stores/prepare.ts";
 import { createIngestor, type Ingestor } from "../pipeline/ingest/ingest.ts";
 import { createNodeClient } from "../pipeline/ingest/node-client.ts";
 import {

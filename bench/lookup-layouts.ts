@@ -21,10 +21,9 @@ import { createDevnetChain } from "../devnet/chain.ts";
 import { startDevnetServer } from "../devnet/server.ts";
 import { createEventsReader, mainRows, resolveVersions, type StoredRow } from "../lib/events/reader.ts";
 import { createLogger } from "../lib/logger.ts";
-import { readMigrations, splitStatements } from "../lib/migrate.ts";
+import { prepareStores, readMigrations, splitStatements } from "../lib/migrate.ts";
 import type { Ch } from "../lib/stores/clickhouse.ts";
 import { openStores } from "../lib/stores/index.ts";
-import { prepareStores } from "../lib/stores/prepare.ts";
 import { startBenchPipeline } from "./lib.ts";
 
 const DATA = process.env.BENCH_DATA ?? "devnet";

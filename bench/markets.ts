@@ -18,9 +18,9 @@ import { type ExchangePairSpec, startExchangeDouble } from "../devnet/exchange.t
 import { loadConfig } from "../lib/config.ts";
 import { createLogger } from "../lib/logger.ts";
 import { createMetrics } from "../lib/metrics.ts";
+import { prepareStores } from "../lib/migrate.ts";
 import { createPriceRegistry } from "../lib/prices/registry.ts";
 import { openStores } from "../lib/stores/index.ts";
-import { prepareStores } from "../lib/stores/prepare.ts";
 import { rollUpCandles, writeCandles1m } from "../pipeline/trade-watcher/cex.ts";
 import { CANDLES_PER_PAGE, createExchange, fetchCandles1m } from "../pipeline/trade-watcher/exchange.ts";
 import { marketTradeOf } from "../pipeline/trade-watcher/exchange-poller.ts";

@@ -1,7 +1,9 @@
 /**
  * One migration runner for both stores: numbered, append-only `NNNN_<verb>_<object>.sql` files in
  * `postgres/` and `clickhouse/`. Applied versions are recorded with a checksum; an applied file that
- * changed, a gap, or a failing statement stops the process with the file's name.
+ * changed, a gap, or a failing statement stops the process with the file's name. `prepareStores` is the step the
+ * commands take after `openStores` (opening only opens): the pending migrations of both stores, then an empty
+ * token registry filled from @alephium/token-list (`registry seed` re-runs it).
  */
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
@@ -9,7 +11,9 @@ import { fileURLToPath } from "node:url";
 import { AppError } from "./errors.ts";
 import type { Logger } from "./logger.ts";
 import type { Ch } from "./stores/clickhouse.ts";
+import type { Stores } from "./stores/index.ts";
 import type { Pg } from "./stores/postgres.ts";
+import { seedRegistryIfEmpty } from "./tokens/seed.ts";
 
 export interface Migration {
   version: number;
@@ -144,4 +148,18 @@ export function splitStatements(sql: string): string[] {
     .split(/;\s*$/m)
     .map((s) => s.trim())
     .filter((s) => s.replace(/--.*$/gm, "").trim().length > 0);
+}
+
+/** Migrates both stores and seeds an empty registry; on failure the stores are closed (and their lock released). */
+export async function prepareStores(stores: Stores, log: Logger): Promise<void> {
+  const { pg, ch } = stores;
+  if (!pg || !ch) return; // DATABASES=off: nothing to migrate
+  try {
+    await migratePostgres(pg, log);
+    await migrateClickHouse(ch, log);
+    await seedRegistryIfEmpty({ pg, log });
+  } catch (error) {
+    await stores.close();
+    throw error;
+  }
 }

@@ -3,9 +3,9 @@ import type { Command } from "commander";
 import { createApiDeps } from "../../api/deps.ts";
 import { startServer } from "../../api/server.ts";
 import { ensureAdminKey } from "../../lib/admin-key.ts";
+import { prepareStores } from "../../lib/migrate.ts";
 import { runProcess } from "../../lib/run-process.ts";
 import { openStores } from "../../lib/stores/index.ts";
-import { prepareStores } from "../../lib/stores/prepare.ts";
 import { context } from "./shared.ts";
 
 export function installApiCommand(program: Command): void {

@@ -3,9 +3,9 @@ import { type Command, InvalidArgumentError } from "commander";
 import { createApiDeps } from "../../api/deps.ts";
 import type { ApiDeps } from "../../api/types.ts";
 import { ConfigError } from "../../lib/errors.ts";
+import { prepareStores } from "../../lib/migrate.ts";
 import { runProcess } from "../../lib/run-process.ts";
 import { openStores } from "../../lib/stores/index.ts";
-import { prepareStores } from "../../lib/stores/prepare.ts";
 import type { TelegramBot } from "../../lib/telegram/bot.ts";
 import { context } from "./shared.ts";
 

@@ -1,8 +1,8 @@
 /** `exchange-wallets`: exchange wallets (backdate). */
 import { type Command, InvalidArgumentError } from "commander";
+import { prepareStores } from "../../lib/migrate.ts";
 import { createExchangeWalletsRepo, validateWalletAddress } from "../../lib/repos/exchange-wallets.ts";
 import { openStores } from "../../lib/stores/index.ts";
-import { prepareStores } from "../../lib/stores/prepare.ts";
 import { context, positiveInt } from "./shared.ts";
 
 export function installExchangeWalletsCommand(program: Command): void {

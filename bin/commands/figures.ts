@@ -3,8 +3,8 @@ import type { Command } from "commander";
 import { backfillFigures } from "../../lib/figures/backfill.ts";
 import { factContext } from "../../lib/figures/facts.ts";
 import { refreshFigures, truncateFacts } from "../../lib/figures/store.ts";
+import { prepareStores } from "../../lib/migrate.ts";
 import { openStores } from "../../lib/stores/index.ts";
-import { prepareStores } from "../../lib/stores/prepare.ts";
 import { context } from "./shared.ts";
 
 export function installFiguresCommand(program: Command): void {

@@ -1,8 +1,8 @@
 /** `ingest`: follow the node and publish blocks on the bus (distributed mode). */
 import type { Command } from "commander";
+import { prepareStores } from "../../lib/migrate.ts";
 import { runProcess } from "../../lib/run-process.ts";
 import { openStores } from "../../lib/stores/index.ts";
-import { prepareStores } from "../../lib/stores/prepare.ts";
 import { createProgressReporter } from "../../pipeline/ingest/progress.ts";
 import { createPipelineDeps, startPipeline } from "../../pipeline/runtime.ts";
 import { context, withMetricsServer } from "./shared.ts";

@@ -1,8 +1,8 @@
 /** `keys`: manage API keys from the shell. */
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { createKeysRepo } from "../../lib/keys/repo.ts";
+import { prepareStores } from "../../lib/migrate.ts";
 import { openStores } from "../../lib/stores/index.ts";
-import { prepareStores } from "../../lib/stores/prepare.ts";
 import { context } from "./shared.ts";
 
 export function installKeysCommand(program: Command): void {

@@ -1,7 +1,7 @@
 /** `migrate`: apply pending migrations and exit. */
 import type { Command } from "commander";
+import { prepareStores } from "../../lib/migrate.ts";
 import { openStores } from "../../lib/stores/index.ts";
-import { prepareStores } from "../../lib/stores/prepare.ts";
 import { context } from "./shared.ts";
 
 export function installMigrateCommand(program: Command): void {

@@ -1,9 +1,9 @@
 /** `prices`: price pairs, trades and candles (backfill). */
 import type { Command } from "commander";
+import { prepareStores } from "../../lib/migrate.ts";
 import { backfillPair } from "../../lib/prices/backfill.ts";
 import { loadPricePairIds } from "../../lib/prices/watched.ts";
 import { openStores } from "../../lib/stores/index.ts";
-import { prepareStores } from "../../lib/stores/prepare.ts";
 import { context, positiveInt } from "./shared.ts";
 
 export function installPricesCommand(program: Command): void {

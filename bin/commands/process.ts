@@ -1,8 +1,8 @@
 /** `process <name>`: one processor as its own consumer group, or the job worker. */
 import { Argument, type Command } from "commander";
+import { prepareStores } from "../../lib/migrate.ts";
 import { runProcess } from "../../lib/run-process.ts";
 import { openStores } from "../../lib/stores/index.ts";
-import { prepareStores } from "../../lib/stores/prepare.ts";
 import { startJobWorker } from "../../pipeline/jobs/worker.ts";
 import { createPipelineDeps, PROCESSORS, type ProcessorName, startPipeline } from "../../pipeline/runtime.ts";
 import { context, withMetricsServer } from "./shared.ts";

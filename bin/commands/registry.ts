@@ -1,7 +1,7 @@
 /** `registry`: the token registry (seed). */
 import type { Command } from "commander";
+import { prepareStores } from "../../lib/migrate.ts";
 import { openStores } from "../../lib/stores/index.ts";
-import { prepareStores } from "../../lib/stores/prepare.ts";
 import { seedRegistry } from "../../lib/tokens/seed.ts";
 import { context } from "./shared.ts";
 

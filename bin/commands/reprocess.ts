@@ -2,8 +2,8 @@
 import { type Command, InvalidArgumentError } from "commander";
 import { followJob } from "../../lib/jobs/follow.ts";
 import { createJobsService } from "../../lib/jobs/service.ts";
+import { prepareStores } from "../../lib/migrate.ts";
 import { openStores } from "../../lib/stores/index.ts";
-import { prepareStores } from "../../lib/stores/prepare.ts";
 import { type JobWorker, startJobWorker } from "../../pipeline/jobs/worker.ts";
 import { createPipelineDeps, PROCESSORS, type ProcessorName, startPipeline } from "../../pipeline/runtime.ts";
 import { context, positiveInt } from "./shared.ts";

@@ -1,12 +1,12 @@
 /** `series`: series history (backfill). */
 import { type Command, InvalidArgumentError } from "commander";
+import { prepareStores } from "../../lib/migrate.ts";
 import { backfillSeries } from "../../lib/series/backfill.ts";
 import { TIMESERIES } from "../../lib/series/definitions/index.ts";
 import { backfillHolders } from "../../lib/series/holders.ts";
 import { createSeriesDeps } from "../../lib/series/settings.ts";
 import { openStores } from "../../lib/stores/index.ts";
 import { tryLock } from "../../lib/stores/pg-lock.ts";
-import { prepareStores } from "../../lib/stores/prepare.ts";
 import { CONSUMER_GROUPS } from "../../pipeline/messages.ts";
 import { processorLockName } from "../../pipeline/processor.ts";
 import { context } from "./shared.ts";

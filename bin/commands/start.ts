@@ -18,9 +18,9 @@ import { registerDevnetDapps, watchDevnetExchangePair } from "../../devnet/regis
 import { DEVNET_PAYMENT_ADDRESS, startTelegramDouble, type TelegramDouble } from "../../devnet/telegram.ts";
 import { ensureAdminKey } from "../../lib/admin-key.ts";
 import type { Config } from "../../lib/config.ts";
+import { prepareStores } from "../../lib/migrate.ts";
 import { runProcess } from "../../lib/run-process.ts";
 import { openStores } from "../../lib/stores/index.ts";
-import { prepareStores } from "../../lib/stores/prepare.ts";
 import { generateKeyPair } from "../../lib/wireguard.ts";
 import { createProgressReporter } from "../../pipeline/ingest/progress.ts";
 import { type JobWorker, startJobWorker } from "../../pipeline/jobs/worker.ts";

@@ -1,7 +1,7 @@
 /** `trade-feed-pause`: pause a trade feed left active. */
 import type { Command } from "commander";
+import { prepareStores } from "../../lib/migrate.ts";
 import { openStores } from "../../lib/stores/index.ts";
-import { prepareStores } from "../../lib/stores/prepare.ts";
 import { retireTradeFeed } from "../../pipeline/trade-watcher/feed.ts";
 import { context } from "./shared.ts";
 

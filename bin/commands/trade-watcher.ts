@@ -3,9 +3,9 @@
  * pool pollers and the feed they hand trades to (pipeline/trade-watcher).
  */
 import type { Command } from "commander";
+import { prepareStores } from "../../lib/migrate.ts";
 import { runProcess } from "../../lib/run-process.ts";
 import { openStores } from "../../lib/stores/index.ts";
-import { prepareStores } from "../../lib/stores/prepare.ts";
 import { context, startProcessTradeWatcher, withMetricsServer } from "./shared.ts";
 
 export function installTradeWatcherCommand(program: Command): void {

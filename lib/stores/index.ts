@@ -68,7 +68,7 @@ function isAlive(pid: number): boolean {
 
 /**
  * Opens the stores the config names (taking the embedded stores' lock); it only opens them: migrating and
- * seeding is the step `prepareStores` (lib/stores/prepare.ts) that the commands call next.
+ * seeding is the step `prepareStores` (lib/migrate.ts) that the commands call next.
  */
 export async function openStores(
   config: Config,
