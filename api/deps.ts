@@ -1,6 +1,7 @@
 /** The API's dependency bag, built once by `createApiDeps` (CLI, tests, benches). */
 
 import { createBanGuard } from "../lib/bans/guard.ts";
+import { createBansRepo } from "../lib/bans/repo.ts";
 import type { Config } from "../lib/config.ts";
 import { createDappsService } from "../lib/dapps/service.ts";
 import { createLabelCache } from "../lib/events/label-cache.ts";
@@ -18,8 +19,6 @@ import { createContractCaller } from "../lib/node-calls.ts";
 import { createPaymentsRepo } from "../lib/payments/repo.ts";
 import { createPortalService } from "../lib/portal/service.ts";
 import { createPriceRegistry } from "../lib/prices/registry.ts";
-import { createBansRepo } from "../lib/repos/bans.ts";
-import { createWireGuardPeersRepo } from "../lib/repos/wireguard-peers.ts";
 import { createSharedSecrets } from "../lib/secrets.ts";
 import type { Ch } from "../lib/stores/clickhouse.ts";
 import type { Pg } from "../lib/stores/postgres.ts";
@@ -28,6 +27,7 @@ import { createTelegramStore } from "../lib/telegram/store.ts";
 import { createRegistryRepo } from "../lib/tokens/repo.ts";
 import { createUsageRecorder } from "../lib/usage/recorder.ts";
 import { createWebhooksService } from "../lib/webhooks/service.ts";
+import { createWireGuardPeersRepo } from "../lib/wireguard/peers.ts";
 import type { ApiDeps } from "./types.ts";
 
 /** Both stores, or neither (DATABASES=off). */

@@ -7,6 +7,7 @@ import type {
   RawServerDefault,
 } from "fastify";
 import type { BanGuard } from "../lib/bans/guard.ts";
+import type { BansRepo } from "../lib/bans/repo.ts";
 import type { Config } from "../lib/config.ts";
 import type { DappsService } from "../lib/dapps/service.ts";
 import type { EventsService } from "../lib/events/service.ts";
@@ -19,8 +20,6 @@ import type { Metrics } from "../lib/metrics.ts";
 import type { PaymentsRepo } from "../lib/payments/repo.ts";
 import type { PortalService } from "../lib/portal/service.ts";
 import type { PriceRegistry } from "../lib/prices/registry.ts";
-import type { BansRepo } from "../lib/repos/bans.ts";
-import type { WireGuardPeersRepo } from "../lib/repos/wireguard-peers.ts";
 import type { SharedSecrets } from "../lib/secrets.ts";
 import type { Ch } from "../lib/stores/clickhouse.ts";
 import type { Pg } from "../lib/stores/postgres.ts";
@@ -29,6 +28,7 @@ import type { TelegramStore } from "../lib/telegram/store.ts";
 import type { RegistryRepo } from "../lib/tokens/repo.ts";
 import type { UsageRecorder } from "../lib/usage/recorder.ts";
 import type { WebhooksService } from "../lib/webhooks/service.ts";
+import type { WireGuardPeersRepo } from "../lib/wireguard/peers.ts";
 
 /**
  * Who may call a route: anyone, any valid key, an admin key, or (the admin portal's own routes) a signed-in
@@ -116,7 +116,7 @@ export interface ApiDeps {
   dapps: DappsService | null;
   /** Invoices and payments (lib/payments). */
   payments: PaymentsRepo | null;
-  /** Bans of key owners, Telegram users and IP ranges (lib/repos/bans.ts). */
+  /** Bans of key owners, Telegram users and IP ranges (lib/bans/repo.ts). */
   bansRepo: BansRepo | null;
   /** This process's cache of the active bans, enforced by the auth hook (lib/bans/guard.ts). */
   bans: BanGuard | null;
@@ -130,7 +130,7 @@ export interface ApiDeps {
   usage: UsageRecorder | null;
   /** Outbound webhooks of key owners (lib/webhooks): managed here; delivered by the job workers. */
   webhooks: WebhooksService | null;
-  /** WireGuard peers of key owners (lib/repos/wireguard-peers.ts). */
+  /** WireGuard peers of key owners (lib/wireguard/peers.ts). */
   wireguard: WireGuardPeersRepo | null;
   /** The admin portal's sign-in, sessions and audit log (lib/portal); null without a database. */
   portal: PortalService | null;

@@ -16,11 +16,11 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { RateLimiterAbstract } from "rate-limiter-flexible";
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from "rate-limiter-flexible";
+import type { Ban } from "../../lib/bans/repo.ts";
 import { databaseDisabled } from "../../lib/errors.ts";
 import { readKeyFile } from "../../lib/keys/file.ts";
 import type { KeyWithPlan } from "../../lib/keys/repo.ts";
 import { clientAddress } from "../../lib/net.ts";
-import type { Ban } from "../../lib/repos/bans.ts";
 import type { Pg } from "../../lib/stores/postgres.ts";
 import type { ApiDeps, App } from "../types.ts";
 import { sendProblem } from "./errors.ts";

@@ -1,7 +1,7 @@
 /** `exchange-wallets`: exchange wallets (backdate). */
 import { type Command, InvalidArgumentError } from "commander";
+import { createExchangeWalletsRepo, validateWalletAddress } from "../../lib/labels/exchange-wallets.ts";
 import { prepareStores } from "../../lib/migrate.ts";
-import { createExchangeWalletsRepo, validateWalletAddress } from "../../lib/repos/exchange-wallets.ts";
 import { openStores } from "../../lib/stores/index.ts";
 import { context, positiveInt } from "./shared.ts";
 

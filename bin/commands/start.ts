@@ -21,7 +21,7 @@ import type { Config } from "../../lib/config.ts";
 import { prepareStores } from "../../lib/migrate.ts";
 import { runProcess } from "../../lib/run-process.ts";
 import { openStores } from "../../lib/stores/index.ts";
-import { generateKeyPair } from "../../lib/wireguard.ts";
+import { generateKeyPair } from "../../lib/wireguard/keys.ts";
 import { createProgressReporter } from "../../pipeline/ingest/progress.ts";
 import { type JobWorker, startJobWorker } from "../../pipeline/jobs/worker.ts";
 import { createPipelineDeps, PROCESSORS, type ProcessorName, startPipeline } from "../../pipeline/runtime.ts";

@@ -8,7 +8,7 @@
 import { BlockList } from "node:net";
 import type { Logger } from "../logger.ts";
 import { clientAddress, parseIpRange } from "../net.ts";
-import type { Ban, BansRepo, NewBan } from "../repos/bans.ts";
+import type { Ban, BansRepo, NewBan } from "./repo.ts";
 
 interface Entry {
   ban: Ban;

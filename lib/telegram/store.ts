@@ -1,8 +1,8 @@
 /**
  * The bot's own tables (Postgres): admins, handled update ids, users and their free key; its bans are
- * the `telegram` bans of the shared `bans` table (lib/repos/bans.ts), also managed by `/system/bans`.
+ * the `telegram` bans of the shared `bans` table (lib/bans/repo.ts), also managed by `/system/bans`.
  */
-import { createBansRepo } from "../repos/bans.ts";
+import { createBansRepo } from "../bans/repo.ts";
 import type { PgQueryable } from "../stores/postgres.ts";
 
 export interface TelegramAdmin {

@@ -15,13 +15,13 @@ import {
   stillNew,
 } from "../../lib/dapps/code-check.ts";
 import { type DecoderKind, isDecoderKind } from "../../lib/dapps/kinds.ts";
-import type { Metrics } from "../../lib/metrics.ts";
 import {
   createExchangeWalletsRepo,
   exchangeRegistryAt,
   loadWalletRanges,
   type WalletRanges,
-} from "../../lib/repos/exchange-wallets.ts";
+} from "../../lib/labels/exchange-wallets.ts";
+import type { Metrics } from "../../lib/metrics.ts";
 import type { Pg } from "../../lib/stores/postgres.ts";
 import { mapWithTurns, turn } from "../../lib/turns.ts";
 import type { PipelineDeps } from "../deps.ts";

@@ -7,9 +7,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createBanGuard } from "../../lib/bans/guard.ts";
+import { createBansRepo } from "../../lib/bans/repo.ts";
 import { migratePostgres, readMigrations } from "../../lib/migrate.ts";
 import { parseIpRange } from "../../lib/net.ts";
-import { createBansRepo } from "../../lib/repos/bans.ts";
 import { createTelegramStore } from "../../lib/telegram/store.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { waitFor } from "../helpers/pipeline.ts";

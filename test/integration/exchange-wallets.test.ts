@@ -6,7 +6,7 @@
  * the wallet and reprocessing brings it to history; removing it closes its range the same way.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { createExchangeWalletsRepo, exchangeRegistryAt } from "../../lib/repos/exchange-wallets.ts";
+import { createExchangeWalletsRepo, exchangeRegistryAt } from "../../lib/labels/exchange-wallets.ts";
 import { reprocessRange } from "../../pipeline/reprocess.ts";
 import { eventsStateHash, startTestPipeline, type TestPipeline } from "../helpers/pipeline.ts";
 

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../lib/config.ts";
 import { parseIpv4 } from "../../lib/net.ts";
 import { createPostgres } from "../../lib/stores/postgres.ts";
-import { generateKeyPair } from "../../lib/wireguard.ts";
+import { generateKeyPair } from "../../lib/wireguard/keys.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { openTestCh, openTestPg, quietLog, type TestCh, type TestPg } from "../helpers/stores.ts";
 

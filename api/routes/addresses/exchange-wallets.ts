@@ -1,11 +1,11 @@
 /**
  * Addresses group, exchange wallets: list (public), add and delete (admin). Transfers to / from an
  * exchange wallet are normalized as `cex` deposit / withdraw events of blocks after the change
- * (lib/repos/exchange-wallets.ts); `exchange-wallets backdate` and `reprocess` bring it to history.
+ * (lib/labels/exchange-wallets.ts); `exchange-wallets backdate` and `reprocess` bring it to history.
  */
 import { Type } from "@sinclair/typebox";
 import { notFound } from "../../../lib/errors.ts";
-import { createExchangeWalletsRepo } from "../../../lib/repos/exchange-wallets.ts";
+import { createExchangeWalletsRepo } from "../../../lib/labels/exchange-wallets.ts";
 import { requireDb } from "../../require-db.ts";
 import type { ApiDeps, App } from "../../types.ts";
 import { MAX_TIME_MS } from "../prices/schemas.ts";

@@ -1,10 +1,10 @@
 /** Banned group: admins list, add and lift bans of key owners, Telegram users and IP ranges. */
 import { BlockList } from "node:net";
 import { Type } from "@sinclair/typebox";
+import { BAN_KINDS, BAN_STATES, type BanKind, normalizeBanValue } from "../../../lib/bans/repo.ts";
 import { AppError, badRequest, notFound } from "../../../lib/errors.ts";
 import type { KeyWithPlan } from "../../../lib/keys/repo.ts";
 import { clientAddress, parseIpRange } from "../../../lib/net.ts";
-import { BAN_KINDS, BAN_STATES, type BanKind, normalizeBanValue } from "../../../lib/repos/bans.ts";
 import { requireDb } from "../../require-db.ts";
 import { DateTime, NoBody, Nullable, StringEnum } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";

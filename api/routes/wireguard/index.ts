@@ -5,13 +5,13 @@
  */
 import { Type } from "@sinclair/typebox";
 import { AppError, notFound } from "../../../lib/errors.ts";
-import type { WireGuardPeer } from "../../../lib/repos/wireguard-peers.ts";
 import {
   generateKeyPair,
   renderClientConfig,
   renderServerPeers,
   wireguardSettings,
-} from "../../../lib/wireguard.ts";
+} from "../../../lib/wireguard/keys.ts";
+import type { WireGuardPeer } from "../../../lib/wireguard/peers.ts";
 import { requireDb } from "../../require-db.ts";
 import { DateTime, NoBody, Nullable, StringEnum } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";

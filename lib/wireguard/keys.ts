@@ -1,11 +1,11 @@
 /**
  * WireGuard without the kernel: X25519 key pairs from Node's crypto, peers' addresses in the subnet (lib/net.ts), and the
  * `wg-quick` texts the API hands out (a client's configuration, the server's [Peer] sections for
- * `wg syncconf`). Pure functions; the peers themselves live in Postgres (lib/repos/wireguard-peers.ts).
+ * `wg syncconf`). Pure functions; the peers themselves live in Postgres (lib/wireguard/peers.ts).
  */
 import { generateKeyPairSync } from "node:crypto";
-import { type Config, WG_KEY_SOURCE } from "./config.ts";
-import { formatIpv4, parseSubnet, type Subnet, splitList } from "./net.ts";
+import { type Config, WG_KEY_SOURCE } from "../config.ts";
+import { formatIpv4, parseSubnet, type Subnet, splitList } from "../net.ts";
 
 /** A WireGuard key as `wg` prints it: standard base64 of 32 bytes (the last character before `=` has 2 zero bits). */
 export const WG_KEY = new RegExp(`^${WG_KEY_SOURCE}$`);
