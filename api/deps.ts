@@ -18,7 +18,7 @@ import { createMetrics, type Metrics } from "../lib/metrics.ts";
 import { createContractCaller } from "../lib/node-calls.ts";
 import { createPaymentsRepo } from "../lib/payments/repo.ts";
 import { createPortalService } from "../lib/portal/service.ts";
-import { createPriceRegistry } from "../lib/prices/registry.ts";
+import { createPricePairs } from "../lib/prices/pairs.ts";
 import { createSharedSecrets } from "../lib/secrets.ts";
 import type { Ch } from "../lib/stores/clickhouse.ts";
 import type { Pg } from "../lib/stores/postgres.ts";
@@ -109,7 +109,7 @@ export function createApiDeps(
         : null,
     registry: pg ? createRegistryRepo(pg) : null,
     labels,
-    prices: pg ? createPriceRegistry(pg) : null,
+    prices: pg ? createPricePairs(pg) : null,
     events,
     dapps:
       events && pg && ch

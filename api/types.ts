@@ -19,7 +19,7 @@ import type { Logger } from "../lib/logger.ts";
 import type { Metrics } from "../lib/metrics.ts";
 import type { PaymentsRepo } from "../lib/payments/repo.ts";
 import type { PortalService } from "../lib/portal/service.ts";
-import type { PriceRegistry } from "../lib/prices/registry.ts";
+import type { PricePairs } from "../lib/prices/pairs.ts";
 import type { SharedSecrets } from "../lib/secrets.ts";
 import type { Ch } from "../lib/stores/clickhouse.ts";
 import type { Pg } from "../lib/stores/postgres.ts";
@@ -108,8 +108,8 @@ export interface ApiDeps {
   keys: KeysRepo | null;
   registry: RegistryRepo | null;
   labels: AddressLabelsRepo | null;
-  /** Price sources, configured pairs and their token legs (lib/prices/registry.ts). */
-  prices: PriceRegistry | null;
+  /** Price sources, configured pairs and their token legs (lib/prices/pairs.ts). */
+  prices: PricePairs | null;
   /** Normalized events as served (lib/events). */
   events: EventsService | null;
   /** The five dapp groups' reads (lib/dapps). */

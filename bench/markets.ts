@@ -19,7 +19,7 @@ import { loadConfig } from "../lib/config.ts";
 import { createLogger } from "../lib/logger.ts";
 import { createMetrics } from "../lib/metrics.ts";
 import { prepareStores } from "../lib/migrate.ts";
-import { createPriceRegistry } from "../lib/prices/registry.ts";
+import { createPricePairs } from "../lib/prices/pairs.ts";
 import { openStores } from "../lib/stores/index.ts";
 import { rollUpCandles, writeCandles1m } from "../pipeline/trade-watcher/cex.ts";
 import { CANDLES_PER_PAGE, createExchange, fetchCandles1m } from "../pipeline/trade-watcher/exchange.ts";
@@ -71,7 +71,7 @@ const stores = await openStores(config, log, { command: "bench" });
 await prepareStores(stores, log);
 const pg = stores.pg!;
 const ch = stores.ch!;
-const registry = createPriceRegistry(pg);
+const registry = createPricePairs(pg);
 const lines: string[] = [`\nmarkets bench (embedded: chDB, ${pg.kind}; exchange double through ccxt)`];
 const print = (line: string) => {
   lines.push(line);

@@ -9,7 +9,7 @@
  */
 
 import { ALPH_TOKEN_ID } from "../lib/chain/types.ts";
-import { createPriceRegistry } from "../lib/prices/registry.ts";
+import { createPricePairs } from "../lib/prices/pairs.ts";
 import type { Pg, PgQueryable } from "../lib/stores/postgres.ts";
 import type { DevnetChain, DevnetPlan } from "./chain.ts";
 import { devnetDecoderContracts as defiDecoderContracts, registerDefiDapps } from "./dapps/defi-register.ts";
@@ -201,7 +201,7 @@ export async function watchDevnetExchangePair(
       [source, symbol],
     );
     if (Number(listed[0]?.n ?? 0) > 0) {
-      const registry = createPriceRegistry(pg);
+      const registry = createPricePairs(pg);
       const { id } = await registry.addPair(source, { pair_symbol: symbol });
       await registry.updatePair(source, id, { enable_trades: true });
       return id;

@@ -7,8 +7,8 @@
 import { ALPH_TOKEN_ID } from "../chain/types.ts";
 import type { Logger } from "../logger.ts";
 import { shiftToNumber } from "../prices/decimal.ts";
+import { PAIR_DECIMALS_COLUMNS, PAIR_DECIMALS_FROM } from "../prices/pairs.ts";
 import { poolOf } from "../prices/reader.ts";
-import { PAIR_DECIMALS_COLUMNS, PAIR_DECIMALS_FROM } from "../prices/registry.ts";
 import type { Ch } from "../stores/clickhouse.ts";
 import type { Pg } from "../stores/postgres.ts";
 import { ALPH_MAX_SUPPLY, type AlphSupply, loadAlphSupply, saveAlphSupply } from "./alph-supply.ts";

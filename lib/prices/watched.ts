@@ -1,5 +1,5 @@
 /**
- * What the candles processor reads from the price registry each batch: the configured pairs whose
+ * What the candles processor reads from the price pairs each batch: the configured pairs whose
  * source builds candles, and the contracts of oracle sources. Each batch reads them after writing its
  * trades, so a pair added meanwhile is either seen by the batch or finds the batch's trades written
  * when its backfill runs.

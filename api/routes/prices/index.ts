@@ -1,6 +1,6 @@
 /**
  * Price group: sources, their available and configured (watched) pairs with token legs, spot prices and
- * OHLCV candles of a pair, and the pairs of a token. The registry is Postgres (lib/prices/registry.ts);
+ * OHLCV candles of a pair, and the pairs of a token. The registry is Postgres (lib/prices/pairs.ts);
  * candles and spot are ClickHouse (lib/prices/reader.ts).
  */
 import { binToHex, contractIdFromAddress, isContractAddress, isValidAddress } from "@alephium/web3";
@@ -8,6 +8,7 @@ import { Type } from "@sinclair/typebox";
 import type { CsvColumn } from "../../../lib/csv.ts";
 import { badRequest, notFound } from "../../../lib/errors.ts";
 import { createPageCache } from "../../../lib/events/page-cache.ts";
+import type { ConfiguredPair, LegInput, LegUpdate, PricedPair } from "../../../lib/prices/pairs.ts";
 import {
   pairRef,
   readCandles,
@@ -15,7 +16,6 @@ import {
   readSpot,
   type ScalesMeta,
 } from "../../../lib/prices/reader.ts";
-import type { ConfiguredPair, LegInput, LegUpdate, PricedPair } from "../../../lib/prices/registry.ts";
 import { SCALES } from "../../../lib/prices/scales.ts";
 import { CSV_NOTE, jsonOrCsv, responseFormat, sendCsv, urlWith, varyOnAccept } from "../../csv.ts";
 import { requireDb } from "../../require-db.ts";

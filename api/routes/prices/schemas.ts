@@ -1,8 +1,8 @@
 /** Schemas of the Price group: sources, configured pairs, token legs, available pairs, candles, spot. */
 
 import { Type } from "@sinclair/typebox";
+import { LEG_TYPES, SOURCE_KINDS } from "../../../lib/prices/pairs.ts";
 import { AVERAGE_WINDOWS } from "../../../lib/prices/reader.ts";
-import { LEG_TYPES, SOURCE_KINDS } from "../../../lib/prices/registry.ts";
 import { DEFAULT_SCALE, SCALES } from "../../../lib/prices/scales.ts";
 import { FormatQuery } from "../../csv.ts";
 import { AliasOf, INT32_MAX, Nullable, StringEnum } from "../../schemas.ts";
