@@ -4,7 +4,7 @@
  * this list (`npm run docs:check` fails while they differ), and `alephium-indexer config` prints its table.
  */
 import { ConfigError } from "./errors.ts";
-import { isCidrList, isEndpoint, isPeerSubnet, isRangeList } from "./net.ts";
+import { isCidr, isEndpoint, isIpRange, isPeerSubnet } from "./net.ts";
 
 /** A WireGuard key as `wg` prints it: standard base64 of 32 bytes (the last character before `=` has 2 zero bits). */
 export const WG_KEY_SOURCE = "[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=";
@@ -20,6 +20,24 @@ type Spec =
       allowed?: string;
       /** A check beyond the pattern (address ranges, port numbers); false refuses the value. */
       check?: (value: string) => boolean;
+    }
+  | {
+      kind: "list";
+      default: readonly string[];
+      doc: string;
+      /** Each item (trimmed); an item failing it names the item and what is expected. */
+      item: (item: string) => boolean;
+      allowed: string;
+      /** A rule over the whole list (an item that must stand alone). */
+      whole?: (items: string[]) => boolean;
+    }
+  | {
+      kind: "map";
+      default: Readonly<Record<string, string>>;
+      doc: string;
+      key: (key: string) => boolean;
+      value: (value: string) => boolean;
+      allowed: string;
     }
   | { kind: "int"; default: number; doc: string; min: number; max: number }
   | { kind: "bool"; default: boolean; doc: string }
@@ -39,6 +57,27 @@ const str = (
   allowed,
   check,
 });
+/**
+ * A comma-separated list, read as its trimmed items (empty ones dropped). Unset takes the default; set to the empty
+ * string it is the empty list (`EXCHANGE_SOURCES=` polls no exchange).
+ */
+const list = (
+  def: readonly string[],
+  doc: string,
+  item: (item: string) => boolean,
+  allowed: string,
+  whole?: (items: string[]) => boolean,
+) => ({ kind: "list" as const, default: def, doc, item, allowed, whole });
+/** A JSON object of string to string (`{"1":"https://eth.example"}`); empty is `{}`. */
+const map = (
+  doc: string,
+  key: (key: string) => boolean,
+  value: (value: string) => boolean,
+  allowed: string,
+) => ({ kind: "map" as const, default: {} as Readonly<Record<string, string>>, doc, key, value, allowed });
+const HTTP_URL = /^https?:\/\/[^\s]+$/i;
+/** The ccxt exchanges EXCHANGE_SOURCES may name (those that list ALPH, with a ccxt class the poller knows). */
+export const SUPPORTED_EXCHANGES = ["gate", "gateeu", "mexc"] as const;
 const int = (def: number, min: number, max: number, doc: string) => ({
   kind: "int" as const,
   default: def,
@@ -131,7 +170,12 @@ export const CONFIG_SPEC = {
     "Connections to the embedded chDB (empty `CLICKHOUSE_URL`): a connection runs one statement at a time, so with more of them the processors and the API's reads do not wait for each other's statements.",
   ),
   CLICKHOUSE_PASSWORD: str("", "ClickHouse password (server mode)."),
-  KAFKA_BROKERS: str("", "Comma-separated Kafka brokers; empty uses the in-process bus."),
+  KAFKA_BROKERS: list(
+    [],
+    "Comma-separated Kafka brokers (`host:port`); empty uses the in-process bus.",
+    (b) => /^[^\s,/]+:\d{1,5}$/.test(b),
+    "host:port brokers such as kafka-1:9092",
+  ),
   KAFKA_CLIENT_ID: str("alephium-indexer", "Kafka client id."),
   KAFKA_TOPIC_PREFIX: str("", "Prefix prepended to every topic name (for example `staging.`)."),
   KAFKA_PRODUCE_MAX_BYTES: int(
@@ -166,11 +210,12 @@ export const CONFIG_SPEC = {
     "Where rate-limit counters live; `auto` = postgres (shared by every API process) when POSTGRES_URL is set, else memory.",
   ),
   PUBLIC_RPM: int(600, 1, 1_000_000, "Requests per minute per client IP on public routes."),
-  CORS_PUBLIC_ORIGINS: str(
-    "*",
-    "Browser origins allowed to call the public routes (CORS): `*` any origin, `none` no origin (same-origin pages and non-browser clients only), or comma-separated origins (`https://app.example.com`, scheme://host[:port], compared exactly). User and admin routes follow each key's `allowed_origins` instead (docs/api.md#browsers-cors).",
-    /^(\*|none|[a-z][a-z0-9+.-]*:\/\/[^/\s,]+(,[a-z][a-z0-9+.-]*:\/\/[^/\s,]+)*)$/i,
-    "`*`, `none`, or comma-separated origins such as https://app.example.com (no path)",
+  CORS_PUBLIC_ORIGINS: list(
+    ["*"],
+    "Browser origins allowed to call the public routes (CORS): `*` any origin, `none` (or set empty) no origin (same-origin pages and non-browser clients only), or comma-separated origins (`https://app.example.com`, scheme://host[:port], compared exactly). User and admin routes follow each key's `allowed_origins` instead (docs/api.md#browsers-cors).",
+    (o) => o === "*" || o.toLowerCase() === "none" || /^[a-z][a-z0-9+.-]*:\/\/[^/\s,]+$/i.test(o),
+    "origins such as https://app.example.com (no path), or `*` alone, or `none` alone",
+    (items) => items.length <= 1 || items.every((o) => o !== "*" && o.toLowerCase() !== "none"),
   ),
   CORS_MAX_AGE_S: int(
     600,
@@ -209,11 +254,11 @@ export const CONFIG_SPEC = {
     3_660,
     "Days of per-minute key usage kept; older minutes are deleted by the flushes (at most once an hour). 0 keeps them all.",
   ),
-  SQL_PLANS: str(
-    "enterprise",
+  SQL_PLANS: list(
+    ["enterprise"],
     "Comma-separated plan ids whose keys may call `POST /sql` (read-only SQL over the api_v1_* views); admin keys always may. Empty: admins only.",
-    /^([a-z0-9_-]+(,[a-z0-9_-]+)*)?$/,
-    "comma-separated plan ids such as enterprise,pro",
+    (p) => /^[a-z0-9_-]+$/.test(p),
+    "plan ids such as enterprise,pro",
   ),
   SQL_MAX_EXECUTION_MS: int(
     10_000,
@@ -419,15 +464,17 @@ export const CONFIG_SPEC = {
     10_000_000,
     "Payloads larger than this are offloaded and referenced by payload_ref.",
   ),
-  EXCHANGE_SOURCES: str(
-    "gate,mexc",
+  EXCHANGE_SOURCES: list(
+    ["gate", "mexc"],
     "Comma-separated ccxt ids of exchanges polled for candles, spot prices and (pairs with enable_trades) fills (`gate`, `gateeu`, `mexc`); each gets a `cex` price source of that id. Default: the exchanges that list ALPH. Empty: none. `start --devnet` uses a simulated Gate unless this is set.",
-    /^([a-z0-9]+(,[a-z0-9]+)*)?$/,
-    "comma-separated exchange ids such as gate",
+    (id) => (SUPPORTED_EXCHANGES as readonly string[]).includes(id),
+    `exchange ids among ${SUPPORTED_EXCHANGES.join(", ")}`,
   ),
-  EXCHANGE_API_URLS: str(
-    "",
+  EXCHANGE_API_URLS: map(
     'JSON object of exchange id to base URL replacing the host of every API URL of that exchange (a proxy or test double), for example `{"gate":"http://127.0.0.1:8080"}`.',
+    (id) => /^[a-z0-9]+$/.test(id),
+    (url) => HTTP_URL.test(url),
+    'a JSON object of exchange id to http(s) URL such as {"gate":"http://127.0.0.1:8080"}',
   ),
   EXCHANGE_POLL_MS: int(
     15_000,
@@ -442,9 +489,11 @@ export const CONFIG_SPEC = {
     "How often each exchange is polled for new fills of pairs with enable_trades (the trade watcher); candles and the ticker keep EXCHANGE_POLL_MS.",
   ),
   EXCHANGE_TIMEOUT_MS: int(10_000, 100, 120_000, "Timeout of one exchange request."),
-  EVM_RPC_URLS: str(
-    "",
+  EVM_RPC_URLS: map(
     'JSON object of EVM chain id to JSON-RPC URL, for the pools of `uniswap` (chain 1) and `pancakeswap` (chain 56) sources, for example `{"1":"https://eth.example","56":"https://bsc.example"}`. Empty: EVM pools are not read.',
+    (id) => /^[1-9][0-9]{0,9}$/.test(id),
+    (url) => HTTP_URL.test(url),
+    'a JSON object of EVM chain id (a positive integer) to http(s) URL such as {"1":"https://eth.example"}',
   ),
   EVM_CONFIRMATIONS: int(12, 0, 1000, "Blocks on top of an EVM block before its swaps are read."),
   EVM_POLL_MS: int(12_000, 50, 3_600_000, "How often the EVM pools are polled for new swaps and reserves."),
@@ -468,11 +517,11 @@ export const CONFIG_SPEC = {
     36_500,
     "How far back a new exchange pair's 1m candles are read; 0 = from the pair's listing.",
   ),
-  BURN_ADDRESSES: str(
-    "111111111111111111111111111111111",
+  BURN_ADDRESSES: list(
+    ["111111111111111111111111111111111"],
     "Comma-separated Alephium addresses whose received tokens count as burned (burnedSupply). Default: the all-zero P2PKH address, which nobody can spend. A change applies to new blocks; `figures backfill --rebuild` brings it to history.",
-    /^[1-9A-HJ-NP-Za-km-z]{0,100}(,[1-9A-HJ-NP-Za-km-z]{1,100})*$/,
-    "comma-separated base58 addresses",
+    (a) => /^[1-9A-HJ-NP-Za-km-z]{1,100}$/.test(a),
+    "base58 addresses",
   ),
   FIGURES_REFRESH_MS: int(
     15_000,
@@ -600,12 +649,11 @@ export const CONFIG_SPEC = {
     86_400,
     "Seconds after which a webhook delivery whose worker died (or hangs) is expired and retried; keep it well above WEBHOOK_TIMEOUT_MS.",
   ),
-  WEBHOOK_ALLOWED_CIDRS: str(
-    "",
+  WEBHOOK_ALLOWED_CIDRS: list(
+    [],
     "Address ranges webhooks may point to although they are loopback, private, link-local or reserved (comma-separated CIDR ranges or addresses, e.g. `127.0.0.0/8`); empty allows public addresses only.",
-    /^[0-9A-Fa-f.:/, ]*$/,
-    "comma-separated IP addresses or CIDR ranges",
-    isRangeList,
+    isIpRange,
+    "IP addresses or CIDR ranges",
   ),
   WEBHOOK_LOG_KEEP: int(1_000, 10, 1_000_000, "Delivery log rows kept per webhook (the newest)."),
   WEBHOOK_MAX_PER_OWNER: int(20, 1, 100_000, "Webhooks one owner (`user_id` of API keys) may have."),
@@ -682,18 +730,17 @@ export const CONFIG_SPEC = {
     "an IPv4 CIDR with a prefix from /8 to /30, e.g. 10.87.0.0/24",
     isPeerSubnet,
   ),
-  WG_DNS: str(
-    "",
+  WG_DNS: list(
+    [],
     "WireGuard: `DNS` of client configurations (comma-separated addresses or search domains, e.g. `10.87.0.1`); empty leaves it out.",
-    /^(|[A-Za-z0-9.:-]+(\s*,\s*[A-Za-z0-9.:-]+)*)$/,
-    "comma-separated IP addresses or domain names",
+    (d) => /^[A-Za-z0-9.:-]+$/.test(d),
+    "IP addresses or domain names",
   ),
-  WG_ALLOWED_IPS: str(
-    "",
+  WG_ALLOWED_IPS: list(
+    [],
     "WireGuard: what clients route through the tunnel (`AllowedIPs` of their [Peer]): comma-separated CIDRs, e.g. `10.87.0.0/24, 10.20.0.0/16` to reach private services beside the tunnel; empty means WG_SUBNET.",
-    /^[0-9A-Fa-f.:/,\s]*$/,
-    "comma-separated CIDRs (IPv4 or IPv6), e.g. 10.87.0.0/24, fd00::/64",
-    (v) => isCidrList(v),
+    isCidr,
+    "CIDRs (IPv4 or IPv6), e.g. 10.87.0.0/24, fd00::/64",
   ),
   WG_PERSISTENT_KEEPALIVE: int(
     25,
@@ -715,13 +762,17 @@ export const CONFIG_SPEC = {
     "",
     "Admin portal: the client secret registered at the identity provider (sent as `client_secret_post`); empty for a public client (PKCE only).",
   ),
-  PORTAL_ADMIN_EMAILS: str(
-    "",
+  PORTAL_ADMIN_EMAILS: list(
+    [],
     "Admin portal: comma-separated e-mail addresses allowed to sign in (compared case-insensitively, and only when the provider says the address is verified). An account on neither list is refused.",
+    (e) => /^[^\s@,]+@[^\s@,]+$/.test(e),
+    "e-mail addresses such as admin@example.com",
   ),
-  PORTAL_ADMIN_SUBJECTS: str(
-    "",
+  PORTAL_ADMIN_SUBJECTS: list(
+    [],
     "Admin portal: comma-separated subjects (`sub` claims of the identity provider) allowed to sign in.",
+    (sub) => !/\s/.test(sub),
+    "subjects without spaces",
   ),
   PORTAL_SESSION_SECRET: str(
     "",
@@ -750,20 +801,56 @@ export const CONFIG_SPEC = {
   ),
 } as const satisfies Record<string, Spec>;
 
-type SpecValue<S> = S extends { kind: "int" }
-  ? number
-  : S extends { kind: "bool" }
-    ? boolean
-    : S extends { kind: "enum"; values: readonly (infer V)[] }
-      ? V
-      : string;
+type SpecValue<S> = S extends { kind: "list" }
+  ? string[]
+  : S extends { kind: "map" }
+    ? Record<string, string>
+    : S extends { kind: "int" }
+      ? number
+      : S extends { kind: "bool" }
+        ? boolean
+        : S extends { kind: "enum"; values: readonly (infer V)[] }
+          ? V
+          : string;
 export type Config = { -readonly [K in keyof typeof CONFIG_SPEC]: SpecValue<(typeof CONFIG_SPEC)[K]> };
 
-function parseOne(key: string, spec: Spec, raw: string): string | number | boolean {
+function parseOne(
+  key: string,
+  spec: Spec,
+  raw: string,
+): string | number | boolean | string[] | Record<string, string> {
   const fail = (allowed: string): never => {
     throw new ConfigError(`Invalid configuration ${key}=${JSON.stringify(raw)}: expected ${allowed}.`);
   };
   switch (spec.kind) {
+    case "list": {
+      const items = raw
+        .split(",")
+        .map((item) => item.trim())
+        .filter(Boolean);
+      const bad = items.find((item) => !spec.item(item));
+      if (bad !== undefined)
+        return fail(`comma-separated ${spec.allowed} (${JSON.stringify(bad)} is not one)`);
+      if (spec.whole && !spec.whole(items)) return fail(`comma-separated ${spec.allowed}`);
+      return items;
+    }
+    case "map": {
+      let value: unknown;
+      try {
+        value = JSON.parse(raw);
+      } catch {
+        return fail(spec.allowed);
+      }
+      if (typeof value !== "object" || value === null || Array.isArray(value)) return fail(spec.allowed);
+      const out: Record<string, string> = {};
+      for (const [k, v] of Object.entries(value)) {
+        if (!spec.key(k)) return fail(`${spec.allowed} (${JSON.stringify(k)} is not a key it takes)`);
+        if (typeof v !== "string" || !spec.value(v))
+          return fail(`${spec.allowed} (the value of ${JSON.stringify(k)} is not one it takes)`);
+        out[k] = v;
+      }
+      return out;
+    }
     case "int": {
       const n = /^-?\d+$/.test(raw.trim()) ? Number(raw) : Number.NaN;
       if (!Number.isSafeInteger(n) || n < spec.min || n > spec.max) {
@@ -787,14 +874,51 @@ function parseOne(key: string, spec: Spec, raw: string): string | number | boole
   }
 }
 
+/**
+ * Rules across keys, or beyond what one key's kind checks, run once every key is read: each answers the message of
+ * the start-up error (naming the keys) or null.
+ */
+const CONFIG_RULES: ((c: Config) => string | null)[] = [
+  (c) =>
+    86_400_000 % c.SERIES_RAW_SEGMENT_MS === 0
+      ? null
+      : `SERIES_RAW_SEGMENT_MS=${c.SERIES_RAW_SEGMENT_MS}: expected a divisor of 86400000 (one day)`,
+  (c) =>
+    c.SERIES_S3_ENDPOINT && !c.SERIES_S3_BUCKET
+      ? 'SERIES_S3_BUCKET="": expected a bucket name with SERIES_S3_ENDPOINT'
+      : null,
+];
+
 /** Pure: builds the validated config from an environment-like record. Throws ConfigError on a bad value. */
 export function loadConfig(env: Record<string, string | undefined> = {}): Config {
   const out: Record<string, unknown> = {};
   for (const [key, spec] of Object.entries(CONFIG_SPEC) as [string, Spec][]) {
     const raw = env[key];
-    out[key] = raw === undefined || raw === "" ? spec.default : parseOne(key, spec, raw);
+    if (raw === undefined) out[key] = copyDefault(spec);
+    else if (raw.trim() === "") out[key] = spec.kind === "list" ? [] : copyDefault(spec);
+    else out[key] = parseOne(key, spec, raw);
   }
-  return out as Config;
+  const config = out as Config;
+  for (const rule of CONFIG_RULES) {
+    const broken = rule(config);
+    if (broken) throw new ConfigError(`Invalid configuration ${broken}.`);
+  }
+  return config;
+}
+
+/** A key's default, copied when it is a list or a map (a config object's values are its own). */
+function copyDefault(spec: Spec): unknown {
+  if (spec.kind === "list") return [...spec.default];
+  if (spec.kind === "map") return { ...spec.default };
+  return spec.default;
+}
+
+/** A value as it is written in the environment (lists comma-separated, maps as JSON, an empty map empty). */
+export function configText(value: unknown): string {
+  if (Array.isArray(value)) return value.join(",");
+  if (typeof value === "object" && value !== null)
+    return Object.keys(value).length === 0 ? "" : JSON.stringify(value);
+  return String(value);
 }
 
 /** Markdown table of every key (`config`) or `.env.example` lines. */
@@ -802,14 +926,14 @@ export function describeConfig(format: "markdown" | "env"): string {
   const rows = Object.entries(CONFIG_SPEC) as [string, Spec][];
   if (format === "env") {
     return rows
-      .map(([k, s]) => `# ${s.doc}\n${k}=${String(s.default)}`)
+      .map(([k, s]) => `# ${s.doc}\n${k}=${configText(s.default)}`)
       .join("\n\n")
       .concat("\n");
   }
   const lines = ["| Key | Default | Meaning |", "|---|---|---|"];
   for (const [k, s] of rows) {
     const allowed = s.kind === "enum" ? ` One of: ${s.values.join(", ")}.` : "";
-    lines.push(`| \`${k}\` | \`${String(s.default)}\` | ${s.doc}${allowed} |`);
+    lines.push(`| \`${k}\` | \`${configText(s.default)}\` | ${s.doc}${allowed} |`);
   }
   return lines.join("\n").concat("\n");
 }

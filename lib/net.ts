@@ -117,28 +117,18 @@ export function clientAddress(ip: string): { address: string; family: IpFamily }
   return { address: ip.split("%")[0]!, family: "ipv6" };
 }
 
-/** A comma-separated list's items, trimmed, empty ones dropped. */
-export const splitList = (text: string): string[] =>
-  text
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean);
-
-/** Comma-separated addresses or CIDR ranges, each one `parseIpRange` accepts (`WEBHOOK_ALLOWED_CIDRS`). */
-export function isRangeList(text: string): boolean {
-  return splitList(text).every((s) => typeof parseIpRange(s) !== "string");
+/** An address or a CIDR range `parseIpRange` accepts (an item of `WEBHOOK_ALLOWED_CIDRS`). */
+export function isIpRange(item: string): boolean {
+  return typeof parseIpRange(item) !== "string";
 }
 
-/** Comma-separated CIDRs with a prefix (IPv4 or IPv6); empty is allowed (`WG_ALLOWED_IPS`). */
-export function isCidrList(text: string): boolean {
-  if (text.trim() === "") return true;
-  return splitList(text).every((item) => {
-    const match = /^([^/]+)\/(\d{1,3})$/.exec(item);
-    if (!match) return false;
-    const family = isIP(match[1] ?? "");
-    const prefix = Number(match[2]);
-    return family !== 0 && prefix <= (family === 4 ? 32 : 128);
-  });
+/** A CIDR with a prefix, IPv4 or IPv6 (an item of `WG_ALLOWED_IPS`). */
+export function isCidr(item: string): boolean {
+  const match = /^([^/]+)\/(\d{1,3})$/.exec(item);
+  if (!match) return false;
+  const family = isIP(match[1] ?? "");
+  const prefix = Number(match[2]);
+  return family !== 0 && prefix <= (family === 4 ? 32 : 128);
 }
 
 const HOSTNAME =

@@ -4,7 +4,7 @@
  * schema's order inside their group, and a key no group below claims lands in "Other settings".
  * `npm run docs:config` writes the page and `.env.example`; `npm run docs:check` fails when either is stale.
  */
-import { CONFIG_SPEC, describeConfig } from "../lib/config.ts";
+import { CONFIG_SPEC, configText, describeConfig } from "../lib/config.ts";
 
 export const CONFIG_PAGE = "docs/configuration.md";
 export const ENV_EXAMPLE = ".env.example";
@@ -100,6 +100,10 @@ function allowedText(spec: Entry): string {
       return "true or false (also 1/0, yes/no, on/off)";
     case "enum":
       return spec.values.map((v) => `\`${v}\``).join(", ");
+    case "list":
+      return `comma-separated ${spec.allowed}`;
+    case "map":
+      return spec.allowed;
     default: {
       // What the start-up error says for a bad value (lib/config.ts, parseOne).
       const { allowed, pattern } = spec as { allowed?: string; pattern?: RegExp };
@@ -124,7 +128,8 @@ const INTRO = `# Configuration
 Every process (the CLI's subcommands: \`start\`, \`api\`, \`ingest\`, \`process <name>\`, …) is configured by
 environment variables, validated at start: a bad value stops the process with the key, the value and what is
 allowed (\`Invalid configuration PORT="70000": expected an integer from 0 to 65535.\`). An empty value means the
-default. [\`.env.example\`](../.env.example) lists every key with its default, and \`npm run cli -- config\` prints
+default, except for a comma-separated list, where it is the empty list (\`EXCHANGE_SOURCES=\` polls no exchange,
+\`SQL_PLANS=\` lets admin keys only). [\`.env.example\`](../.env.example) lists every key with its default, and \`npm run cli -- config\` prints
 the table below (\`config --format env\` the \`.env.example\`) from the same schema, \`lib/config.ts\`.
 
 **Stores.** Stores are picked by configuration: PostgreSQL when \`POSTGRES_URL\` is set, else PGlite in
@@ -164,7 +169,7 @@ export function renderConfigurationPage(): string {
     );
     for (const [key, spec] of byGroup.get(g.title) ?? []) {
       out.push(
-        `| \`${key}\` | ${cell(code(String(spec.default)))} | ${cell(allowedText(spec))} | ${cell(spec.doc)} |`,
+        `| \`${key}\` | ${cell(code(configText(spec.default)))} | ${cell(allowedText(spec))} | ${cell(spec.doc)} |`,
       );
     }
   }

@@ -37,19 +37,16 @@ const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"];
 
 export interface CorsSettings {
   /** CORS_PUBLIC_ORIGINS: `*`, `none` or comma-separated origins. */
-  publicOrigins: string;
+  publicOrigins: readonly string[];
   /** CORS_MAX_AGE_S. */
   maxAgeS: number;
 }
 
 /** `*` → any origin; `none` → none; else the listed origins. */
-function publicOriginOption(setting: string): FastifyCorsOptions["origin"] {
-  if (setting === "*") return "*";
-  if (setting.toLowerCase() === "none") return false;
-  return setting
-    .split(",")
-    .map((o) => o.trim())
-    .filter(Boolean);
+function publicOriginOption(origins: readonly string[]): FastifyCorsOptions["origin"] {
+  if (origins[0] === "*") return "*";
+  if (origins.length === 0 || origins[0]?.toLowerCase() === "none") return false;
+  return [...origins];
 }
 
 /** The access level of the route a request (or, for a preflight, the request it announces) goes to. */

@@ -123,8 +123,8 @@ export function installStartCommand(program: Command): void {
                 seed: 1,
                 pairs: defaultExchangePairs(devnet.state.createdAt),
               });
-              config.EXCHANGE_SOURCES = "gate";
-              config.EXCHANGE_API_URLS = JSON.stringify({ gate: exchangeDouble.url });
+              config.EXCHANGE_SOURCES = ["gate"];
+              config.EXCHANGE_API_URLS = { gate: exchangeDouble.url };
               if (!base.isSet("EXCHANGE_BACKFILL_DAYS")) config.EXCHANGE_BACKFILL_DAYS = 2;
               base.log.info({ url: exchangeDouble.url }, "Simulated exchange (Gate API v4 double) started.");
             }
@@ -158,8 +158,8 @@ export function installStartCommand(program: Command): void {
               });
               config.PORTAL_OIDC_ISSUER = identityProvider.issuer;
               config.PORTAL_OIDC_CLIENT_SECRET = secret;
-              if (!config.PORTAL_ADMIN_EMAILS && !config.PORTAL_ADMIN_SUBJECTS)
-                config.PORTAL_ADMIN_EMAILS = DEMO_ADMIN_EMAIL;
+              if (config.PORTAL_ADMIN_EMAILS.length === 0 && config.PORTAL_ADMIN_SUBJECTS.length === 0)
+                config.PORTAL_ADMIN_EMAILS = [DEMO_ADMIN_EMAIL];
               base.log.info(
                 {
                   portal: `${api}/${config.STAGE}/portal/`,

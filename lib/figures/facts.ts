@@ -80,7 +80,7 @@ export interface FactContext {
 /** Burn addresses (BURN_ADDRESSES) and the Furnace contracts. */
 export function factContext(config: Pick<Config, "BURN_ADDRESSES">): FactContext {
   return {
-    burnAddresses: new Set(config.BURN_ADDRESSES.split(",").filter(Boolean)),
+    burnAddresses: new Set(config.BURN_ADDRESSES),
     furnaces: FURNACE_CONTRACTS,
   };
 }

@@ -45,12 +45,6 @@ export interface PortalService {
   close(): Promise<void>;
 }
 
-const list = (csv: string) =>
-  csv
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean);
-
 /** The account's name in the audit log and as the key's owner: its verified e-mail, else its subject. */
 export const actorOf = (identity: OidcIdentity): string =>
   identity.email && identity.emailVerified ? identity.email : identity.subject;
@@ -60,8 +54,8 @@ export function isAllowed(
   config: Pick<Config, "PORTAL_ADMIN_EMAILS" | "PORTAL_ADMIN_SUBJECTS">,
   identity: OidcIdentity,
 ) {
-  const emails = list(config.PORTAL_ADMIN_EMAILS).map((e) => e.toLowerCase());
-  const subjects = list(config.PORTAL_ADMIN_SUBJECTS);
+  const emails = config.PORTAL_ADMIN_EMAILS.map((e) => e.toLowerCase());
+  const subjects = config.PORTAL_ADMIN_SUBJECTS;
   if (subjects.includes(identity.subject)) return true;
   return identity.emailVerified && identity.email !== null && emails.includes(identity.email.toLowerCase());
 }

@@ -1,7 +1,6 @@
 /** Series storage settings from the config, and the time arithmetic of buckets, segments and pages. */
 import { join } from "node:path";
 import type { Config } from "../config.ts";
-import { ConfigError } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 import type { Ch } from "../stores/clickhouse.ts";
 import { createObjectStore, type ObjectStore } from "../stores/object-store.ts";
@@ -18,11 +17,8 @@ export interface SeriesSettings {
   rawSegmentMs: number;
 }
 
+/** The config's series settings (its rules checked the raw segment divides a day). */
 export function seriesSettings(config: Config): SeriesSettings {
-  if (DAY_MS % config.SERIES_RAW_SEGMENT_MS !== 0)
-    throw new ConfigError(
-      `Invalid configuration SERIES_RAW_SEGMENT_MS=${config.SERIES_RAW_SEGMENT_MS}: expected a divisor of 86400000 (one day).`,
-    );
   return {
     retentionMs: config.SERIES_RAW_RETENTION_HOURS * 3_600_000,
     pageDays: config.SERIES_RAW_ARCHIVE_PAGE_DAYS,
@@ -34,10 +30,6 @@ export function seriesSettings(config: Config): SeriesSettings {
 /** The archive store: SERIES_S3_* when an endpoint is set, else a directory under DATA_DIR. */
 export function seriesObjectStore(config: Config): ObjectStore {
   if (config.SERIES_S3_ENDPOINT) {
-    if (!config.SERIES_S3_BUCKET)
-      throw new ConfigError(
-        'Invalid configuration SERIES_S3_BUCKET="": expected a bucket name with SERIES_S3_ENDPOINT.',
-      );
     return createObjectStore({
       dir: "",
       s3: {

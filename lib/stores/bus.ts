@@ -65,7 +65,8 @@ export interface Bus {
 }
 
 export interface BusOptions {
-  brokers: string;
+  /** Kafka brokers (`KAFKA_BROKERS`); none: the in-process bus. */
+  brokers: readonly string[];
   clientId: string;
   topicPrefix: string;
   log: Logger;
@@ -129,7 +130,7 @@ function kafkaErrorType(error: unknown): string | undefined {
 }
 
 export function createBus(options: BusOptions): Bus {
-  return options.brokers ? createKafkaBus(options) : createMemoryBus();
+  return options.brokers.length > 0 ? createKafkaBus(options) : createMemoryBus();
 }
 
 interface MemoryGroup {
@@ -276,7 +277,7 @@ export function coalesceBatches(handle: BatchHandler, limit = 1, lingerMs = 0): 
 function createKafkaBus(options: BusOptions): Bus {
   const kafka = new Kafka({
     clientId: options.clientId,
-    brokers: options.brokers.split(",").map((b) => b.trim()),
+    brokers: [...options.brokers],
     logLevel: logLevel.WARN,
     logCreator: kafkaLogCreator(options.log),
     retry: { initialRetryTime: 100, retries: 8 },

@@ -9,7 +9,7 @@
 import { lookup } from "node:dns/promises";
 import { BlockList, isIP } from "node:net";
 import { AppError } from "../errors.ts";
-import { clientAddress, parseIpRange, splitList } from "../net.ts";
+import { clientAddress, parseIpRange } from "../net.ts";
 
 /** Ranges refused by default, with the word the refusal uses. */
 const REFUSED: readonly (readonly [string, string])[] = [
@@ -61,11 +61,11 @@ const refusedUrl = (field: string, message: string, details: Record<string, unkn
   new AppError("webhook_url_refused", message, { status: 400, details: { field, ...details } });
 
 export function createAddressPolicy(
-  allowedCidrs: string,
+  allowedCidrs: readonly string[],
   options: { lookupTimeoutMs?: number } = {},
 ): AddressPolicy {
   const refused = REFUSED.map(([range, kind]) => ({ list: rangeList([range]), kind }));
-  const allowed = rangeList(splitList(allowedCidrs));
+  const allowed = rangeList(allowedCidrs);
   const timeoutMs = options.lookupTimeoutMs ?? 5_000;
 
   const refusal = (address: string): string | null => {

@@ -5,7 +5,7 @@
  */
 import { generateKeyPairSync } from "node:crypto";
 import { type Config, WG_KEY_SOURCE } from "../config.ts";
-import { formatIpv4, parseSubnet, type Subnet, splitList } from "../net.ts";
+import { formatIpv4, parseSubnet, type Subnet } from "../net.ts";
 
 /** A WireGuard key as `wg` prints it: standard base64 of 32 bytes (the last character before `=` has 2 zero bits). */
 export const WG_KEY = new RegExp(`^${WG_KEY_SOURCE}$`);
@@ -45,8 +45,8 @@ export function wireguardSettings(config: Config): WireGuardSettings {
     serverPublicKey: config.WG_SERVER_PUBLIC_KEY,
     endpoint: config.WG_ENDPOINT,
     subnet,
-    dns: splitList(config.WG_DNS),
-    allowedIps: config.WG_ALLOWED_IPS.trim() ? splitList(config.WG_ALLOWED_IPS) : [subnet.cidr],
+    dns: config.WG_DNS,
+    allowedIps: config.WG_ALLOWED_IPS.length > 0 ? config.WG_ALLOWED_IPS : [subnet.cidr],
     keepalive: config.WG_PERSISTENT_KEEPALIVE,
     missing,
   };

@@ -32,34 +32,9 @@ export class EvmError extends AppError {
   }
 }
 
-/** Parses `EVM_RPC_URLS` (JSON object of chain id → http(s) URL); throws naming the problem. */
-export function parseRpcUrls(raw: string): Map<number, string> {
-  const out = new Map<number, string>();
-  if (raw.trim() === "") return out;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    throw new Error(
-      'EVM_RPC_URLS must be a JSON object such as {"1":"https://eth.example","56":"https://bsc.example"}',
-    );
-  }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-    throw new Error("EVM_RPC_URLS must be a JSON object of chain id to URL");
-  }
-  for (const [id, url] of Object.entries(parsed)) {
-    const chainId = Number(id);
-    if (!/^\d{1,10}$/.test(id) || !Number.isSafeInteger(chainId) || chainId < 1) {
-      throw new Error(
-        `EVM_RPC_URLS: ${JSON.stringify(id)} is not a chain id (a positive integer such as 1 or 56)`,
-      );
-    }
-    if (typeof url !== "string" || !/^https?:\/\/[^/]+/.test(url)) {
-      throw new Error(`EVM_RPC_URLS.${id} must be an http(s) URL`);
-    }
-    out.set(chainId, url);
-  }
-  return out;
+/** `EVM_RPC_URLS` (checked by the config: chain ids to http(s) URLs) by numeric chain id. */
+export function rpcUrlsByChain(urls: Readonly<Record<string, string>>): Map<number, string> {
+  return new Map(Object.entries(urls).map(([id, url]) => [Number(id), url]));
 }
 
 export interface EvmClient {

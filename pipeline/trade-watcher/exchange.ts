@@ -10,7 +10,9 @@ import ccxt, { type Exchange } from "ccxt";
 import { AppError } from "../../lib/errors.ts";
 
 /** Exchanges whose candles and tickers the indexer reads (Gate's API v4). */
-export const SUPPORTED_EXCHANGES = ["gate", "gateeu", "mexc"] as const;
+export { SUPPORTED_EXCHANGES } from "../../lib/config.ts";
+
+import { SUPPORTED_EXCHANGES } from "../../lib/config.ts";
 
 /** The REST dialect of a supported exchange. */
 const dialectOf = (id: string): "gate" | "mexc" => (id === "mexc" ? "mexc" : "gate");
@@ -40,42 +42,9 @@ export class ExchangeError extends AppError {
   }
 }
 
-/** Parses `EXCHANGE_API_URLS` (a JSON object of exchange id → base URL); throws naming the problem. */
-export function parseApiUrls(raw: string): Record<string, string> {
-  if (raw.trim() === "") return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    throw new Error('EXCHANGE_API_URLS must be a JSON object such as {"gate":"http://127.0.0.1:8080"}');
-  }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-    throw new Error("EXCHANGE_API_URLS must be a JSON object of exchange id to URL");
-  }
-  const out: Record<string, string> = {};
-  for (const [id, url] of Object.entries(parsed)) {
-    if (typeof url !== "string" || !/^https?:\/\/[^/]+/.test(url)) {
-      throw new Error(`EXCHANGE_API_URLS.${id} must be an http(s) URL`);
-    }
-    out[id] = url.replace(/\/+$/, "");
-  }
-  return out;
-}
-
-/** Ids in `EXCHANGE_SOURCES` (comma-separated); throws naming an unsupported one. */
-export function parseExchangeSources(raw: string): string[] {
-  const ids = raw
-    .split(",")
-    .map((s) => s.trim())
-    .filter((s) => s !== "");
-  for (const id of ids) {
-    if (!(SUPPORTED_EXCHANGES as readonly string[]).includes(id)) {
-      throw new Error(
-        `EXCHANGE_SOURCES: ${id} is not supported (supported: ${SUPPORTED_EXCHANGES.join(", ")})`,
-      );
-    }
-  }
-  return [...new Set(ids)];
+/** `EXCHANGE_API_URLS` (checked by the config) as the poller uses it: base URLs without a trailing slash. */
+export function apiBaseUrls(urls: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(urls).map(([id, url]) => [id, url.replace(/\/+$/, "")]));
 }
 
 /** Replaces the origin of every URL in a (nested) `urls.api` object. */

@@ -13,14 +13,13 @@
  * (candles, spot, markets) stay in lib/prices.
  */
 import type { Config } from "../../lib/config.ts";
-import { ConfigError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { Metrics } from "../../lib/metrics.ts";
 import type { Ch } from "../../lib/stores/clickhouse.ts";
 import type { Pg } from "../../lib/stores/postgres.ts";
-import { parseRpcUrls } from "./evm.ts";
+import { rpcUrlsByChain } from "./evm.ts";
 import { createEvmPoller, type EvmPoller, type EvmPollerOptions } from "./evm-poller.ts";
-import { parseApiUrls, parseExchangeSources } from "./exchange.ts";
+import { apiBaseUrls } from "./exchange.ts";
 import { createExchangePoller, type ExchangePoller, type ExchangePollerOptions } from "./exchange-poller.ts";
 import { createTradeFeed, retireTradeFeed, type TradeFeed, type TradeFeedOptions } from "./feed.ts";
 
@@ -81,21 +80,17 @@ export function createTradeWatcher(deps: TradeWatcherDeps, options: TradeWatcher
   };
 }
 
-/** EXCHANGE_SOURCES, EXCHANGE_API_URLS and EVM_RPC_URLS parsed; a bad value is a ConfigError naming the key. */
+/** EXCHANGE_SOURCES, EXCHANGE_API_URLS and EVM_RPC_URLS as the pollers take them (the config checked each). */
 export function marketSettings(config: Config): {
   sources: string[];
   apiUrls: Record<string, string>;
   rpcUrls: Map<number, string>;
 } {
-  try {
-    return {
-      sources: parseExchangeSources(config.EXCHANGE_SOURCES),
-      apiUrls: parseApiUrls(config.EXCHANGE_API_URLS),
-      rpcUrls: parseRpcUrls(config.EVM_RPC_URLS),
-    };
-  } catch (error) {
-    throw new ConfigError(`Invalid configuration ${(error as Error).message}.`);
-  }
+  return {
+    sources: [...new Set(config.EXCHANGE_SOURCES)],
+    apiUrls: apiBaseUrls(config.EXCHANGE_API_URLS),
+    rpcUrls: rpcUrlsByChain(config.EVM_RPC_URLS),
+  };
 }
 
 /** The watcher's options from the configuration (the settings named in docs/prices.md#trade-watcher). */

@@ -145,7 +145,7 @@ async function ranksByKey(bus: Bus, topic: string): Promise<Map<string, number[]
 describe.skipIf(!KAFKA_BROKERS)("Kafka bus", () => {
   const buses: Bus[] = [];
   const bus = (clientId: string, prefix: string, log: ReturnType<typeof captureLog>["log"]) => {
-    const b = createBus({ brokers: KAFKA_BROKERS, clientId, topicPrefix: prefix, log });
+    const b = createBus({ brokers: KAFKA_BROKERS.split(","), clientId, topicPrefix: prefix, log });
     buses.push(b);
     return b;
   };
@@ -159,7 +159,7 @@ describe.skipIf(!KAFKA_BROKERS)("Kafka bus", () => {
     const sends = spyOnSends();
     const limit = 100_000;
     const a = createBus({
-      brokers: KAFKA_BROKERS,
+      brokers: KAFKA_BROKERS.split(","),
       clientId: "chunks",
       topicPrefix: prefix,
       log,
@@ -198,7 +198,7 @@ describe.skipIf(!KAFKA_BROKERS)("Kafka bus", () => {
       }));
     // Brokers that take at most 200,000 bytes a batch; the bus's default limit is far above.
     const sends = spyOnSends(200_000);
-    const a = createBus({ brokers: KAFKA_BROKERS, clientId: "refused", topicPrefix: prefix, log });
+    const a = createBus({ brokers: KAFKA_BROKERS.split(","), clientId: "refused", topicPrefix: prefix, log });
     buses.push(a);
     try {
       await a.publish("large", round(30, 0));

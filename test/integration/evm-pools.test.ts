@@ -22,8 +22,9 @@ import {
 } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ALPH_TOKEN_ID } from "../../lib/chain/types.ts";
+import { loadConfig } from "../../lib/config.ts";
 import { createMetrics } from "../../lib/metrics.ts";
-import { parseRpcUrls } from "../../pipeline/trade-watcher/evm.ts";
+import { rpcUrlsByChain } from "../../pipeline/trade-watcher/evm.ts";
 import { createEvmPoller, type EvmPoller } from "../../pipeline/trade-watcher/evm-poller.ts";
 import { createTradeFeed, MARKET_CHAIN_INDEX, type TradeFeed } from "../../pipeline/trade-watcher/feed.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
@@ -242,7 +243,7 @@ describe("EVM pool sources (ganache + Uniswap V2 + viem)", () => {
     poller = createEvmPoller(
       { pg: pg.pg, ch: ch.ch, log: quietLog, metrics: createMetrics(), sink: feed },
       {
-        rpcUrls: parseRpcUrls(JSON.stringify({ 1: rpc })),
+        rpcUrls: rpcUrlsByChain({ 1: rpc }),
         confirmations: 0,
         pollMs: 50,
         timeoutMs: 5_000,
@@ -320,7 +321,7 @@ describe("EVM pool sources (ganache + Uniswap V2 + viem)", () => {
     const broken = createEvmPoller(
       { pg: pg.pg, ch: ch.ch, log: quietLog, metrics: createMetrics(), sink: feed },
       {
-        rpcUrls: parseRpcUrls(JSON.stringify({ 1: rpc, 56: "http://127.0.0.1:9" })),
+        rpcUrls: rpcUrlsByChain({ 1: rpc, 56: "http://127.0.0.1:9" }),
         confirmations: 0,
         pollMs: 50,
         timeoutMs: 1_000,
@@ -339,13 +340,16 @@ describe("EVM pool sources (ganache + Uniswap V2 + viem)", () => {
     expect(sources.find((s) => s.id === "uniswap")).toMatchObject({ status: "ok" });
   });
 
-  it("parses EVM_RPC_URLS and names a bad entry", () => {
-    expect([...parseRpcUrls('{"1":"http://a","56":"https://b/x"}')]).toEqual([
+  it("reads EVM_RPC_URLS by chain id and names a bad entry", () => {
+    const rpcUrls = (raw: string) => rpcUrlsByChain(loadConfig({ EVM_RPC_URLS: raw }).EVM_RPC_URLS);
+    expect([...rpcUrls('{"1":"http://a","56":"https://b/x"}')]).toEqual([
       [1, "http://a"],
       [56, "https://b/x"],
     ]);
-    expect(() => parseRpcUrls('{"eth":"http://a"}')).toThrow(/"eth" is not a chain id/);
-    expect(() => parseRpcUrls('{"1":"ftp://a"}')).toThrow(/EVM_RPC_URLS.1 must be an http/);
-    expect(() => parseRpcUrls("1=http://a")).toThrow(/must be a JSON object/);
+    expect(() => rpcUrls('{"eth":"http://a"}')).toThrow(/"eth" is not a key it takes/);
+    expect(() => rpcUrls('{"1":"ftp://a"}')).toThrow(/the value of "1" is not one it takes/);
+    expect(() => rpcUrls("1=http://a")).toThrow(
+      /EVM_RPC_URLS="1=http:\/\/a": expected a JSON object of EVM chain id/,
+    );
   });
 });

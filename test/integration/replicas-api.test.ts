@@ -64,7 +64,7 @@ describe("API replicas on one database, no secret configured", () => {
         PORTAL_OIDC_ISSUER: config.PORTAL_OIDC_ISSUER,
         PORTAL_OIDC_CLIENT_ID: config.PORTAL_OIDC_CLIENT_ID,
         PORTAL_OIDC_CLIENT_SECRET: config.PORTAL_OIDC_CLIENT_SECRET,
-        PORTAL_ADMIN_EMAILS: config.PORTAL_ADMIN_EMAILS,
+        PORTAL_ADMIN_EMAILS: config.PORTAL_ADMIN_EMAILS.join(","),
         ...env,
       },
     });

@@ -54,7 +54,7 @@ function startChild(p: TestPipeline): Child {
     NODE_URL: p.config.NODE_URL,
     EXPLORER_URL: p.config.EXPLORER_URL,
     CONFIRMATIONS: String(p.config.CONFIRMATIONS),
-    KAFKA_BROKERS: p.config.KAFKA_BROKERS,
+    KAFKA_BROKERS: p.config.KAFKA_BROKERS.join(","),
     KAFKA_TOPIC_PREFIX: p.config.KAFKA_TOPIC_PREFIX,
   };
   const child = fork(ENTRY, [], {

@@ -1,5 +1,6 @@
+// Test passes: embedded (configuration parsing only: KAFKA_BROKERS appears as a value to refuse; no bus or database is opened).
 import { describe, expect, it } from "vitest";
-import { CONFIG_SPEC, clickhouseDatabase, describeConfig, loadConfig } from "../../lib/config.ts";
+import { CONFIG_SPEC, clickhouseDatabase, configText, describeConfig, loadConfig } from "../../lib/config.ts";
 
 describe("loadConfig", () => {
   it("applies documented defaults", () => {
@@ -30,18 +31,56 @@ describe("loadConfig", () => {
     [
       "CORS_PUBLIC_ORIGINS",
       "https://a.example/app",
-      /CORS_PUBLIC_ORIGINS="https:\/\/a.example\/app": expected `\*`, `none`/,
+      /CORS_PUBLIC_ORIGINS="https:\/\/a.example\/app": expected comma-separated origins such as https:\/\/app.example.com \(no path\), or `\*` alone, or `none` alone \("https:\/\/a.example\/app" is not one\)/,
     ],
+    ["CORS_PUBLIC_ORIGINS", "*,https://a.example", /CORS_PUBLIC_ORIGINS="\*,https:\/\/a.example": expected/],
+    [
+      "KAFKA_BROKERS",
+      "kafka-1:9092,kafka-2",
+      /KAFKA_BROKERS="kafka-1:9092,kafka-2": expected comma-separated host:port brokers such as kafka-1:9092 \("kafka-2" is not one\)/,
+    ],
+    ["WG_ALLOWED_IPS", "10.87.0.0/24, 10.0.0.1", /WG_ALLOWED_IPS=.*\("10.0.0.1" is not one\)/],
+    ["WEBHOOK_ALLOWED_CIDRS", "127.0.0.0/8,localhost", /WEBHOOK_ALLOWED_CIDRS=.*\("localhost" is not one\)/],
+    ["SERIES_RAW_SEGMENT_MS", "7000000", /SERIES_RAW_SEGMENT_MS=7000000: expected a divisor of 86400000/],
+    [
+      "SERIES_S3_ENDPOINT",
+      "http://127.0.0.1:4568",
+      /SERIES_S3_BUCKET="": expected a bucket name with SERIES_S3_ENDPOINT/,
+    ],
+    ["EVM_RPC_URLS", "[1]", /EVM_RPC_URLS="\[1\]": expected a JSON object of EVM chain id/],
   ])("rejects %s=%s naming the key, the value and what is allowed", (key, value, message) => {
     expect(() => loadConfig({ [key]: value })).toThrow(message);
   });
 
   it("takes a decoration key and public CORS origins", () => {
     expect(loadConfig({}).DECORATION_KEY).toBe("ext");
-    expect(loadConfig({}).CORS_PUBLIC_ORIGINS).toBe("*");
+    expect(loadConfig({}).CORS_PUBLIC_ORIGINS).toEqual(["*"]);
     expect(loadConfig({ DECORATION_KEY: "alphscan" }).DECORATION_KEY).toBe("alphscan");
-    const origins = "https://a.example,http://127.0.0.1:8080";
-    expect(loadConfig({ CORS_PUBLIC_ORIGINS: origins }).CORS_PUBLIC_ORIGINS).toBe(origins);
+    const origins = "https://a.example, http://127.0.0.1:8080";
+    expect(loadConfig({ CORS_PUBLIC_ORIGINS: origins }).CORS_PUBLIC_ORIGINS).toEqual([
+      "https://a.example",
+      "http://127.0.0.1:8080",
+    ]);
+  });
+
+  it("reads a list as its trimmed items: unset is the default, set empty is the empty list", () => {
+    expect(loadConfig({}).SQL_PLANS).toEqual(["enterprise"]);
+    expect(loadConfig({ SQL_PLANS: "" }).SQL_PLANS).toEqual([]);
+    expect(loadConfig({ SQL_PLANS: " pro , enterprise,," }).SQL_PLANS).toEqual(["pro", "enterprise"]);
+    expect(loadConfig({ KAFKA_BROKERS: "" }).KAFKA_BROKERS).toEqual([]);
+    // Each config has its own copy: changing one (the demo sets its exchange) leaves the defaults alone.
+    const a = loadConfig({});
+    a.EXCHANGE_SOURCES.push("gateeu");
+    expect(loadConfig({}).EXCHANGE_SOURCES).toEqual(["gate", "mexc"]);
+  });
+
+  it("reads a map from a JSON object and prints lists and maps as they are written", () => {
+    const c = loadConfig({ EVM_RPC_URLS: '{"1":"https://eth.example","56":"https://bsc.example"}' });
+    expect(c.EVM_RPC_URLS).toEqual({ 1: "https://eth.example", 56: "https://bsc.example" });
+    expect(loadConfig({}).EVM_RPC_URLS).toEqual({});
+    expect(configText(c.EVM_RPC_URLS)).toBe('{"1":"https://eth.example","56":"https://bsc.example"}');
+    expect(configText(loadConfig({}).EXCHANGE_SOURCES)).toBe("gate,mexc");
+    expect(configText({})).toBe("");
   });
 
   it("documents every key in the configuration table and .env.example format", () => {

@@ -1,13 +1,14 @@
 /** The portal's pure parts: the allow-list rule and the sealing of a session's admin key. */
 import { describe, expect, it } from "vitest";
+import { loadConfig } from "../../lib/config.ts";
 import { actorOf, isAllowed } from "../../lib/portal/service.ts";
 import { hashToken, seal, unseal } from "../../lib/portal/sessions.ts";
 import { ago, cellText, dateText, decodeErrorsOf, heading } from "../../portal/src/ui.ts";
 
-const config = {
+const config = loadConfig({
   PORTAL_ADMIN_EMAILS: " Admin@Example.com , ops@example.com",
   PORTAL_ADMIN_SUBJECTS: "sub-42",
-};
+});
 
 describe("portal allow-list", () => {
   it("allows a listed verified e-mail (any case) or a listed subject, and nothing else", () => {
@@ -19,7 +20,7 @@ describe("portal allow-list", () => {
     expect(isAllowed(config, { subject: "x", email: "else@example.com", emailVerified: true })).toBe(false);
     expect(
       isAllowed(
-        { PORTAL_ADMIN_EMAILS: "", PORTAL_ADMIN_SUBJECTS: "" },
+        { PORTAL_ADMIN_EMAILS: [], PORTAL_ADMIN_SUBJECTS: [] },
         { subject: "", email: "", emailVerified: true },
       ),
     ).toBe(false);

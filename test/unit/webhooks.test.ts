@@ -1,5 +1,6 @@
 /** Webhook signing (the Standard Webhooks reference vector) and the address policy (lib/webhooks). */
 import { describe, expect, it } from "vitest";
+import { loadConfig } from "../../lib/config.ts";
 import { createAddressPolicy } from "../../lib/webhooks/address.ts";
 import { messageId, newSecret, sign } from "../../lib/webhooks/deliver.ts";
 
@@ -32,7 +33,7 @@ describe("webhook signatures", () => {
 });
 
 describe("webhook address policy", () => {
-  const strict = createAddressPolicy("");
+  const strict = createAddressPolicy([]);
   it("refuses loopback, private, link-local, unspecified, multicast and reserved addresses", () => {
     for (const [address, kind] of [
       ["127.0.0.1", "loopback"],
@@ -57,7 +58,9 @@ describe("webhook address policy", () => {
   });
 
   it("allows what an operator lists, and only that", () => {
-    const allowed = createAddressPolicy("127.0.0.0/8, fd00::/8");
+    const allowed = createAddressPolicy(
+      loadConfig({ WEBHOOK_ALLOWED_CIDRS: "127.0.0.0/8, fd00::/8" }).WEBHOOK_ALLOWED_CIDRS,
+    );
     expect(allowed.refusal("127.0.0.1")).toBeNull();
     expect(allowed.refusal("::ffff:127.0.0.2")).toBeNull();
     expect(allowed.refusal("fd00::5")).toBeNull();

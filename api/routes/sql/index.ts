@@ -84,7 +84,7 @@ function chooseFormat(format: SqlFormat | undefined, accept: string | undefined)
 }
 
 export async function sqlRoutes(app: App, deps: ApiDeps): Promise<void> {
-  const plans = new Set(deps.config.SQL_PLANS.split(",").filter(Boolean));
+  const plans = new Set(deps.config.SQL_PLANS);
   const service = deps.ch
     ? createSqlService({ ch: deps.ch, config: deps.config, metrics: deps.metrics })
     : null;
