@@ -155,6 +155,11 @@ export async function buildApp(deps: ApiDeps, options: BuildOptions = {}): Promi
     const bans = deps.bans;
     app.addHook("onClose", async () => bans.close());
   }
+  if (deps.series) {
+    // The archive's object store, opened by the first page read.
+    const series = deps.series;
+    app.addHook("onClose", async () => series.close());
+  }
   if (deps.usage) {
     // Counts go to Postgres every USAGE_FLUSH_MS, and the last ones when the app closes.
     const usage = deps.usage;

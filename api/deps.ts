@@ -19,7 +19,10 @@ import { createContractCaller } from "../lib/node-calls.ts";
 import { createPaymentsRepo } from "../lib/payments/repo.ts";
 import { createPortalService } from "../lib/portal/service.ts";
 import { createPricePairs } from "../lib/prices/pairs.ts";
+import { createPriceReads } from "../lib/prices/service.ts";
 import { createSharedSecrets } from "../lib/secrets.ts";
+import { createSeriesService } from "../lib/series/service.ts";
+import { createSqlService } from "../lib/sql/service.ts";
 import type { Ch } from "../lib/stores/clickhouse.ts";
 import type { Pg } from "../lib/stores/postgres.ts";
 import { createTelegramBot } from "../lib/telegram/bot.ts";
@@ -111,6 +114,11 @@ export function createApiDeps(
     labels,
     prices: pg ? createPricePairs(pg) : null,
     events,
+    priceReads: ch
+      ? createPriceReads({ ch, cacheMs: config.OHLCV_CACHE_MS, staleMs: config.OHLCV_STALE_MS })
+      : null,
+    series: ch ? createSeriesService(() => ch, config) : null,
+    sql: ch ? createSqlService({ ch, config, metrics }) : null,
     dapps:
       events && pg && ch
         ? createDappsService({

@@ -20,7 +20,10 @@ import type { Metrics } from "../lib/metrics.ts";
 import type { PaymentsRepo } from "../lib/payments/repo.ts";
 import type { PortalService } from "../lib/portal/service.ts";
 import type { PricePairs } from "../lib/prices/pairs.ts";
+import type { PriceReads } from "../lib/prices/service.ts";
 import type { SharedSecrets } from "../lib/secrets.ts";
+import type { SeriesService } from "../lib/series/service.ts";
+import type { SqlService } from "../lib/sql/service.ts";
 import type { Ch } from "../lib/stores/clickhouse.ts";
 import type { Pg } from "../lib/stores/postgres.ts";
 import type { TelegramBot } from "../lib/telegram/bot.ts";
@@ -112,6 +115,12 @@ export interface ApiDeps {
   prices: PricePairs | null;
   /** Normalized events as served (lib/events). */
   events: EventsService | null;
+  /** Spot prices, candles and their scales (lib/prices/service.ts). */
+  priceReads: PriceReads | null;
+  /** Series, lists and their archive (lib/series/service.ts); closed with the app. */
+  series: SeriesService | null;
+  /** Read-only SQL over the api_v1_* views (lib/sql). */
+  sql: SqlService | null;
   /** The five dapp groups' reads (lib/dapps). */
   dapps: DappsService | null;
   /** Invoices and payments (lib/payments). */

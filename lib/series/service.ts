@@ -8,14 +8,27 @@ import { badRequest } from "../errors.ts";
 import type { Ch } from "../stores/clickhouse.ts";
 import { SERIES_SCALES, type SeriesScale } from "./definition.ts";
 import {
+  type ArchiveSummary,
+  archiveSummary,
+  bucketPoints,
   type ChartResult,
   createPageReader,
   getInstance,
+  getMetadata,
+  getSegment,
+  listInstances,
+  listSegments,
+  locateBucket,
   type PageReader,
   type ResolvedInstance,
   readChart,
+  readList,
+  type ScaleEntry,
+  scaleEntries,
+  segmentPoints,
+  setMetadata,
 } from "./reader.ts";
-import { seriesObjectStore } from "./settings.ts";
+import { seriesObjectStore, seriesSettings } from "./settings.ts";
 
 /** The query of a chart as requested: rule 1 without a window, 2 `until_ts`, 3 `from_ts`, 4 both ends. */
 export interface ChartRequest {
@@ -37,6 +50,41 @@ export interface SeriesService {
     scale: string,
     q: ChartRequest,
   ): Promise<{ inst: ResolvedInstance; scale: SeriesScale; result: ChartResult }>;
+  /** A series' instances, a page of them, and how many there are. */
+  instances(seriesId: string, limit: number, offset: number): ReturnType<typeof listInstances>;
+  /** A ranked list's entries over its window. */
+  list(q: Parameters<typeof readList>[1], limit: number, offset: number): ReturnType<typeof readList>;
+  /** An instance's scales (with data only, or all it serves), its metadata and its archive's summary. */
+  detail(
+    inst: ResolvedInstance,
+  ): Promise<[ScaleEntry[], Awaited<ReturnType<typeof getMetadata>>, ArchiveSummary]>;
+  scales(inst: ResolvedInstance, hasData: boolean): Promise<ScaleEntry[]>;
+  /** Merges a patch into an instance's metadata; the whole metadata after it. */
+  setMetadata(instanceId: string, patch: Record<string, unknown>): ReturnType<typeof setMetadata>;
+  /** Where a bucket's points live (its segment, archived or not) and the points. */
+  bucket(
+    instanceId: string,
+    scale: SeriesScale,
+    bucketStart: number,
+  ): Promise<{
+    loc: Awaited<ReturnType<typeof locateBucket>>;
+    points: Awaited<ReturnType<typeof bucketPoints>>;
+  }>;
+  segments(
+    instanceId: string,
+    scale: SeriesScale,
+    limit: number,
+    offset: number,
+  ): ReturnType<typeof listSegments>;
+  /** One segment (404 when unknown) and its points. */
+  segment(
+    instanceId: string,
+    scale: SeriesScale,
+    segmentId: string,
+  ): Promise<{
+    segment: Awaited<ReturnType<typeof getSegment>>;
+    points: Awaited<ReturnType<typeof segmentPoints>>;
+  }>;
   /** The archive's page reader (opens the object store on first use). */
   pages(): PageReader;
   /** The public URL of an archived page, when the store is open and has one. */
@@ -59,6 +107,7 @@ export function checkChartRequest(q: ChartRequest): void {
 }
 
 export function createSeriesService(ch: () => Ch, config: Config): SeriesService {
+  const settings = seriesSettings(config);
   let objects: ReturnType<typeof seriesObjectStore> | null = null;
   let reader: PageReader | null = null;
   // Charts need an instance's series and dimensions only, which never change: kept once read.
@@ -99,6 +148,25 @@ export function createSeriesService(ch: () => Ch, config: Config): SeriesService
       }
       const result = await readChart(ch(), service.pages(), inst, scale, q);
       return { inst, scale, result };
+    },
+    instances: (seriesId, limit, offset) => listInstances(ch(), seriesId, limit, offset),
+    list: (q, limit, offset) => readList(ch(), q, limit, offset),
+    detail: (inst) =>
+      Promise.all([
+        scaleEntries(ch(), inst, false),
+        getMetadata(ch(), inst.instanceId),
+        archiveSummary(ch(), inst.instanceId),
+      ]),
+    scales: (inst, hasData) => scaleEntries(ch(), inst, hasData),
+    setMetadata: (instanceId, patch) => setMetadata(ch(), instanceId, patch),
+    async bucket(instanceId, scale, bucketStart) {
+      const loc = await locateBucket(ch(), settings, instanceId, scale, bucketStart);
+      return { loc, points: await bucketPoints(ch(), service.pages(), instanceId, scale, bucketStart, loc) };
+    },
+    segments: (instanceId, scale, limit, offset) => listSegments(ch(), instanceId, scale, limit, offset),
+    async segment(instanceId, scale, segmentId) {
+      const segment = await getSegment(ch(), instanceId, scale, segmentId);
+      return { segment, points: await segmentPoints(ch(), service.pages(), instanceId, scale, segment) };
     },
     pages() {
       objects ??= seriesObjectStore(config);

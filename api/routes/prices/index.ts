@@ -7,15 +7,8 @@ import { binToHex, contractIdFromAddress, isContractAddress, isValidAddress } fr
 import { Type } from "@sinclair/typebox";
 import type { CsvColumn } from "../../../lib/csv.ts";
 import { badRequest, notFound } from "../../../lib/errors.ts";
-import { createPageCache } from "../../../lib/events/page-cache.ts";
 import type { ConfiguredPair, LegInput, LegUpdate, PricedPair } from "../../../lib/prices/pairs.ts";
-import {
-  pairRef,
-  readCandles,
-  readScalesMeta,
-  readSpot,
-  type ScalesMeta,
-} from "../../../lib/prices/reader.ts";
+import type { ScalesMeta } from "../../../lib/prices/reader.ts";
 import { SCALES } from "../../../lib/prices/scales.ts";
 import { CSV_NOTE, jsonOrCsv, responseFormat, sendCsv, urlWith, varyOnAccept } from "../../csv.ts";
 import { requireDb } from "../../require-db.ts";
@@ -101,11 +94,6 @@ function tokenIdOf(tokenid: string): string {
 
 export async function priceRoutes(app: App, deps: ApiDeps): Promise<void> {
   const need = requireDb(deps);
-  // Identical OHLCV pages are reused per process, then served while one background read replaces them.
-  const candlePages = createPageCache<Awaited<ReturnType<typeof readCandles>>>({
-    ttlMs: deps.config.OHLCV_CACHE_MS,
-    staleMs: deps.config.OHLCV_STALE_MS,
-  });
   app.addSchema(PriceSourceSchema);
   app.addSchema(TokenMappingSchema);
   app.addSchema(ConfiguredPairSchema);
@@ -116,7 +104,7 @@ export async function priceRoutes(app: App, deps: ApiDeps): Promise<void> {
 
   /** Scales meta of pairs by market (ClickHouse); {} for a pair without candles. */
   const scalesOf = async (markets: string[]): Promise<Map<string, ScalesMeta>> =>
-    deps.ch ? readScalesMeta(deps.ch, markets) : new Map();
+    deps.priceReads ? deps.priceReads.scalesMeta(markets) : new Map();
 
   const withScales = async (pairs: ConfiguredPair[]) => {
     const meta = await scalesOf(pairs.map((p) => p.market));
@@ -128,15 +116,6 @@ export async function priceRoutes(app: App, deps: ApiDeps): Promise<void> {
     if (!pair) throw notFound(`Pair ${pairId} not found`, { pairid: pairId });
     return pair;
   };
-  const refOf = (pair: PricedPair) =>
-    pairRef({
-      source_id: pair.source_id,
-      source_kind: pair.source_kind,
-      pair_symbol: pair.pair_symbol,
-      token_id: pair.token_id,
-      base_decimals: pair.base_decimals,
-      quote_decimals: pair.quote_decimals,
-    });
 
   app.get(
     "/price/source/all",
@@ -423,7 +402,7 @@ export async function priceRoutes(app: App, deps: ApiDeps): Promise<void> {
     async (request) => {
       const pair = await pricedPair(request.params.pairid);
       const q = request.query;
-      const spot = await readSpot(need("ch"), refOf(pair), {
+      const spot = await need("priceReads").spot(pair, {
         timestamp: q.timestamp,
         averageWindow: q.averageWindow,
         scale: q.scale,
@@ -487,14 +466,10 @@ export async function priceRoutes(app: App, deps: ApiDeps): Promise<void> {
         throw badRequest(`end (${q.end}) is before start (${q.start})`, { field: "end" });
       }
       const pair = await pricedPair(request.params.pairid);
-      const ref = refOf(pair);
       const window = range
         ? { start: q.start, end: q.end, limit: q.limit }
         : { page: q.page, pageSize: q.pageSize };
-      // Keyed by everything the candles depend on, the pair's decimals included (an edit changes the key).
-      const ohlcv = await candlePages.get(JSON.stringify([ref, q.scale, window]), () =>
-        readCandles(need("ch"), ref, q.scale, window),
-      );
+      const ohlcv = await need("priceReads").candles(pair, q.scale, window);
       const head = {
         pair_id: pair.id,
         pair: pair.pair_label,

@@ -7,23 +7,8 @@ import { Type } from "@sinclair/typebox";
 import type { CsvColumn } from "../../../lib/csv.ts";
 import { badRequest, notFound } from "../../../lib/errors.ts";
 import { LISTS, TIMESERIES, timeseriesById } from "../../../lib/series/definitions/index.ts";
-import {
-  archiveSummary,
-  bucketPoints,
-  checkBucket,
-  getMetadata,
-  getSegment,
-  listInstances,
-  listSegments,
-  locateBucket,
-  type RawPoint,
-  type ResolvedInstance,
-  readList,
-  scaleEntries,
-  segmentPoints,
-  setMetadata,
-} from "../../../lib/series/reader.ts";
-import { createSeriesService } from "../../../lib/series/service.ts";
+import { checkBucket, type RawPoint, type ResolvedInstance } from "../../../lib/series/reader.ts";
+import type { SeriesService } from "../../../lib/series/service.ts";
 import { seriesSettings } from "../../../lib/series/settings.ts";
 import { CSV_NOTE, jsonOrCsv, responseFormat, sendCsv, varyOnAccept } from "../../csv.ts";
 import { requireDb } from "../../require-db.ts";
@@ -102,12 +87,9 @@ export async function seriesRoutes(app: App, deps: ApiDeps): Promise<void> {
   app.addSchema(SegmentSchema);
 
   const settings = seriesSettings(deps.config);
-  const ch = () => need("ch");
-  const series = createSeriesService(ch, deps.config);
-  app.addHook("onClose", () => series.close());
-  const instance = (id: string) => series.instance(id);
-  const scaleOf = series.scaleOf;
-  const pages = () => series.pages();
+  const series = () => need("series");
+  const instance = (id: string) => series().instance(id);
+  const scaleOf: SeriesService["scaleOf"] = (inst, scale) => series().scaleOf(inst, scale);
 
   app.get(
     "/series/available",
@@ -170,7 +152,7 @@ export async function seriesRoutes(app: App, deps: ApiDeps): Promise<void> {
       if (!timeseriesById(seriesid))
         throw notFound(`Series ${seriesid} not found (see GET /series/available)`, { seriesid });
       const { limit, offset } = request.query;
-      const r = await listInstances(ch(), seriesid, limit, offset);
+      const r = await series().instances(seriesid, limit, offset);
       return { instances: r.instances, limit, offset, count: r.count };
     },
   );
@@ -233,7 +215,7 @@ export async function seriesRoutes(app: App, deps: ApiDeps): Promise<void> {
       if (!agg) throw new Error(`List ${list.id} sorts by ${list.sortKey}, which no timeseries defines`);
       const limit = request.query.limit ?? list.pageSize;
       const { offset } = request.query;
-      const r = await readList(ch(), { seriesId, key, agg, windowMs: list.windowMs }, limit, offset);
+      const r = await series().list({ seriesId, key, agg, windowMs: list.windowMs }, limit, offset);
       return {
         listId: list.id,
         seriesId,
@@ -250,11 +232,7 @@ export async function seriesRoutes(app: App, deps: ApiDeps): Promise<void> {
   );
 
   const detailOf = async (inst: ResolvedInstance) => {
-    const [scales, metadata, archive] = await Promise.all([
-      scaleEntries(ch(), inst, false),
-      getMetadata(ch(), inst.instanceId),
-      archiveSummary(ch(), inst.instanceId),
-    ]);
+    const [scales, metadata, archive] = await series().detail(inst);
     const days = metadata?.rawArchivePageDays;
     return {
       instanceId: inst.instanceId,
@@ -320,7 +298,7 @@ export async function seriesRoutes(app: App, deps: ApiDeps): Promise<void> {
           field: "rawArchivePageDays",
         });
       const inst = await instance(request.params.instanceid);
-      const metadata = await setMetadata(ch(), inst.instanceId, {
+      const metadata = await series().setMetadata(inst.instanceId, {
         rawArchivePageDays: body.rawArchivePageDays,
       });
       return { instanceId: inst.instanceId, metadata };
@@ -360,7 +338,7 @@ export async function seriesRoutes(app: App, deps: ApiDeps): Promise<void> {
     async (request) => {
       const inst = await instance(request.params.instanceid);
       const hasData = request.query.has_data === "1" || request.query.has_data === "true";
-      const scales = await scaleEntries(ch(), inst, hasData);
+      const scales = await series().scales(inst, hasData);
       return {
         instanceId: inst.instanceId,
         seriesId: inst.seriesId,
@@ -428,7 +406,7 @@ export async function seriesRoutes(app: App, deps: ApiDeps): Promise<void> {
         inst,
         scale,
         result: r,
-      } = await series.chart(request.params.instanceid, request.params.scale, {
+      } = await series().chart(request.params.instanceid, request.params.scale, {
         key: q.key,
         limit: q.limit,
         until_ts: q.until_ts,
@@ -518,10 +496,9 @@ export async function seriesRoutes(app: App, deps: ApiDeps): Promise<void> {
       const scale = scaleOf(inst, request.query.scale);
       const t = request.query.bucket_start_ts;
       checkBucket(scale, t);
-      const loc = await locateBucket(ch(), settings, inst.instanceId, scale, t);
-      const bucket = await bucketPoints(ch(), pages(), inst.instanceId, scale, t, loc);
+      const { loc, points: bucket } = await series().bucket(inst.instanceId, scale, t);
       const key = loc.segment?.storageKey ?? null;
-      const pageUrl = loc.segment?.archived ? series.pageUrl(loc.segment.storageKey) : null;
+      const pageUrl = loc.segment?.archived ? series().pageUrl(loc.segment.storageKey) : null;
       return {
         instanceId: inst.instanceId,
         seriesId: inst.seriesId,
@@ -581,7 +558,7 @@ export async function seriesRoutes(app: App, deps: ApiDeps): Promise<void> {
         timeseriesStorage: "segments" as const,
         limit,
         offset,
-        segments: await listSegments(ch(), inst.instanceId, scale, limit, offset),
+        segments: await series().segments(inst.instanceId, scale, limit, offset),
       };
     },
   );
@@ -615,8 +592,7 @@ export async function seriesRoutes(app: App, deps: ApiDeps): Promise<void> {
       const scale = scaleOf(inst, request.query.scale);
       const t = request.query.bucket_start_ts;
       checkBucket(scale, t);
-      const loc = await locateBucket(ch(), settings, inst.instanceId, scale, t);
-      const p = await bucketPoints(ch(), pages(), inst.instanceId, scale, t, loc);
+      const { loc, points: p } = await series().bucket(inst.instanceId, scale, t);
       return {
         instanceId: inst.instanceId,
         seriesId: inst.seriesId,
@@ -658,8 +634,7 @@ export async function seriesRoutes(app: App, deps: ApiDeps): Promise<void> {
     async (request) => {
       const inst = await instance(request.params.instanceid);
       const scale = scaleOf(inst, request.query.scale);
-      const segment = await getSegment(ch(), inst.instanceId, scale, request.query.segment_id);
-      const points = await segmentPoints(ch(), pages(), inst.instanceId, scale, segment);
+      const { segment, points } = await series().segment(inst.instanceId, scale, request.query.segment_id);
       return {
         instanceId: inst.instanceId,
         seriesId: inst.seriesId,

@@ -2,8 +2,9 @@
 import { Type } from "@sinclair/typebox";
 import { AppError } from "../../../lib/errors.ts";
 import { API_V1_VIEWS } from "../../../lib/sql/guard.ts";
-import { createSqlService, type SqlFormat } from "../../../lib/sql/service.ts";
+import type { SqlFormat } from "../../../lib/sql/service.ts";
 import { acceptWeight } from "../../csv.ts";
+import { requireDb } from "../../require-db.ts";
 import { StringEnum } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
 
@@ -85,9 +86,7 @@ function chooseFormat(format: SqlFormat | undefined, accept: string | undefined)
 
 export async function sqlRoutes(app: App, deps: ApiDeps): Promise<void> {
   const plans = new Set(deps.config.SQL_PLANS);
-  const service = deps.ch
-    ? createSqlService({ ch: deps.ch, config: deps.config, metrics: deps.metrics })
-    : null;
+  const need = requireDb(deps);
 
   app.post(
     "/sql",
@@ -124,7 +123,7 @@ export async function sqlRoutes(app: App, deps: ApiDeps): Promise<void> {
         );
       }
       const format = chooseFormat(request.body.format, request.headers.accept);
-      const result = await service!.run(request.body.query, format);
+      const result = await need("sql").run(request.body.query, format);
       reply.header("vary", "Accept").type(result.mediaType);
       if (format !== "json") reply.header("content-disposition", `attachment; filename="query.${format}"`);
       // Sent as bytes: the engine already wrote the JSON, CSV or Parquet.
