@@ -12,10 +12,11 @@ import { createExplorerClient } from "../lib/explorer-client.ts";
 import { createJobsService } from "../lib/jobs/service.ts";
 import { createKeysRepo } from "../lib/keys/repo.ts";
 import { createKeyUsageRepo } from "../lib/keys/usage-repo.ts";
+import { createExchangeWalletsRepo } from "../lib/labels/exchange-wallets.ts";
 import { createAddressLabelsRepo } from "../lib/labels/repo.ts";
 import type { Logger } from "../lib/logger.ts";
 import { createMetrics, type Metrics } from "../lib/metrics.ts";
-import { createContractCaller } from "../lib/node-calls.ts";
+import { createContractCaller, createContractStateReader } from "../lib/node-calls.ts";
 import { createPaymentsRepo } from "../lib/payments/repo.ts";
 import { createPortalService } from "../lib/portal/service.ts";
 import { createPricePairs } from "../lib/prices/pairs.ts";
@@ -114,6 +115,14 @@ export function createApiDeps(
     labels,
     prices: pg ? createPricePairs(pg) : null,
     events,
+    exchangeWallets: pg ? createExchangeWalletsRepo(pg) : null,
+    contractState: config.NODE_URL
+      ? createContractStateReader({
+          url: config.NODE_URL,
+          apiKey: config.NODE_API_KEY,
+          timeoutMs: config.NODE_CALL_TIMEOUT_MS,
+        })
+      : null,
     priceReads: ch
       ? createPriceReads({ ch, cacheMs: config.OHLCV_CACHE_MS, staleMs: config.OHLCV_STALE_MS })
       : null,

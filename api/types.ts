@@ -14,9 +14,11 @@ import type { EventsService } from "../lib/events/service.ts";
 import type { ExplorerClient } from "../lib/explorer-client.ts";
 import type { JobsService } from "../lib/jobs/service.ts";
 import type { KeysRepo, KeyWithPlan } from "../lib/keys/repo.ts";
+import type { ExchangeWalletsRepo } from "../lib/labels/exchange-wallets.ts";
 import type { AddressLabelsRepo } from "../lib/labels/repo.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { Metrics } from "../lib/metrics.ts";
+import type { ContractStateReader } from "../lib/node-calls.ts";
 import type { PaymentsRepo } from "../lib/payments/repo.ts";
 import type { PortalService } from "../lib/portal/service.ts";
 import type { PricePairs } from "../lib/prices/pairs.ts";
@@ -115,6 +117,10 @@ export interface ApiDeps {
   prices: PricePairs | null;
   /** Normalized events as served (lib/events). */
   events: EventsService | null;
+  /** Exchange wallets (lib/labels/exchange-wallets.ts). */
+  exchangeWallets: ExchangeWalletsRepo | null;
+  /** A contract's state from the full node (lib/node-calls.ts); null without NODE_URL. */
+  contractState: ContractStateReader | null;
   /** Spot prices, candles and their scales (lib/prices/service.ts). */
   priceReads: PriceReads | null;
   /** Series, lists and their archive (lib/series/service.ts); closed with the app. */

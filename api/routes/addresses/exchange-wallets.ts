@@ -5,7 +5,6 @@
  */
 import { Type } from "@sinclair/typebox";
 import { notFound } from "../../../lib/errors.ts";
-import { createExchangeWalletsRepo } from "../../../lib/labels/exchange-wallets.ts";
 import { requireDb } from "../../require-db.ts";
 import type { ApiDeps, App } from "../../types.ts";
 import { MAX_TIME_MS } from "../prices/schemas.ts";
@@ -37,7 +36,7 @@ const WalletRecord = Type.Object(
 export async function exchangeWalletRoutes(app: App, deps: ApiDeps): Promise<void> {
   const need = requireDb(deps);
   app.addSchema(WalletRecord);
-  const repo = () => createExchangeWalletsRepo(need("pg"));
+  const repo = () => need("exchangeWallets");
 
   app.get(
     "/addresses/exchange-wallets",

@@ -1,7 +1,6 @@
 /** Contracts group: the registry entry of a contract with the dapp it is attributed to. */
 import { Type } from "@sinclair/typebox";
 import { notFound } from "../../../lib/errors.ts";
-import { createContractStateReader } from "../../../lib/node-calls.ts";
 import { contractDetails, stateFields } from "../../../lib/tokens/contract-details.ts";
 import { requireDb } from "../../require-db.ts";
 import { INT32_MAX, Nullable } from "../../schemas.ts";
@@ -109,13 +108,7 @@ export async function contractRoutes(app: App, deps: ApiDeps): Promise<void> {
   app.addSchema(ContractSchema);
   app.addSchema(ContractDetailsSchema);
   app.addSchema(ContractFieldSchema);
-  const node = deps.config.NODE_URL
-    ? createContractStateReader({
-        url: deps.config.NODE_URL,
-        apiKey: deps.config.NODE_API_KEY,
-        timeoutMs: deps.config.NODE_CALL_TIMEOUT_MS,
-      })
-    : null;
+  const node = deps.contractState;
 
   app.get(
     "/contracts/:address",
