@@ -23,6 +23,7 @@ import { createPricePairs } from "../lib/prices/pairs.ts";
 import { createPriceReads } from "../lib/prices/service.ts";
 import { createSharedSecrets } from "../lib/secrets.ts";
 import { createSeriesService } from "../lib/series/service.ts";
+import { seriesObjectStore, seriesSettings } from "../lib/series/settings.ts";
 import { createSqlService } from "../lib/sql/service.ts";
 import type { Ch } from "../lib/stores/clickhouse.ts";
 import type { Pg } from "../lib/stores/postgres.ts";
@@ -126,8 +127,14 @@ export function createApiDeps(
     priceReads: ch
       ? createPriceReads({ ch, cacheMs: config.OHLCV_CACHE_MS, staleMs: config.OHLCV_STALE_MS })
       : null,
-    series: ch ? createSeriesService(() => ch, config) : null,
-    sql: ch ? createSqlService({ ch, config, metrics }) : null,
+    series: ch
+      ? createSeriesService({
+          ch: () => ch,
+          settings: seriesSettings(config),
+          openArchive: () => seriesObjectStore(config),
+        })
+      : null,
+    sql: ch ? createSqlService({ ch, limits: config, metrics }) : null,
     dapps:
       events && pg && ch
         ? createDappsService({

@@ -1,11 +1,6 @@
-/**
- * The series reads the API serves, behind one service: it owns the archive's object store (opened on first use:
- * most requests never read a page) and its page reader, keeps resolved instances of charts, and checks the chart
- * rules (SPEC "Chart rules") and an instance's scales and keys before reading. Routes only describe and format.
- */
-import type { Config } from "../config.ts";
 import { badRequest } from "../errors.ts";
 import type { Ch } from "../stores/clickhouse.ts";
+import type { ObjectStore } from "../stores/object-store.ts";
 import { SERIES_SCALES, type SeriesScale } from "./definition.ts";
 import {
   type ArchiveSummary,
@@ -28,7 +23,7 @@ import {
   segmentPoints,
   setMetadata,
 } from "./reader.ts";
-import { seriesObjectStore, seriesSettings } from "./settings.ts";
+import type { SeriesSettings } from "./settings.ts";
 
 /** The query of a chart as requested: rule 1 without a window, 2 `until_ts`, 3 `from_ts`, 4 both ends. */
 export interface ChartRequest {
@@ -106,9 +101,17 @@ export function checkChartRequest(q: ChartRequest): void {
     throw badRequest(`to_ts (${q.to_ts}) is before from_ts (${q.from_ts})`, { field: "to_ts" });
 }
 
-export function createSeriesService(ch: () => Ch, config: Config): SeriesService {
-  const settings = seriesSettings(config);
-  let objects: ReturnType<typeof seriesObjectStore> | null = null;
+export interface SeriesServiceOptions {
+  ch: () => Ch;
+  /** Bucket, segment and page widths (lib/series/settings.ts). */
+  settings: SeriesSettings;
+  /** Opens the archive's object store (on the first page read). */
+  openArchive: () => ObjectStore;
+}
+
+export function createSeriesService(o: SeriesServiceOptions): SeriesService {
+  const { ch, settings } = o;
+  let objects: ObjectStore | null = null;
   let reader: PageReader | null = null;
   // Charts need an instance's series and dimensions only, which never change: kept once read.
   const known = new Map<string, ResolvedInstance>();
@@ -169,7 +172,7 @@ export function createSeriesService(ch: () => Ch, config: Config): SeriesService
       return { segment, points: await segmentPoints(ch(), service.pages(), instanceId, scale, segment) };
     },
     pages() {
-      objects ??= seriesObjectStore(config);
+      objects ??= o.openArchive();
       reader ??= createPageReader(objects);
       return reader;
     },

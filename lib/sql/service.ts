@@ -69,8 +69,18 @@ function limitExceeded(key: string, limit: number | string, error: unknown): App
   });
 }
 
+/** The limits a query runs under (the SQL_* keys of the config). */
+export type SqlLimits = Pick<
+  Config,
+  | "SQL_MAX_EXECUTION_MS"
+  | "SQL_MAX_ROWS_TO_READ"
+  | "SQL_MAX_RESULT_ROWS"
+  | "SQL_MAX_RESULT_BYTES"
+  | "SQL_MAX_MEMORY_BYTES"
+>;
+
 /** The SETTINGS every checked query runs with: the limits, then readonly (this query only). */
-export function sqlSettings(config: Config): Record<string, string | number> {
+export function sqlSettings(config: SqlLimits): Record<string, string | number> {
   return {
     max_execution_time: config.SQL_MAX_EXECUTION_MS / 1000,
     timeout_overflow_mode: "throw",
@@ -85,15 +95,15 @@ export function sqlSettings(config: Config): Record<string, string | number> {
   };
 }
 
-export function createSqlService(deps: { ch: Ch; config: Config; metrics: Metrics }): SqlService {
-  const { ch, config, metrics } = deps;
+export function createSqlService(deps: { ch: Ch; limits: SqlLimits; metrics: Metrics }): SqlService {
+  const { ch, limits: config, metrics } = deps;
 
   /** Maps an engine error of a checked query to a 400 naming the limit, the refusal or the engine's reason. */
   function queryError(error: unknown): AppError {
     const code = clickhouseCode(error);
     if (code !== null && LIMIT_CODES[code]) {
       const key = LIMIT_CODES[code];
-      return limitExceeded(key, config[key as keyof Config] as number, error);
+      return limitExceeded(key, config[key as keyof SqlLimits], error);
     }
     if (code === RESULT_LIMIT_CODE) {
       // The wording tells rows from bytes; both are refusals either way.
