@@ -33,7 +33,7 @@ import type { Config } from "../lib/config.ts";
 import { eventRows } from "../lib/events/writer.ts";
 import { createLogger } from "../lib/logger.ts";
 import { migrateClickHouse } from "../lib/migrate.ts";
-import { factsOfMessage } from "../lib/series/writer.ts";
+import { factsOfMessage } from "../lib/series/facts.ts";
 import { type Ch, createClickHouse, insertPayload } from "../lib/stores/clickhouse.ts";
 import { stageDir } from "../lib/stores/index.ts";
 import { normalizeBlock } from "../pipeline/normalize/index.ts";

@@ -8,15 +8,9 @@ import { idFloor } from "../chain/types.ts";
 import { createEventsReader } from "../events/reader.ts";
 import type { TimeseriesDefinition } from "./definition.ts";
 import { CHAIN_COUNT } from "./definition.ts";
+import { blockFacts, type EventFact, factsOfEvent, insertFacts, type SeriesTouched } from "./facts.ts";
+import { recomputeSeries } from "./recompute.ts";
 import type { SeriesDeps } from "./settings.ts";
-import {
-  blockFacts,
-  type EventFact,
-  factsOfEvent,
-  insertFacts,
-  recomputeSeries,
-  type SeriesTouched,
-} from "./writer.ts";
 
 const CHUNK_MS = 86_400_000;
 

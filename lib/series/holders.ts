@@ -11,7 +11,7 @@
  * holder_hour_sums, plus its moves since that hour's start) and the moves after it, compared
  * with the stored ones (holder_changes); the difference is stored, and each token and block time it touches gets
  * its series facts (gained, lost, holders_delta) counted from the stored crossings; then the points of those
- * times are recomputed like any other series (lib/series/writer.ts).
+ * times are recomputed like any other series (lib/series/recompute.ts).
  *
  * Two halves, run by two processors. `storeHolderMessages` (the `holders` processor, any number of replicas, each
  * on its chains' partitions): outputs (their moves with them, by a materialized view), spends and spend moves, then
@@ -33,10 +33,12 @@ import { mainRawBlocks } from "../chain/raw-blocks.ts";
 import { ALPH_TOKEN_ID } from "../chain/types.ts";
 import { atKeyParam, type Ch, inParam } from "../stores/clickhouse.ts";
 import { turn } from "../turns.ts";
+import { nextVersion } from "./clock.ts";
 import { instanceOf } from "./definition.ts";
 import { tokenHolders } from "./definitions/token-holders.ts";
+import { type FactRow, type SeriesTouched, touchSeries } from "./facts.ts";
+import { recomputeSeries } from "./recompute.ts";
 import type { SeriesDeps } from "./settings.ts";
-import { type FactRow, nextVersion, recomputeSeries, type SeriesTouched, touchSeries } from "./writer.ts";
 
 /** What the holders pass needs of a block message (the blocks topic's shapes). */
 export type HolderMessage =

@@ -6,10 +6,10 @@
 import { badRequest, notFound } from "../errors.ts";
 import type { Ch } from "../stores/clickhouse.ts";
 import type { ObjectStore } from "../stores/object-store.ts";
+import type { ArchivePage } from "./archive.ts";
 import { type Agg, SERIES_SCALE_MS, type SeriesScale, type TimeseriesDefinition } from "./definition.ts";
 import { timeseriesById } from "./definitions/index.ts";
 import { type SeriesSettings, spanOf } from "./settings.ts";
-import type { ArchivePage } from "./writer.ts";
 
 /** Most segments one chart request scans (SPEC.md, chart rule 5). */
 export const MAX_CHART_SEGMENTS = 128;

@@ -8,10 +8,11 @@
  * replicas hold the group's lock shared, so `series backfill` of token-holders (which takes it exclusively) never
  * runs beside them. After a rebalance the write clock is read again from the stored versions, as series-recompute's.
  */
+
+import { refreshVersionClock } from "../../lib/series/clock.ts";
 import { type HolderPairs, mergeHolderPair, recomputeHolders } from "../../lib/series/holders.ts";
 import type { SeriesDeps } from "../../lib/series/settings.ts";
 import { createSeriesDeps } from "../../lib/series/settings.ts";
-import { refreshVersionClock } from "../../lib/series/writer.ts";
 import { CONSUMER_GROUPS, type HoldersTouchedMessage } from "../messages.ts";
 import { defineProcessor } from "../processor.ts";
 import { RECOMPUTE_LINGER_MS } from "./series-recompute.ts";

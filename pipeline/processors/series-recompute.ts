@@ -1,7 +1,7 @@
 /**
  * Series recompute: `alephium.series-touched.v1` (keyed by instance id, from the series processor) → the
  * points at every scale, segments, archive pages and instance rows of the touched spans, recomputed from the
- * stored facts (lib/series/writer.ts `recomputeSeries`).
+ * stored facts (lib/series/recompute.ts `recomputeSeries`).
  *
  * The key gives every instance one owner: replicas of this group each recompute the instances of their
  * partitions, so a recompute that reads what the instance's previous one wrote (segments, archive pages) never
@@ -11,15 +11,11 @@
  * machine gets newer versions than its previous owner wrote, whatever the two clocks say.
  */
 
+import { refreshVersionClock } from "../../lib/series/clock.ts";
+import { type SeriesTouched, touchSeries } from "../../lib/series/facts.ts";
+import { createRecomputeQueue, recomputeSeries } from "../../lib/series/recompute.ts";
 import type { SeriesDeps } from "../../lib/series/settings.ts";
 import { createSeriesDeps } from "../../lib/series/settings.ts";
-import {
-  createRecomputeQueue,
-  recomputeSeries,
-  refreshVersionClock,
-  type SeriesTouched,
-  touchSeries,
-} from "../../lib/series/writer.ts";
 import { CONSUMER_GROUPS, type SeriesTouchedMessage } from "../messages.ts";
 import { defineProcessor } from "../processor.ts";
 

@@ -14,7 +14,7 @@ import {
   insertFacts,
   retractFacts,
   type SeriesTouched,
-} from "../../lib/series/writer.ts";
+} from "../../lib/series/facts.ts";
 import { turn } from "../../lib/turns.ts";
 import { CONSUMER_GROUPS, type EventsMessage, type SeriesTouchedMessage, TOPICS } from "../messages.ts";
 import { defineProcessor } from "../processor.ts";

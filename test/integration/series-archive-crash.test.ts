@@ -1,6 +1,6 @@
 // Test passes: embedded (it uses the in-process bus in every pass; the crash is in ClickHouse's deletes).
 /**
- * Raw points left below an archive's end (lib/series/writer.ts `archiveRaw`): a series-recompute pass that dies
+ * Raw points left below an archive's end (lib/series/archive.ts `archiveRaw`): a series-recompute pass that dies
  * between an archive round's pages and their delete leaves the archived raw points in ClickHouse (readers already go
  * to the pages there). Its batch is handled again, and that pass deletes them. Here the first archive deletes of a
  * run fail as such a crash would (after the pages are stored); at the end no raw point is left below an archive's

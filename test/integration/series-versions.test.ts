@@ -9,16 +9,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EventsMessage } from "../../lib/events/wire.ts";
+import { refreshVersionClock } from "../../lib/series/clock.ts";
 import { instanceIdOf } from "../../lib/series/definition.ts";
+import { factsOfMessage, insertFacts, retractFacts, type SeriesTouched } from "../../lib/series/facts.ts";
+import { recomputeSeries } from "../../lib/series/recompute.ts";
 import type { SeriesDeps } from "../../lib/series/settings.ts";
-import {
-  factsOfMessage,
-  insertFacts,
-  recomputeSeries,
-  refreshVersionClock,
-  retractFacts,
-  type SeriesTouched,
-} from "../../lib/series/writer.ts";
 import { createObjectStore } from "../../lib/stores/object-store.ts";
 import { openTestCh, quietLog, type TestCh } from "../helpers/stores.ts";
 

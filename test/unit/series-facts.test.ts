@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { BlockEventsMessage, WireEvent } from "../../lib/events/wire.ts";
 import { dimensionsJson, instanceOf } from "../../lib/series/definition.ts";
-import { blockFacts, factsOfEvent, factsOfMessage } from "../../lib/series/writer.ts";
+import { blockFacts, factsOfEvent, factsOfMessage } from "../../lib/series/facts.ts";
 
 const sha = (text: string) => createHash("sha256").update(text).digest("hex");
 const TOKEN = "ab".repeat(32);

@@ -1,6 +1,7 @@
 /** The series recompute queue: concurrent batches share a pass; a batch never joins a pass already running. */
 import { describe, expect, it } from "vitest";
-import { createRecomputeQueue, type SeriesTouched } from "../../lib/series/writer.ts";
+import type { SeriesTouched } from "../../lib/series/facts.ts";
+import { createRecomputeQueue } from "../../lib/series/recompute.ts";
 
 const span = (id: string, lo: number, hi: number): SeriesTouched =>
   new Map([[id, { seriesId: "s", lo, hi }]]);
