@@ -46,7 +46,7 @@ export const SERIALIZERS = sharedSerializers();
 /** A route group: a function that registers its routes on the app with the shared deps. */
 export type RouteGroup = (app: App, deps: ApiDeps) => Promise<void>;
 
-/** The route groups of the API, registered in this order. Later issues append their groups here. */
+/** The route groups of the API, registered in this order (a new group is added here; see docs/development.md). */
 export const ROUTE_GROUPS: RouteGroup[] = [
   metaRoutes,
   systemRoutes,

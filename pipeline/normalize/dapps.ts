@@ -1,7 +1,7 @@
 /**
- * Known mainnet contracts → dapp ids (seed for the Postgres `dapps` table) and an in-memory DappRegistry.
- * Addresses come from the reference brief (§7, §8, dapp-event-schemas.json); token contracts are listed under
- * the dapp that issued them, their address being `addressFromContractId(tokenId)`.
+ * Known mainnet contracts → dapp ids and decoders, and the normalizer's in-memory map of contract → dapp that learns
+ * from blocks (children of a known factory or hub inherit their dapp). The deployed contracts themselves, with their
+ * code hashes, are listed in lib/tokens/known-contracts.ts.
  */
 import { addressFromContractId } from "@alephium/web3";
 import { blake2b } from "@noble/hashes/blake2b";
