@@ -180,6 +180,10 @@ export interface EventsReader {
   rewrites(): Promise<{ count: number; last: number }>;
   /** Whether a rewrite written at or after `since` (ms) reaches ids above `low`. */
   rewriteReaches(since: number, low: string): Promise<boolean>;
+  /** Rows of the reorg notices with `after < id < before` (every version), by `reorg_notices`. */
+  notices(after: string, before: string): Promise<StoredRow[]>;
+  /** Rows of these ids in one block (every version, main chain or not): what a retraction notice retracted. */
+  blockRows(blockHash: string, ids: readonly string[]): Promise<StoredRow[]>;
   progress(): Promise<Progress>;
 }
 
@@ -301,6 +305,23 @@ export function createEventsReader(ch: Ch): EventsReader {
       );
       return Number(touching?.n ?? 0) > 0;
     },
+    notices: (after, before) =>
+      // `reorg_notices` holds one small row per notice: the ids, then a primary-key read of `events`.
+      ch.query<StoredRow>(
+        "reorg_notices_page",
+        `SELECT ${COLUMNS} FROM events WHERE id IN (
+           SELECT notice_id FROM reorg_notices FINAL WHERE notice_id > {after:String} AND notice_id < {before:String})
+         ORDER BY id`,
+        { after, before },
+      ),
+    blockRows: (blockHash, ids) =>
+      ids.length === 0
+        ? Promise.resolve([])
+        : ch.query<StoredRow>(
+            "reorg_retracted_rows",
+            `SELECT ${COLUMNS} FROM events WHERE id IN {ids:Array(String)} AND block_hash = {hash:String}`,
+            { ids, hash: blockHash },
+          ),
     progress: () => readProgress(ch),
   };
 }

@@ -10,12 +10,14 @@ import { idCeiling, type NormalizedEvent } from "../chain/types.ts";
 import type { AddressLabel } from "../labels/repo.ts";
 import { staleWhileRevalidate } from "../stale.ts";
 import type { LabelCache } from "./label-cache.ts";
+import { createNoticeScopes, isFiltered, narrowNotice } from "./notice-scope.ts";
 import { createPageCache } from "./page-cache.ts";
 import {
   type EventFilters,
   type EventsReader,
   type HeldEvent,
   heldEvents,
+  mainRows,
   type PageRequest,
 } from "./reader.ts";
 import type { EventsTail } from "./tail.ts";
@@ -84,6 +86,33 @@ export function createEventsService(o: EventsServiceOptions): EventsService {
     });
   }
 
+  const scopes = createNoticeScopes(reader);
+  /**
+   * A filtered poll page with the reorg notices about the events its filters match (lib/events/notice-scope.ts):
+   * the notices between the cursor and the page's end (its last id when full, else the ceiling), narrowed,
+   * merged in id order, the page cut back to its limit.
+   */
+  async function withNotices(
+    filters: EventFilters,
+    page: PageRequest & { afterId: string },
+    below: string,
+    held: HeldEvent[],
+  ): Promise<HeldEvent[]> {
+    const end = held.length >= page.limit ? (held[held.length - 1] as HeldEvent).id : below;
+    const candidates =
+      tail?.notices(page.afterId, end) ?? heldEvents(mainRows(await reader.notices(page.afterId, end)));
+    if (candidates.length === 0) return held;
+    const present = new Set(held.map((e) => e.id));
+    const added: HeldEvent[] = [];
+    for (const c of candidates) {
+      if (present.has(c.id)) continue; // its own fields match: served whole
+      const narrowed = narrowNotice(await scopes.get(c), filters, page.afterId);
+      if (narrowed) added.push(narrowed);
+    }
+    if (added.length === 0) return held;
+    return [...held, ...added].sort((a, b) => (a.id < b.id ? -1 : 1)).slice(0, page.limit);
+  }
+
   const json = async (events: readonly HeldEvent[]) =>
     `[${(await finish(events)).map((e) => `${e.doc.slice(0, -1)},"address_labels":${e.labels}}`).join(",")}]`;
 
@@ -121,8 +150,10 @@ export function createEventsService(o: EventsServiceOptions): EventsService {
       // One build per (filters, page, ceiling) within EVENTS_PAGE_CACHE_MS, from the tail or the store: stream
       // connections and pollers at the same cursor share it.
       return pages.get(JSON.stringify([filters, page, below]), async () => {
-        const held = tail?.read(filters, page, below);
-        return json(held ?? heldEvents(await reader.page(filters, page, below)));
+        let held = tail?.read(filters, page, below) ?? heldEvents(await reader.page(filters, page, below));
+        if (page.poll && page.afterId && isFiltered(filters))
+          held = await withNotices(filters, { ...page, afterId: page.afterId }, below, held);
+        return json(held);
       });
     },
     async byTransaction(txId) {

@@ -25,6 +25,8 @@ export interface EventsTail {
   sync(ceiling: string): Promise<void>;
   /** The page from memory, or null when the tail does not hold all of it. */
   read(filters: EventFilters, page: PageRequest, ceiling: string): HeldEvent[] | null;
+  /** Reorg notices with `after < id < before`, or null when the tail does not hold that whole range. */
+  notices(after: string, before: string): HeldEvent[] | null;
   /**
    * Events of the transactions the tail holds in full (a transaction's events are all held or none,
    * unless `low` falls inside it); `missing` lists the others, for the store to answer.
@@ -42,7 +44,13 @@ export interface EventsTail {
 /** `timestamp-chain-height-txindex`: the id prefix every event of one transaction shares. */
 const txPrefix = (id: string) => id.slice(0, 33);
 
-function matches(e: HeldEvent, f: EventFilters): boolean {
+/** Whether an event's id is a reorg notice's (chain index 17, after the 13-digit time). */
+export const isNoticeId = (id: string) => id.slice(14, 16) === "17";
+
+export function matches(
+  e: Pick<HeldEvent, "dapp_id" | "category" | "sub_kind" | "from" | "to" | "token_address">,
+  f: EventFilters,
+): boolean {
   return (
     (!f.dapp_id || e.dapp_id === f.dapp_id) &&
     (!f.address || e.from === f.address || e.to === f.address) &&
@@ -67,6 +75,8 @@ function firstAfter(events: readonly HeldEvent[], id: string): number {
 export function createEventsTail(options: TailOptions): EventsTail {
   const { reader, capacity } = options;
   let events: HeldEvent[] = [];
+  /** The reorg notices among `events` (rare: a scan of them costs nothing). */
+  let notices: HeldEvent[] = [];
   /** Held events by transaction, in id order. */
   let byTx = new Map<string, HeldEvent[]>();
   const index = (list: readonly HeldEvent[]) => {
@@ -99,6 +109,7 @@ export function createEventsTail(options: TailOptions): EventsTail {
     }
     events = events.slice(cut);
     low = boundary;
+    notices = notices.filter((e) => e.id > boundary);
   }
 
   async function load(ceiling: string) {
@@ -110,6 +121,7 @@ export function createEventsTail(options: TailOptions): EventsTail {
     events = heldEvents(mainRows(complete ? rows : rows.filter((r) => r.id > oldest)));
     byTx = new Map();
     index(events);
+    notices = events.filter((e) => isNoticeId(e.id));
     low = complete ? "" : oldest;
     top = ceiling;
     reloads += 1;
@@ -141,6 +153,7 @@ export function createEventsTail(options: TailOptions): EventsTail {
     const added = heldEvents(mainRows(rows));
     events = events.concat(added);
     index(added);
+    for (const e of added) if (isNoticeId(e.id)) notices.push(e);
     top = ceiling;
     trim();
   }
@@ -186,6 +199,10 @@ export function createEventsTail(options: TailOptions): EventsTail {
         if (below(e) && matches(e, filters)) out.push(e);
       }
       return out.length === page.limit || low === "" ? out : null;
+    },
+    notices(after, before) {
+      if (low === null || top < before || after < low) return null;
+      return notices.filter((e) => e.id > after && e.id < before);
     },
     transactions(txIds, ceiling) {
       const found = new Map<string, HeldEvent[]>();

@@ -16,7 +16,8 @@ replays: the pollers' guarantee, from the same watermark. \`Last-Event-ID\` wins
 stream starts at the watermark (new events only); \`after_id=0\` starts at the first event.
 
 **Reorgs** deeper than the ingest's confirmations arrive as reorg notices in the stream, in order (as in
-\`/events/all\`; a stream filtered by \`dapp_id\` or \`category\` does not match them).
+\`/events/all\`); a filtered stream gets those about events of its filters, naming only those events at or below
+its position.
 
 **Connection.** A \`retry:\` hint (STREAM_RETRY_MS) opens the stream; a comment line (\`: keep-alive\`) follows any
 STREAM_HEARTBEAT_MS without data. A client that reads too slowly (STREAM_BUFFER_BYTES unsent, or a write not drained

@@ -22,8 +22,8 @@ your URL, in batches, in id order, with the pollers' guarantee: a webhook is a p
 service drives from its cursor \`after_id\`, under the same watermark.
 
 **Body.** \`{ "webhook_id": "…", "events": [ … ] }\`, \`application/json\`: up to WEBHOOK_BATCH (default 100) events,
-each as \`/events/all\` serves it, oldest first. Reorg notices (category \`chain\`) arrive in order like any event, but
-only for a webhook whose filter matches them (not one filtered by \`dapp_id\` or \`category\` other than \`chain\`).
+each as \`/events/all\` serves it, oldest first. Reorg notices (category \`chain\`) arrive in order like any event; a
+filtered webhook gets those about events of its filter, naming only those events at or below its position.
 
 **Signature** (Standard Webhooks, standardwebhooks.com). Headers \`webhook-id\` (the message id: the same on every
 attempt of one batch, different for the next), \`webhook-timestamp\` (Unix seconds of this attempt) and

@@ -1114,7 +1114,7 @@ export interface paths {
         };
         /**
          * Normalized events across all transactions (list and poll)
-         * @description List mode (no `poll`): newest first; pass the last id of a page as `after_id` for the next (older) page. Poll mode (`poll=1&after_id=<last id seen>`): events newer than `after_id`, oldest first. Events become visible only up to the low watermark of the 16 chains, so a poller that repeats the call with the last id it received gets every event exactly once, in id order. `poll=1` without `after_id` answers like list mode. Reorgs deeper than the ingest's confirmations arrive as reorg notices (`chain_index` 17, category `chain`, sub_kind `retraction` or `late_block`, dapp_id `alephium`) in the same stream, after the events they correct: remove the notice's `payload.retracted_ids` from what you hold and add its `payload.events`. A poll filtered by `dapp_id` or `category` does not match notices; keep one unfiltered (or `category=chain`) poll for them. **CSV.** `format=csv`, or an `Accept` that prefers `text/csv` to `application/json` (q-values count; a tie, `*\/*` or no `Accept` gives JSON, and so does an `Accept` that allows neither, like every route of this API), answers `text/csv; charset=utf-8` (RFC 4180: a header row, CRLF line ends, cells quoted when they hold a comma, a quote or a line break), with the same filters and paging as the JSON, streamed row by row over the page. Cells: numbers and U256 strings as in the JSON; booleans `true`/`false`; null an empty cell; nested objects and arrays JSON text; `*_iso` columns repeat a Unix-ms time as an ISO 8601 date-time (UTC). A text cell starting with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'` (OWASP's CSV-injection advice); number columns never do. Errors stay `application/problem+json` bodies when CSV was asked. In CSV, one row per event (`payload` and `address_labels` as JSON text); the cursor of the next page is in `X-Next-Cursor` and `Link: <url>; rel="next"` (the same request with `after_id` set): in list mode when the page is full (`limit` rows); in poll mode always: the last id received, or `after_id` when none (the newest id when `poll=1` came without `after_id`).
+         * @description List mode (no `poll`): newest first; pass the last id of a page as `after_id` for the next (older) page. Poll mode (`poll=1&after_id=<last id seen>`): events newer than `after_id`, oldest first. Events become visible only up to the low watermark of the 16 chains, so a poller that repeats the call with the last id it received gets every event exactly once, in id order. `poll=1` without `after_id` answers like list mode. Reorgs deeper than the ingest's confirmations arrive as reorg notices (`chain_index` 17, category `chain`, sub_kind `retraction` or `late_block`, dapp_id `alephium`) in the same stream, after the events they correct: remove the notice's `payload.retracted_ids` from what you hold and add its `payload.events` (by id). A filtered poll gets the notices about events of its filters: a notice names only the events that match them, at or below `after_id` (those it may have received or passed), with its payload inline; none when no event matches. **CSV.** `format=csv`, or an `Accept` that prefers `text/csv` to `application/json` (q-values count; a tie, `*\/*` or no `Accept` gives JSON, and so does an `Accept` that allows neither, like every route of this API), answers `text/csv; charset=utf-8` (RFC 4180: a header row, CRLF line ends, cells quoted when they hold a comma, a quote or a line break), with the same filters and paging as the JSON, streamed row by row over the page. Cells: numbers and U256 strings as in the JSON; booleans `true`/`false`; null an empty cell; nested objects and arrays JSON text; `*_iso` columns repeat a Unix-ms time as an ISO 8601 date-time (UTC). A text cell starting with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'` (OWASP's CSV-injection advice); number columns never do. Errors stay `application/problem+json` bodies when CSV was asked. In CSV, one row per event (`payload` and `address_labels` as JSON text); the cursor of the next page is in `X-Next-Cursor` and `Link: <url>; rel="next"` (the same request with `after_id` set): in list mode when the page is full (`limit` rows); in poll mode always: the last id received, or `after_id` when none (the newest id when `poll=1` came without `after_id`).
          *
          *     Access: Public: no key needed.
          */
@@ -1146,7 +1146,8 @@ export interface paths {
          *     stream starts at the watermark (new events only); `after_id=0` starts at the first event.
          *
          *     **Reorgs** deeper than the ingest's confirmations arrive as reorg notices in the stream, in order (as in
-         *     `/events/all`; a stream filtered by `dapp_id` or `category` does not match them).
+         *     `/events/all`); a filtered stream gets those about events of its filters, naming only those events at or below
+         *     its position.
          *
          *     **Connection.** A `retry:` hint (STREAM_RETRY_MS) opens the stream; a comment line (`: keep-alive`) follows any
          *     STREAM_HEARTBEAT_MS without data. A client that reads too slowly (STREAM_BUFFER_BYTES unsent, or a write not drained
@@ -2827,8 +2828,8 @@ export interface paths {
          *     service drives from its cursor `after_id`, under the same watermark.
          *
          *     **Body.** `{ "webhook_id": "…", "events": [ … ] }`, `application/json`: up to WEBHOOK_BATCH (default 100) events,
-         *     each as `/events/all` serves it, oldest first. Reorg notices (category `chain`) arrive in order like any event, but
-         *     only for a webhook whose filter matches them (not one filtered by `dapp_id` or `category` other than `chain`).
+         *     each as `/events/all` serves it, oldest first. Reorg notices (category `chain`) arrive in order like any event; a
+         *     filtered webhook gets those about events of its filter, naming only those events at or below its position.
          *
          *     **Signature** (Standard Webhooks, standardwebhooks.com). Headers `webhook-id` (the message id: the same on every
          *     attempt of one batch, different for the next), `webhook-timestamp` (Unix seconds of this attempt) and
@@ -2877,8 +2878,8 @@ export interface paths {
          *     service drives from its cursor `after_id`, under the same watermark.
          *
          *     **Body.** `{ "webhook_id": "…", "events": [ … ] }`, `application/json`: up to WEBHOOK_BATCH (default 100) events,
-         *     each as `/events/all` serves it, oldest first. Reorg notices (category `chain`) arrive in order like any event, but
-         *     only for a webhook whose filter matches them (not one filtered by `dapp_id` or `category` other than `chain`).
+         *     each as `/events/all` serves it, oldest first. Reorg notices (category `chain`) arrive in order like any event; a
+         *     filtered webhook gets those about events of its filter, naming only those events at or below its position.
          *
          *     **Signature** (Standard Webhooks, standardwebhooks.com). Headers `webhook-id` (the message id: the same on every
          *     attempt of one batch, different for the next), `webhook-timestamp` (Unix seconds of this attempt) and
