@@ -9,8 +9,10 @@
  *   when one of those events matches the page's filters as that event itself would, and then names only those
  *   events, and only those at or below the page's `after_id`: the events this reader may have received (a
  *   retraction) or passed without receiving (a late block; the ones above its cursor come in its next pages as
- *   ordinary events). A notice that names none of them is not served to it. A notice whose own fields match
- *   the filters (unfiltered, `category=chain`) is served whole, as before.
+ *   ordinary events). A notice that names none of them is not served to it. Unfiltered readers, and filters
+ *   that select notices themselves (`category` with `chain`, `sub_kind` with `retraction` or `late_block`)
+ *   and match their other fields, get them whole, as before. (A filter `dapp_id=alephium` matches a notice's
+ *   own dapp by coincidence: it gets the notice narrowed to its `alephium` events.)
  * - **Order and once.** The notice keeps its id, so it comes in id order after the events it corrects and once
  *   (a page ends at its last id, the next starts above it); the same page is the same notice on every replay,
  *   restart or API process: it depends only on the stored rows, the filters and the cursor.
@@ -59,6 +61,10 @@ const dimsOf = (e: Partial<Dims> & { id: string }): Dims => ({
 /** Whether a read filters at all (an unfiltered read gets every notice whole). */
 export const isFiltered = (f: EventFilters) =>
   Boolean(f.dapp_id || f.address || f.token_address || f.category?.length || f.sub_kind?.length);
+
+/** Whether filters select reorg notices themselves (category `chain`, or their sub kinds): those get them whole. */
+export const selectsNotices = (f: EventFilters) =>
+  Boolean(f.category?.includes("chain") || f.sub_kind?.some((s) => s === "retraction" || s === "late_block"));
 
 /**
  * The notice as a reader with these filters and this cursor (`afterId`; undefined: no cursor, a list page) gets

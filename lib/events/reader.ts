@@ -180,8 +180,8 @@ export interface EventsReader {
   rewrites(): Promise<{ count: number; last: number }>;
   /** Whether a rewrite written at or after `since` (ms) reaches ids above `low`. */
   rewriteReaches(since: number, low: string): Promise<boolean>;
-  /** Rows of the reorg notices with `after < id < before` (every version), by `reorg_notices`. */
-  notices(after: string, before: string): Promise<StoredRow[]>;
+  /** Rows of the reorg notices with `after < id <= upTo` (every version), by `reorg_notices`. */
+  notices(after: string, upTo: string): Promise<StoredRow[]>;
   /** Rows of these ids in one block (every version, main chain or not): what a retraction notice retracted. */
   blockRows(blockHash: string, ids: readonly string[]): Promise<StoredRow[]>;
   progress(): Promise<Progress>;
@@ -305,14 +305,14 @@ export function createEventsReader(ch: Ch): EventsReader {
       );
       return Number(touching?.n ?? 0) > 0;
     },
-    notices: (after, before) =>
+    notices: (after, upTo) =>
       // `reorg_notices` holds one small row per notice: the ids, then a primary-key read of `events`.
       ch.query<StoredRow>(
         "reorg_notices_page",
         `SELECT ${COLUMNS} FROM events WHERE id IN (
-           SELECT notice_id FROM reorg_notices FINAL WHERE notice_id > {after:String} AND notice_id < {before:String})
+           SELECT notice_id FROM reorg_notices FINAL WHERE notice_id > {after:String} AND notice_id <= {upTo:String})
          ORDER BY id`,
-        { after, before },
+        { after, upTo },
       ),
     blockRows: (blockHash, ids) =>
       ids.length === 0

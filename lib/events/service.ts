@@ -10,7 +10,7 @@ import { idCeiling, type NormalizedEvent } from "../chain/types.ts";
 import type { AddressLabel } from "../labels/repo.ts";
 import { staleWhileRevalidate } from "../stale.ts";
 import type { LabelCache } from "./label-cache.ts";
-import { createNoticeScopes, isFiltered, narrowNotice } from "./notice-scope.ts";
+import { createNoticeScopes, isFiltered, narrowNotice, selectsNotices } from "./notice-scope.ts";
 import { createPageCache } from "./page-cache.ts";
 import {
   type EventFilters,
@@ -20,7 +20,7 @@ import {
   mainRows,
   type PageRequest,
 } from "./reader.ts";
-import type { EventsTail } from "./tail.ts";
+import { type EventsTail, isNoticeId } from "./tail.ts";
 
 /** A normalized event as the API serves it: the stored event plus labels of its addresses. */
 export type ApiEvent = NormalizedEvent & { address_labels: Record<string, AddressLabel> };
@@ -98,10 +98,14 @@ export function createEventsService(o: EventsServiceOptions): EventsService {
     below: string,
     held: HeldEvent[],
   ): Promise<HeldEvent[]> {
+    // The page's end: its last id when full, else the ceiling (no id equals a ceiling: `<=` is `<` there).
     const end = held.length >= page.limit ? (held[held.length - 1] as HeldEvent).id : below;
     const candidates =
       tail?.notices(page.afterId, end) ?? heldEvents(mainRows(await reader.notices(page.afterId, end)));
     if (candidates.length === 0) return held;
+    // Notices the filters select by their own category or sub kind stay whole; others that matched by their other
+    // own fields (dapp_id `alephium`) are narrowed like the rest.
+    if (!selectsNotices(filters)) held = held.filter((e) => !isNoticeId(e.id));
     const present = new Set(held.map((e) => e.id));
     const added: HeldEvent[] = [];
     for (const c of candidates) {

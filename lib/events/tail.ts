@@ -25,8 +25,8 @@ export interface EventsTail {
   sync(ceiling: string): Promise<void>;
   /** The page from memory, or null when the tail does not hold all of it. */
   read(filters: EventFilters, page: PageRequest, ceiling: string): HeldEvent[] | null;
-  /** Reorg notices with `after < id < before`, or null when the tail does not hold that whole range. */
-  notices(after: string, before: string): HeldEvent[] | null;
+  /** Reorg notices with `after < id <= upTo`, or null when the tail does not hold that whole range. */
+  notices(after: string, upTo: string): HeldEvent[] | null;
   /**
    * Events of the transactions the tail holds in full (a transaction's events are all held or none,
    * unless `low` falls inside it); `missing` lists the others, for the store to answer.
@@ -200,9 +200,9 @@ export function createEventsTail(options: TailOptions): EventsTail {
       }
       return out.length === page.limit || low === "" ? out : null;
     },
-    notices(after, before) {
-      if (low === null || top < before || after < low) return null;
-      return notices.filter((e) => e.id > after && e.id < before);
+    notices(after, upTo) {
+      if (low === null || top < upTo || after < low) return null;
+      return notices.filter((e) => e.id > after && e.id <= upTo);
     },
     transactions(txIds, ceiling) {
       const found = new Map<string, HeldEvent[]>();

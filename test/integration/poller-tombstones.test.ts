@@ -14,9 +14,10 @@
 import { setMaxListeners } from "node:events";
 import { afterAll, describe, expect, it } from "vitest";
 import { startLive } from "../../devnet/live.ts";
-import { eventId, idCeiling } from "../../lib/chain/types.ts";
+import { eventId, idCeiling, type NormalizedEvent } from "../../lib/chain/types.ts";
 import { NOTICE_CHAIN_INDEX } from "../../lib/events/notices.ts";
-import { readProgress } from "../../lib/events/reader.ts";
+import { type EventFilters, readProgress } from "../../lib/events/reader.ts";
+import { matches } from "../../lib/events/tail.ts";
 import type { BlockEventsMessage, EventsMessage } from "../../lib/events/wire.ts";
 import { writeEventsBatch } from "../../lib/events/writer.ts";
 import { createMetrics } from "../../lib/metrics.ts";
@@ -38,6 +39,12 @@ console.warn(
     : "[skip notice] poller tombstones over Kafka: KAFKA_BROKERS is not set (CI starts the kcat mock cluster)",
 );
 
+/** The fields filters look at. */
+type Filterable = Pick<
+  NormalizedEvent,
+  "dapp_id" | "category" | "sub_kind" | "from" | "to" | "token_address"
+>;
+
 interface Served {
   id: string;
   chain_index: number;
@@ -52,6 +59,8 @@ interface Served {
 
 /** A poller's view: the live events (id → block hash) and what the notices did to it. */
 class Poller {
+  /** The poller's filters, as query parameters ("" for none). */
+  constructor(readonly query = "") {}
   after = "0";
   last = "";
   live = new Map<string, string>();
@@ -61,6 +70,7 @@ class Poller {
   /** Ids a late_block notice gave it that it had not received (below its cursor). */
   late = 0;
   notices = 0;
+  noticeIds: string[] = [];
 
   apply(events: Served[]) {
     for (const e of events) {
@@ -71,6 +81,7 @@ class Poller {
         continue;
       }
       this.notices++;
+      this.noticeIds.push(e.id);
       if (e.sub_kind === "retraction")
         for (const id of e.payload.retracted_ids ?? []) if (this.live.delete(id)) this.recalled++;
       if (e.sub_kind === "late_block")
@@ -99,7 +110,7 @@ function followStream(base: string, key: string, poller: Poller, stop: AbortSign
     }
   };
   const read = async (signal: AbortSignal) => {
-    const res = await fetch(`${base}/events/stream?after_id=0`, {
+    const res = await fetch(`${base}/events/stream?after_id=0${poller.query}`, {
       headers: {
         "x-api-key": key,
         authorization: `Bearer ${key}`,
@@ -154,7 +165,7 @@ describe.each(modes)("reorg notices in the poll stream ($name)", ({ kafka }) => 
     const { chain } = pipeline;
     const pollOnce = async (poller: Poller) => {
       const r = await pipeline.api.app.inject({
-        url: `/events/all?poll=1&after_id=${poller.after}&limit=200`,
+        url: `/events/all?poll=1&after_id=${poller.after}&limit=200${poller.query}`,
       });
       expect(r.statusCode).toBe(200);
       const events = r.json().events as Served[];
@@ -169,6 +180,10 @@ describe.each(modes)("reorg notices in the poll stream ($name)", ({ kafka }) => 
       }
     };
     const early = Array.from({ length: 10 }, () => new Poller());
+    const filterSets: { name: string; query: string; filters: EventFilters }[] = [];
+    const filtered: { name: string; query: string; filters: EventFilters; poller: Poller; via: string }[] =
+      [];
+    let heldBefore = new Map<(typeof filtered)[number], Map<string, string>>();
     const lateJoiners = Array.from({ length: 10 }, () => new Poller());
     const loops = early.map(follow);
     // 50 more follow the same events over GET /events/stream (Server-Sent Events), applying the same notices;
@@ -214,6 +229,67 @@ describe.each(modes)("reorg notices in the poll stream ($name)", ({ kafka }) => 
         async () => early.every((x) => x.after >= last!.top),
         60_000,
       );
+      // Filtered pollers and streams (each filter kind) with values of the newest events of the chains the deep
+      // reorgs below replace: they catch up from the start and hold those events first.
+      const newest = (
+        await pipeline.ch.ch.query<{ doc: string }>(
+          "t",
+          `SELECT doc FROM events FINAL WHERE main_chain AND chain_index IN (3, 7, 11, 14) AND id < {c:String}
+           ORDER BY id DESC LIMIT 100`,
+          { c: idCeiling(watermark) },
+        )
+      ).map((r) => JSON.parse(r.doc) as Filterable);
+      const pick = (f: (e: Filterable) => string) => newest.map(f).find((v) => v !== "") ?? "";
+      const dapp = newest.find((e) => e.dapp_id !== "alephium")?.dapp_id ?? newest[0]!.dapp_id;
+      filterSets.push(
+        { name: "dapp", query: `&dapp_id=${dapp}`, filters: { dapp_id: dapp } },
+        {
+          name: "category",
+          query: `&category=${newest[1]!.category}`,
+          filters: { category: [newest[1]!.category] },
+        },
+        {
+          name: "sub_kind",
+          query: `&sub_kind=${newest[2]!.sub_kind}`,
+          filters: { sub_kind: [newest[2]!.sub_kind] },
+        },
+        {
+          name: "address",
+          query: `&address=${pick((e) => e.from)}`,
+          filters: { address: pick((e) => e.from) },
+        },
+        {
+          name: "token",
+          query: `&token_address=${pick((e) => e.token_address)}`,
+          filters: { token_address: pick((e) => e.token_address) },
+        },
+        { name: "never", query: "&dapp_id=no-such-dapp", filters: { dapp_id: "no-such-dapp" } },
+      );
+      expect(filterSets.every((set) => !set.query.endsWith("="))).toBe(true);
+      for (const set of filterSets) {
+        const poller = new Poller(set.query);
+        filtered.push({ ...set, poller, via: "poll" });
+        loops.push(follow(poller));
+        const streamer = new Poller(set.query);
+        filtered.push({ ...set, poller: streamer, via: "stream" });
+        streams.push(followStream(base, pipeline.api.userKey, streamer, stopStreams.signal));
+      }
+      await waitFor(
+        "filtered pollers and streams to reach the watermark",
+        async () => {
+          const tops = await Promise.all(
+            filtered.map(async (x) => {
+              const r = await pipeline.api.app.inject({
+                url: `/events/all?poll=1&after_id=${x.poller.after}&limit=1${x.poller.query}`,
+              });
+              return (r.json().events as Served[]).length === 0;
+            }),
+          );
+          return tops.every(Boolean);
+        },
+        60_000,
+      );
+      heldBefore = new Map(filtered.map((x) => [x, new Map(x.poller.live)]));
       const before = Math.min(...early.map((x) => x.notices));
       for (const c of [3, 7, 11, 14]) chain.reorg(c, 4);
       chain.advance(32);
@@ -240,11 +316,22 @@ describe.each(modes)("reorg notices in the poll stream ($name)", ({ kafka }) => 
       running = false;
       await Promise.all(loops);
     }
-    for (const poller of [...early, ...lateJoiners]) while ((await pollOnce(poller)) > 0);
+    for (const poller of [
+      ...early,
+      ...lateJoiners,
+      ...filtered.filter((x) => x.via === "poll").map((x) => x.poller),
+    ])
+      while ((await pollOnce(poller)) > 0);
     const top = early[0]!.after;
     await waitFor(
       "the streams to reach the pollers' last id",
-      async () => streamers.every((x) => x.after >= top),
+      async () =>
+        streamers.every((x) => x.after >= top) &&
+        filtered.every(
+          (x) =>
+            x.via === "poll" ||
+            x.poller.after === filtered.find((y) => y.name === x.name && y.via === "poll")!.poller.after,
+        ),
       60_000,
     );
     stopStreams.abort();
@@ -252,6 +339,39 @@ describe.each(modes)("reorg notices in the poll stream ($name)", ({ kafka }) => 
     // The cut streams reconnected (once per cut at least) and the others kept their first connection.
     for (const stream of streams.slice(0, 15)) expect(stream.connections()).toBeGreaterThanOrEqual(3);
     for (const stream of streams.slice(15)) expect(stream.connections()).toBe(1);
+    // Filtered readers (issue 46): each ends with the store's main-chain events of its filters, every event it held
+    // before the deep reorgs and the reorgs retracted removed by a notice, each notice once, in order; a reader whose
+    // filter matched no event gets no notice.
+    const docs = await pipeline.ch.ch.query<{ doc: string; block_hash: string }>(
+      "t",
+      "SELECT doc, block_hash FROM events FINAL WHERE main_chain AND chain_index < 16 AND id < {c:String}",
+      { c: idCeiling((await readProgress(pipeline.ch.ch)).watermark) },
+    );
+    const servedNow = docs.map((r) => ({
+      ...(JSON.parse(r.doc) as Filterable & { id: string }),
+      block_hash: r.block_hash,
+    }));
+    const mainNow = new Set(servedNow.map((e) => `${e.id}/${e.block_hash}`));
+    let recalledFiltered = 0;
+    for (const x of filtered) {
+      const label = `${x.via} ${x.name} ${x.query}`;
+      const want = new Map(servedNow.filter((e) => matches(e, x.filters)).map((e) => [e.id, e.block_hash]));
+      expect(x.poller.ordered, label).toBe(true);
+      expect(new Set(x.poller.noticeIds).size, label).toBe(x.poller.noticeIds.length);
+      expect(new Map([...x.poller.live].sort()), label).toEqual(new Map([...want].sort()));
+      // Held before the deep reorgs, off the main chain now: removed by a notice (the live sets are equal).
+      const orphaned = [...(heldBefore.get(x) ?? [])].filter(([id, hash]) => !mainNow.has(`${id}/${hash}`));
+      recalledFiltered += orphaned.length;
+      if (x.name === "never") {
+        expect(x.poller.notices, label).toBe(0);
+        expect(x.poller.live.size, label).toBe(0);
+      }
+    }
+    expect(recalledFiltered).toBeGreaterThan(0);
+    for (const via of ["poll", "stream"])
+      expect(
+        filtered.filter((x) => x.via === via && x.name !== "never").reduce((n, x) => n + x.poller.notices, 0),
+      ).toBeGreaterThan(0);
     const pollers = [...early, ...lateJoiners, ...streamers];
 
     const { watermark } = await readProgress(pipeline.ch.ch);
