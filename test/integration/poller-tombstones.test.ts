@@ -1,4 +1,4 @@
-// Test passes: embedded and server (guarantee 3 for pollers: in-process bus in the embedded pass, Kafka in this one).
+// Test passes: embedded and server (guarantee 3 for pollers, streams and webhooks: in-process bus in the embedded pass, Kafka in this one).
 /**
  * Guarantee 3 for pollers: reorgs deeper than CONFIRMATIONS reach events pollers already received, and
  * the reorg notices in the poll stream (chain index 17, lib/events/notices.ts) let every poller end with
@@ -6,12 +6,17 @@
  * with random reorgs and explicit deep ones (CONFIRMATIONS 0: every reorg is deeper); half start after
  * the reorgs. 50 clients follow the same events over /events/stream, 15 of them cut twice and resuming with
  * Last-Event-ID. Each keeps a live set: events added, a retraction notice's `retracted_ids` removed, a
- * late_block notice's `events` added.
+ * late_block notice's `events` added. Before the deep reorgs, a poller, a stream and a webhook per filter kind
+ * (dapp, category, sub_kind, address, token; values of the events those reorgs replace) and one whose filter never
+ * matches catch up from the start: each ends with the store's events of its filters, its notices once and in
+ * order, and the one that never matched gets none (issue 46).
  *
  * A second case crashes the events sink between a notice's record and its row, and checks the replay
  * leaves the state of a run without the crash.
  */
 import { setMaxListeners } from "node:events";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { startLive } from "../../devnet/live.ts";
 import { eventId, idCeiling, type NormalizedEvent } from "../../lib/chain/types.ts";
@@ -21,6 +26,7 @@ import { matches } from "../../lib/events/tail.ts";
 import type { BlockEventsMessage, EventsMessage } from "../../lib/events/wire.ts";
 import { writeEventsBatch } from "../../lib/events/writer.ts";
 import { createMetrics } from "../../lib/metrics.ts";
+import { type JobWorker, startJobWorker } from "../../pipeline/jobs/worker.ts";
 import {
   eventsStateHash,
   KAFKA_BROKERS,
@@ -38,6 +44,43 @@ console.warn(
     ? "[skip notice] poller tombstones on the in-process bus: runs in the embedded pass (npm test)"
     : "[skip notice] poller tombstones over Kafka: KAFKA_BROKERS is not set (CI starts the kcat mock cluster)",
 );
+
+/** A local webhook receiver: answers 204, keeps each webhook's batches once by webhook-id, in the order received. */
+interface HookReceiver {
+  url: string;
+  acked(webhookId: string): unknown[][];
+  close(): Promise<void>;
+}
+
+async function startHookReceiver(): Promise<HookReceiver> {
+  const batches = new Map<string, Map<string, unknown[]>>();
+  const server = createServer((req, res) => {
+    let raw = "";
+    req.setEncoding("utf8");
+    req.on("data", (chunk: string) => {
+      raw += chunk;
+    });
+    req.on("end", () => {
+      const body = JSON.parse(raw) as { webhook_id: string; events: unknown[] };
+      const own = batches.get(body.webhook_id) ?? new Map<string, unknown[]>();
+      batches.set(body.webhook_id, own);
+      const messageId = String(req.headers["webhook-id"]);
+      if (!own.has(messageId)) own.set(messageId, body.events);
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    acked: (id) => [...(batches.get(id)?.values() ?? [])],
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
 
 /** The fields filters look at. */
 type Filterable = Pick<
@@ -148,8 +191,12 @@ function followStream(base: string, key: string, poller: Poller, stop: AbortSign
 describe.each(modes)("reorg notices in the poll stream ($name)", ({ kafka }) => {
   let p: TestPipeline | undefined;
   let stopOnFailure: AbortController | undefined;
+  let worker: JobWorker | undefined;
+  let receiver: HookReceiver | undefined;
   afterAll(async () => {
     stopOnFailure?.abort();
+    await worker?.stop();
+    await receiver?.close();
     await p?.close();
   });
 
@@ -160,7 +207,16 @@ describe.each(modes)("reorg notices in the poll stream ($name)", ({ kafka }) => 
       confirmations: 0,
       kafka,
       processors: ["normalize", "events-sink"],
+      // Filtered webhooks too, to a local receiver (loopback allowed as an operator would), looked at every second.
+      env: {
+        WEBHOOK_ALLOWED_CIDRS: "127.0.0.0/8",
+        WEBHOOK_POLL_S: "1",
+        JOBS_POLL_S: "1",
+        JOBS_EXPIRE_S: "600",
+      },
     });
+    worker = await startJobWorker(p.deps);
+    receiver = await startHookReceiver();
     const pipeline = p;
     const { chain } = pipeline;
     const pollOnce = async (poller: Poller) => {
@@ -183,6 +239,7 @@ describe.each(modes)("reorg notices in the poll stream ($name)", ({ kafka }) => 
     const filterSets: { name: string; query: string; filters: EventFilters }[] = [];
     const filtered: { name: string; query: string; filters: EventFilters; poller: Poller; via: string }[] =
       [];
+    const hooks: { name: string; query: string; filters: EventFilters; webhookId: string }[] = [];
     let heldBefore = new Map<(typeof filtered)[number], Map<string, string>>();
     const lateJoiners = Array.from({ length: 10 }, () => new Poller());
     const loops = early.map(follow);
@@ -267,6 +324,14 @@ describe.each(modes)("reorg notices in the poll stream ($name)", ({ kafka }) => 
       );
       expect(filterSets.every((set) => !set.query.endsWith("="))).toBe(true);
       for (const set of filterSets) {
+        const created = await pipeline.api.app.inject({
+          method: "POST",
+          url: "/webhooks",
+          headers: pipeline.api.auth(pipeline.api.userKey),
+          payload: { url: receiver!.url, filters: set.filters, after_id: "0" },
+        });
+        expect(created.statusCode, created.body).toBe(201);
+        hooks.push({ ...set, webhookId: created.json().webhook.webhook_id as string });
         const poller = new Poller(set.query);
         filtered.push({ ...set, poller, via: "poll" });
         loops.push(follow(poller));
@@ -334,6 +399,32 @@ describe.each(modes)("reorg notices in the poll stream ($name)", ({ kafka }) => 
         ),
       60_000,
     );
+    // Each filtered webhook's cursor reaches its poller's last id (the one that never matched stays at 0).
+    const cursorOf = async (id: string) =>
+      (
+        await pipeline.pg.pg.query<{ after_id: string }>(
+          "t",
+          "SELECT after_id FROM webhooks WHERE webhook_id = $1",
+          [id],
+        )
+      )[0]?.after_id ?? "";
+    await waitFor(
+      "the filtered webhooks to reach their pollers' last id",
+      async () => {
+        for (const h of hooks) {
+          const poll = filtered.find((x) => x.name === h.name && x.via === "poll")!.poller;
+          if ((await cursorOf(h.webhookId)) < poll.after) return false;
+        }
+        return true;
+      },
+      120_000,
+    );
+    for (const h of hooks) {
+      // The acknowledged batches once each (by webhook-id), in the order acknowledged: the webhook's events.
+      const poller = new Poller(h.query);
+      for (const events of receiver!.acked(h.webhookId)) poller.apply(events as Served[]);
+      filtered.push({ ...h, poller, via: "webhook" });
+    }
     stopStreams.abort();
     await Promise.all(streams.map((x) => x.done));
     // The cut streams reconnected (once per cut at least) and the others kept their first connection.
@@ -368,7 +459,7 @@ describe.each(modes)("reorg notices in the poll stream ($name)", ({ kafka }) => 
       }
     }
     expect(recalledFiltered).toBeGreaterThan(0);
-    for (const via of ["poll", "stream"])
+    for (const via of ["poll", "stream", "webhook"])
       expect(
         filtered.filter((x) => x.via === via && x.name !== "never").reduce((n, x) => n + x.poller.notices, 0),
       ).toBeGreaterThan(0);
