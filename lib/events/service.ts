@@ -3,8 +3,10 @@
  * second), the in-memory tail, the page cache, the store reader, offloaded payloads merged back
  * (hydration) and the label cache. Each part lives in its own module; this one only orders them.
  *
- * A list page is served as JSON text made of the stored documents (built once by the writer) with
- * each event's `address_labels` appended: no parse and re-serialisation of the events per request.
+ * A page is data made once, `{ ids, docs }`: each event's id and its JSON document (the stored document, built
+ * once by the writer, with the event's `address_labels` appended), with no parse and re-serialisation of the events
+ * per request. Each consumer joins it its own way: the JSON list as an array, CSV rows, the stream's
+ * Server-Sent Events, a webhook's batch.
  */
 import { idCeiling, type NormalizedEvent } from "../chain/types.ts";
 import type { AddressLabel } from "../labels/repo.ts";
@@ -25,11 +27,18 @@ import { type EventsTail, isNoticeId } from "./tail.ts";
 /** A normalized event as the API serves it: the stored event plus labels of its addresses. */
 export type ApiEvent = NormalizedEvent & { address_labels: Record<string, AddressLabel> };
 
+/** One page of served events, made once (and cached): ids and documents in the same order. */
+export interface EventsPage {
+  readonly ids: readonly string[];
+  /** Each event's JSON document (an `ApiEvent`). */
+  readonly docs: readonly string[];
+}
+
 export interface EventsService {
   /** Low watermark (ms) up to which events are served. */
   watermark(): Promise<number>;
-  /** One page of served events, as the JSON text of an array of `ApiEvent`. */
-  page(filters: EventFilters, page: PageRequest): Promise<string>;
+  /** One page of served events. */
+  page(filters: EventFilters, page: PageRequest): Promise<EventsPage>;
   byTransaction(txId: string): Promise<ApiEvent[]>;
   /** Events of many transactions in one store query at most (decorated explorer lists). */
   byTransactions(txIds: string[]): Promise<Map<string, ApiEvent[]>>;
@@ -60,7 +69,7 @@ const OFFLOADED = ',"payload":{},"payload_ref":';
 
 export function createEventsService(o: EventsServiceOptions): EventsService {
   const { reader, tail } = o;
-  const pages = createPageCache<string>(o.pageCacheMs);
+  const pages = createPageCache<EventsPage>(o.pageCacheMs);
   // Past its cache time the last watermark read is answered (every event under it is still final) while one
   // background read replaces it: a request does not queue behind ingest's statements for it.
   const watermark = staleWhileRevalidate(async () => (await reader.progress()).watermark, {
@@ -117,8 +126,10 @@ export function createEventsService(o: EventsServiceOptions): EventsService {
     return [...held, ...added].sort((a, b) => (a.id < b.id ? -1 : 1)).slice(0, page.limit);
   }
 
-  const json = async (events: readonly HeldEvent[]) =>
-    `[${(await finish(events)).map((e) => `${e.doc.slice(0, -1)},"address_labels":${e.labels}}`).join(",")}]`;
+  const pageOf = async (events: readonly HeldEvent[]): Promise<EventsPage> => ({
+    ids: events.map((e) => e.id),
+    docs: (await finish(events)).map((e) => `${e.doc.slice(0, -1)},"address_labels":${e.labels}}`),
+  });
 
   let syncing: Promise<void> | null = null;
   /**
@@ -157,7 +168,7 @@ export function createEventsService(o: EventsServiceOptions): EventsService {
         let held = tail?.read(filters, page, below) ?? heldEvents(await reader.page(filters, page, below));
         if (page.poll && page.afterId && isFiltered(filters))
           held = await withNotices(filters, { ...page, afterId: page.afterId }, below, held);
-        return json(held);
+        return pageOf(held);
       });
     },
     async byTransaction(txId) {

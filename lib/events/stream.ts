@@ -17,7 +17,7 @@ import { setMaxListeners } from "node:events";
 import { idCeiling } from "../chain/types.ts";
 import { sleep } from "../retry.ts";
 import type { EventFilters } from "./reader.ts";
-import type { EventsService } from "./service.ts";
+import type { EventsPage, EventsService } from "./service.ts";
 
 export interface StreamSettings {
   /** How often the hub reads the watermark while connections wait (ms). */
@@ -171,13 +171,12 @@ export async function serveStream(
   };
 
   while (!stop.aborted && !sink.closed) {
-    const text = await events.page(req.filters, { limit: settings.pageSize, afterId: cursor, poll: true });
+    const page = await events.page(req.filters, { limit: settings.pageSize, afterId: cursor, poll: true });
     if (stop.aborted || sink.closed) break;
-    const page = rendered(text);
     if (page.ids.length > 0) {
       const last = page.ids[page.ids.length - 1]!;
       // One write per page; written before any `end` event that may follow, so resume after the page's last id.
-      if (!(await put(page.sse, last)))
+      if (!(await put(rendered(page), last)))
         return { delivered: delivered + page.ids.length, reason: "slow_consumer" };
       cursor = last;
       delivered += page.ids.length;
@@ -215,43 +214,15 @@ export async function serveStream(
 }
 
 /**
- * A page as Server-Sent Events, built once per page text: connections at the same cursor get the same text from the
- * service's page cache, so parsing and rendering it is shared too.
+ * A page as Server-Sent Events, built once per page: connections at the same cursor get the same page from the
+ * service's page cache, so its rendering is shared too.
  */
-const renderedPages = new Map<string, { ids: string[]; sse: string }>();
-function rendered(text: string): { ids: string[]; sse: string } {
-  let page = renderedPages.get(text);
-  if (page) return page;
-  const ids = (JSON.parse(text) as { id: string }[]).map((e) => e.id);
-  const docs = splitArray(text);
-  page = { ids, sse: ids.map((id, i) => sse(id, docs[i]!)).join("") };
-  if (renderedPages.size >= 256) renderedPages.clear();
-  renderedPages.set(text, page);
-  return page;
-}
-
-/** The elements of a JSON array of objects, as their own text (the service builds pages as `[{…},{…}]`). */
-export function splitArray(text: string): string[] {
-  const out: string[] = [];
-  let depth = 0;
-  let start = -1;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92)
-        i++; // backslash: skip the escaped character
-      else if (c === 34) inString = false;
-      continue;
-    }
-    if (c === 34) inString = true;
-    else if (c === 123 || c === 91) {
-      if (depth === 1 && c === 123) start = i;
-      depth++;
-    } else if (c === 125 || c === 93) {
-      depth--;
-      if (depth === 1 && c === 125) out.push(text.slice(start, i + 1));
-    }
+const renderedPages = new WeakMap<EventsPage, string>();
+function rendered(page: EventsPage): string {
+  let text = renderedPages.get(page);
+  if (text === undefined) {
+    text = page.ids.map((id, i) => sse(id, page.docs[i]!)).join("");
+    renderedPages.set(page, text);
   }
-  return out;
+  return text;
 }

@@ -25,7 +25,6 @@ import type { Config } from "../config.ts";
 import { createLabelCache } from "../events/label-cache.ts";
 import { createEventsReader } from "../events/reader.ts";
 import { createEventsService, type EventsService } from "../events/service.ts";
-import { splitArray } from "../events/stream.ts";
 import { WEBHOOK_DEAD_QUEUE, WEBHOOK_QUEUE } from "../jobs/queue.ts";
 import { createAddressLabelsRepo } from "../labels/repo.ts";
 import type { Logger } from "../logger.ts";
@@ -76,16 +75,14 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<v
   async function sendBatch(
     hook: StoredWebhook,
   ): Promise<"empty" | "stopped" | { entry: DeliveryLog; full: boolean }> {
-    let ids: string[];
-    let docs: string[];
+    let ids: readonly string[];
+    let docs: readonly string[];
     try {
-      const text = await events.page(hook.filters, {
+      ({ ids, docs } = await events.page(hook.filters, {
         limit: config.WEBHOOK_BATCH,
         afterId: hook.after_id,
         poll: true,
-      });
-      ids = (JSON.parse(text) as { id: string }[]).map((e) => e.id);
-      docs = splitArray(text);
+      }));
     } catch (error) {
       // The service's own stores failing is no failure of the receiver: the step is tried again later, the pending
       // batch and the failure count kept. When even that cannot be written, pg-boss retries the message.

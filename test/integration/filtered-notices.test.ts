@@ -176,9 +176,9 @@ class Poller {
 
   async poll(service: EventsService, limit: number) {
     for (;;) {
-      const page = JSON.parse(
-        await service.page(this.filters, { afterId: this.after, poll: true, limit }),
-      ) as Served[];
+      const page = (await service.page(this.filters, { afterId: this.after, poll: true, limit })).docs.map(
+        (doc) => JSON.parse(doc) as Served,
+      );
       for (const e of page) {
         if (e.id <= this.after) this.ordered = false;
         this.after = e.id;

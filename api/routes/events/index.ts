@@ -183,9 +183,8 @@ export async function eventsRoutes(app: App, deps: ApiDeps): Promise<void> {
       );
       varyOnAccept(reply as FastifyReply);
       if (responseFormat(request) === "csv") {
-        // The page is built as JSON text (cached as such): its rows are read back for the CSV.
-        const rows = JSON.parse(events) as EventRow[];
-        const ids = rows.map((e) => e.id as string);
+        const rows = events.docs.map((doc) => JSON.parse(doc) as EventRow);
+        const { ids } = events;
         // Poll mode (oldest first): the last id received; `poll=1` without `after_id` is a list-mode page,
         // whose newest (first) id is where polling starts. List mode: the oldest id of a full page.
         const cursor = poll
@@ -205,7 +204,7 @@ export async function eventsRoutes(app: App, deps: ApiDeps): Promise<void> {
       // Served as built from the stored documents (a JSON string passes Fastify's serializer untouched).
       return (reply as FastifyReply)
         .type("application/json; charset=utf-8")
-        .send(`{"events":${events}${poll ? ',"poll":true' : ""}}`);
+        .send(`{"events":[${events.docs.join(",")}]${poll ? ',"poll":true' : ""}}`);
     },
   );
 
