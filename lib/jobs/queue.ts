@@ -14,7 +14,7 @@ import type { Logger } from "../logger.ts";
 import type { Pg, PgParam, PgQueryable } from "../stores/postgres.ts";
 
 export const REINDEX_QUEUE = "reindex";
-/** Outbound webhook deliveries: one chain of messages per active webhook (lib/webhooks/worker.ts). */
+/** Outbound webhook deliveries: one chain of messages per active webhook (pipeline/jobs/webhook-delivery.ts). */
 export const WEBHOOK_QUEUE = "webhook";
 /** Where a webhook message goes once its last retry failed: its handler disables the webhook. */
 export const WEBHOOK_DEAD_QUEUE = "webhook-dead";

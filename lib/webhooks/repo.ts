@@ -1,7 +1,7 @@
 /**
  * Webhooks as stored (`webhooks`, `webhook_deliveries`, postgres/0019): created with their first queue message in one
  * transaction (a webhook never exists without its chain), listed, shown, deleted, enabled and disabled; and the
- * delivery worker's writes, each fenced by the step and attempt its handler claimed (lib/webhooks/worker.ts).
+ * delivery worker's writes, each fenced by the step and attempt its handler claimed (pipeline/jobs/webhook-delivery.ts).
  */
 
 import { randomUUID } from "node:crypto";

@@ -22,9 +22,9 @@ import { REINDEX_QUEUE, startBoss } from "../../lib/jobs/queue.ts";
 import { createJobsRepo, type JobsRepo, type ReindexJob, type ReindexMessage } from "../../lib/jobs/repo.ts";
 import type { Pg } from "../../lib/stores/postgres.ts";
 import { KNOWN_DAPP_CONTRACTS } from "../../lib/tokens/known-contracts.ts";
-import { startWebhookDelivery } from "../../lib/webhooks/worker.ts";
 import type { PipelineDeps } from "../deps.ts";
 import { republish } from "../reprocess.ts";
+import { startWebhookDelivery } from "./webhook-delivery.ts";
 
 export interface JobWorker {
   readonly boss: PgBoss;
@@ -59,7 +59,7 @@ export interface WorkerOptions {
 
 /**
  * Starts a worker on the reindex queue with `JOBS_CONCURRENCY` handlers, and the webhook deliveries
- * (`WEBHOOK_CONCURRENCY` handlers, lib/webhooks/worker.ts) on the same queue connection.
+ * (`WEBHOOK_CONCURRENCY` handlers, pipeline/jobs/webhook-delivery.ts) on the same queue connection.
  */
 export async function startJobWorker(deps: PipelineDeps, options: WorkerOptions = {}): Promise<JobWorker> {
   const pg = options.pg ?? deps.pg;

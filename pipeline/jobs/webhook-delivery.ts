@@ -21,19 +21,24 @@
  */
 
 import type PgBoss from "pg-boss";
-import type { Config } from "../config.ts";
-import { createLabelCache } from "../events/label-cache.ts";
-import { createEventsReader } from "../events/reader.ts";
-import { createEventsService, type EventsService } from "../events/service.ts";
-import { WEBHOOK_DEAD_QUEUE, WEBHOOK_QUEUE } from "../jobs/queue.ts";
-import { createAddressLabelsRepo } from "../labels/repo.ts";
-import type { Logger } from "../logger.ts";
-import type { Metrics } from "../metrics.ts";
-import type { Ch } from "../stores/clickhouse.ts";
-import type { Pg } from "../stores/postgres.ts";
-import { createAddressPolicy } from "./address.ts";
-import { deliver, messageId } from "./deliver.ts";
-import { createWebhooksRepo, type DeliveryLog, type StoredWebhook, type WebhookMessage } from "./repo.ts";
+import type { Config } from "../../lib/config.ts";
+import { createLabelCache } from "../../lib/events/label-cache.ts";
+import { createEventsReader } from "../../lib/events/reader.ts";
+import { createEventsService, type EventsService } from "../../lib/events/service.ts";
+import { WEBHOOK_DEAD_QUEUE, WEBHOOK_QUEUE } from "../../lib/jobs/queue.ts";
+import { createAddressLabelsRepo } from "../../lib/labels/repo.ts";
+import type { Logger } from "../../lib/logger.ts";
+import type { Metrics } from "../../lib/metrics.ts";
+import type { Ch } from "../../lib/stores/clickhouse.ts";
+import type { Pg } from "../../lib/stores/postgres.ts";
+import { createAddressPolicy } from "../../lib/webhooks/address.ts";
+import { deliver, messageId } from "../../lib/webhooks/deliver.ts";
+import {
+  createWebhooksRepo,
+  type DeliveryLog,
+  type StoredWebhook,
+  type WebhookMessage,
+} from "../../lib/webhooks/repo.ts";
 
 export interface WebhookDeliveryDeps {
   boss: PgBoss;
