@@ -155,6 +155,11 @@ export async function buildApp(deps: ApiDeps, options: BuildOptions = {}): Promi
     const bans = deps.bans;
     app.addHook("onClose", async () => bans.close());
   }
+  if (deps.streamHub) {
+    // Before the server waits for open connections: end the streams, so their clients reconnect elsewhere.
+    const hub = deps.streamHub;
+    app.addHook("preClose", async () => hub.close());
+  }
   if (deps.series) {
     // The archive's object store, opened by the first page read.
     const series = deps.series;

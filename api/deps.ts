@@ -7,6 +7,7 @@ import { createDappsService } from "../lib/dapps/service.ts";
 import { createLabelCache } from "../lib/events/label-cache.ts";
 import { createEventsReader, readProgress } from "../lib/events/reader.ts";
 import { createEventsService } from "../lib/events/service.ts";
+import { createStreamHub, streamSettings } from "../lib/events/stream.ts";
 import { createEventsTail } from "../lib/events/tail.ts";
 import { createExplorerClient } from "../lib/explorer-client.ts";
 import { createJobsService } from "../lib/jobs/service.ts";
@@ -85,6 +86,7 @@ export function createApiDeps(
           pageCacheMs: config.EVENTS_PAGE_CACHE_MS,
         })
       : null;
+  const streamHub = events ? createStreamHub(events, streamSettings(config)) : null;
   return {
     config,
     log,
@@ -116,6 +118,7 @@ export function createApiDeps(
     labels,
     prices: pg ? createPricePairs(pg) : null,
     events,
+    streamHub,
     exchangeWallets: pg ? createExchangeWalletsRepo(pg) : null,
     contractState: config.NODE_URL
       ? createContractStateReader({

@@ -11,6 +11,7 @@ import type { BansRepo } from "../lib/bans/repo.ts";
 import type { Config } from "../lib/config.ts";
 import type { DappsService } from "../lib/dapps/service.ts";
 import type { EventsService } from "../lib/events/service.ts";
+import type { StreamHub } from "../lib/events/stream.ts";
 import type { ExplorerClient } from "../lib/explorer-client.ts";
 import type { JobsService } from "../lib/jobs/service.ts";
 import type { KeysRepo, KeyWithPlan } from "../lib/keys/repo.ts";
@@ -121,6 +122,8 @@ export interface ApiDeps {
   exchangeWallets: ExchangeWalletsRepo | null;
   /** A contract's state from the full node (lib/node-calls.ts); null without NODE_URL. */
   contractState: ContractStateReader | null;
+  /** The stream's hub: one watermark read per step for every waiting /events/stream connection (lib/events/stream.ts). */
+  streamHub: StreamHub | null;
   /** Spot prices, candles and their scales (lib/prices/service.ts). */
   priceReads: PriceReads | null;
   /** Series, lists and their archive (lib/series/service.ts); closed with the app. */

@@ -34,7 +34,7 @@ const { config, stores, pg, ch, pipeline, ingestor, drain } = await startBenchPi
 });
 await ingestHistory({ ingestor, drain }, BLOCKS);
 const { app, base, headers } = await startBenchApp({
-  config: { ...config, PUBLIC_RPM: 100_000_000, STREAM_CONNECTIONS: `bench:${CLIENTS + 10}` },
+  config: { ...config, PUBLIC_RPM: 100_000_000, STREAM_CONNECTIONS: { bench: CLIENTS + 10 } },
   log,
   pg,
   ch,

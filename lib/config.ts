@@ -39,6 +39,14 @@ type Spec =
       value: (value: string) => boolean;
       allowed: string;
     }
+  | {
+      kind: "counts";
+      default: Readonly<Record<string, number>>;
+      doc: string;
+      key: (key: string) => boolean;
+      max: number;
+      allowed: string;
+    }
   | { kind: "int"; default: number; doc: string; min: number; max: number }
   | { kind: "bool"; default: boolean; doc: string }
   | { kind: "enum"; default: string; doc: string; values: readonly string[] };
@@ -75,6 +83,14 @@ const map = (
   value: (value: string) => boolean,
   allowed: string,
 ) => ({ kind: "map" as const, default: {} as Readonly<Record<string, string>>, doc, key, value, allowed });
+/** Comma-separated `key:n` pairs (`free:1,pro:10`), read as a record of counts. */
+const counts = (
+  def: Readonly<Record<string, number>>,
+  doc: string,
+  key: (key: string) => boolean,
+  max: number,
+  allowed: string,
+) => ({ kind: "counts" as const, default: def, doc, key, max, allowed });
 const HTTP_URL = /^https?:\/\/[^\s]+$/i;
 /** The ccxt exchanges EXCHANGE_SOURCES may name (those that list ALPH, with a ccxt class the poller knows). */
 export const SUPPORTED_EXCHANGES = ["gate", "gateeu", "mexc"] as const;
@@ -389,11 +405,12 @@ export const CONFIG_SPEC = {
     600_000,
     "How long a blocked /events/stream write may wait for the client to read before it is cut as too slow.",
   ),
-  STREAM_CONNECTIONS: str(
-    "free:1,pro:10,enterprise:100",
+  STREAM_CONNECTIONS: counts(
+    { free: 1, pro: 10, enterprise: 100 },
     "Open /events/stream connections allowed per API key and API process, by plan id (`plan:n` pairs); plans not listed get STREAM_CONNECTIONS_OTHER.",
-    /^([a-z0-9_-]{1,64}:\d{1,6})(,[a-z0-9_-]{1,64}:\d{1,6})*$/,
-    "plan:n pairs separated by commas",
+    (plan) => /^[a-z0-9_-]{1,64}$/.test(plan),
+    999_999,
+    "plan:n pairs separated by commas (n from 0 to 999999)",
   ),
   STREAM_CONNECTIONS_OTHER: int(
     1,
@@ -803,22 +820,24 @@ export const CONFIG_SPEC = {
 
 type SpecValue<S> = S extends { kind: "list" }
   ? string[]
-  : S extends { kind: "map" }
-    ? Record<string, string>
-    : S extends { kind: "int" }
-      ? number
-      : S extends { kind: "bool" }
-        ? boolean
-        : S extends { kind: "enum"; values: readonly (infer V)[] }
-          ? V
-          : string;
+  : S extends { kind: "counts" }
+    ? Record<string, number>
+    : S extends { kind: "map" }
+      ? Record<string, string>
+      : S extends { kind: "int" }
+        ? number
+        : S extends { kind: "bool" }
+          ? boolean
+          : S extends { kind: "enum"; values: readonly (infer V)[] }
+            ? V
+            : string;
 export type Config = { -readonly [K in keyof typeof CONFIG_SPEC]: SpecValue<(typeof CONFIG_SPEC)[K]> };
 
 function parseOne(
   key: string,
   spec: Spec,
   raw: string,
-): string | number | boolean | string[] | Record<string, string> {
+): string | number | boolean | string[] | Record<string, string> | Record<string, number> {
   const fail = (allowed: string): never => {
     throw new ConfigError(`Invalid configuration ${key}=${JSON.stringify(raw)}: expected ${allowed}.`);
   };
@@ -833,6 +852,20 @@ function parseOne(
         return fail(`comma-separated ${spec.allowed} (${JSON.stringify(bad)} is not one)`);
       if (spec.whole && !spec.whole(items)) return fail(`comma-separated ${spec.allowed}`);
       return items;
+    }
+    case "counts": {
+      const out: Record<string, number> = {};
+      for (const pair of raw
+        .split(",")
+        .map((p) => p.trim())
+        .filter(Boolean)) {
+        const m = /^([^:\s]+):(\d{1,15})$/.exec(pair);
+        const n = m ? Number(m[2]) : Number.NaN;
+        if (!m || !spec.key(m[1]!) || !(n <= spec.max))
+          return fail(`${spec.allowed} (${JSON.stringify(pair)} is not one)`);
+        out[m[1]!] = n;
+      }
+      return out;
     }
     case "map": {
       let value: unknown;
@@ -909,13 +942,20 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
 /** A key's default, copied when it is a list or a map (a config object's values are its own). */
 function copyDefault(spec: Spec): unknown {
   if (spec.kind === "list") return [...spec.default];
-  if (spec.kind === "map") return { ...spec.default };
+  if (spec.kind === "map" || spec.kind === "counts") return { ...spec.default };
   return spec.default;
 }
 
-/** A value as it is written in the environment (lists comma-separated, maps as JSON, an empty map empty). */
+/**
+ * A value as it is written in the environment: lists comma-separated, counts as `key:n` pairs, maps as JSON, an
+ * empty map empty.
+ */
 export function configText(value: unknown): string {
   if (Array.isArray(value)) return value.join(",");
+  if (typeof value === "object" && value !== null && Object.values(value).every((v) => typeof v === "number"))
+    return Object.entries(value)
+      .map(([k, n]) => `${k}:${n}`)
+      .join(",");
   if (typeof value === "object" && value !== null)
     return Object.keys(value).length === 0 ? "" : JSON.stringify(value);
   return String(value);

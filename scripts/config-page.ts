@@ -103,6 +103,7 @@ function allowedText(spec: Entry): string {
     case "list":
       return `comma-separated ${spec.allowed}`;
     case "map":
+    case "counts":
       return spec.allowed;
     default: {
       // What the start-up error says for a bad value (lib/config.ts, parseOne).

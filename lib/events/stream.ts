@@ -15,6 +15,7 @@
  */
 import { setMaxListeners } from "node:events";
 import { idCeiling } from "../chain/types.ts";
+import type { Config } from "../config.ts";
 import { sleep } from "../retry.ts";
 import type { EventFilters } from "./reader.ts";
 import type { EventsPage, EventsService } from "./service.ts";
@@ -32,6 +33,23 @@ export interface StreamSettings {
   drainMs: number;
   /** Events per page read. */
   pageSize: number;
+}
+
+/** The stream's settings from the STREAM_* keys. */
+export function streamSettings(
+  c: Pick<
+    Config,
+    "STREAM_POLL_MS" | "STREAM_HEARTBEAT_MS" | "STREAM_RETRY_MS" | "STREAM_BUFFER_BYTES" | "STREAM_DRAIN_MS"
+  >,
+): StreamSettings {
+  return {
+    pollMs: c.STREAM_POLL_MS,
+    heartbeatMs: c.STREAM_HEARTBEAT_MS,
+    retryMs: c.STREAM_RETRY_MS,
+    bufferBytes: c.STREAM_BUFFER_BYTES,
+    drainMs: c.STREAM_DRAIN_MS,
+    pageSize: 200,
+  };
 }
 
 /** Where a stream writes: the HTTP response, seen as a byte sink with back-pressure. */

@@ -74,6 +74,18 @@ describe("loadConfig", () => {
     expect(loadConfig({}).EXCHANGE_SOURCES).toEqual(["gate", "mexc"]);
   });
 
+  it("reads counts from plan:n pairs", () => {
+    expect(loadConfig({}).STREAM_CONNECTIONS).toEqual({ free: 1, pro: 10, enterprise: 100 });
+    expect(loadConfig({ STREAM_CONNECTIONS: "pro:3, bench:50000" }).STREAM_CONNECTIONS).toEqual({
+      pro: 3,
+      bench: 50_000,
+    });
+    expect(() => loadConfig({ STREAM_CONNECTIONS: "pro:3,gold" })).toThrow(
+      /STREAM_CONNECTIONS="pro:3,gold": expected plan:n pairs separated by commas \(n from 0 to 999999\) \("gold" is not one\)/,
+    );
+    expect(configText(loadConfig({}).STREAM_CONNECTIONS)).toBe("free:1,pro:10,enterprise:100");
+  });
+
   it("reads a map from a JSON object and prints lists and maps as they are written", () => {
     const c = loadConfig({ EVM_RPC_URLS: '{"1":"https://eth.example","56":"https://bsc.example"}' });
     expect(c.EVM_RPC_URLS).toEqual({ 1: "https://eth.example", 56: "https://bsc.example" });

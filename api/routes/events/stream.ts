@@ -1,7 +1,8 @@
 /** `GET /events/stream`: the events of `/events/all` pushed as Server-Sent Events (lib/events/stream.ts). */
 import { Type } from "@sinclair/typebox";
 import { AppError, badRequest } from "../../../lib/errors.ts";
-import { createStreamHub, type StreamSettings, serveStream } from "../../../lib/events/stream.ts";
+import { serveStream, streamSettings } from "../../../lib/events/stream.ts";
+import { requireDb } from "../../require-db.ts";
 import type { ApiDeps, App } from "../../types.ts";
 
 const EVENT_ID = /^[0-9-]{1,64}$/;
@@ -54,34 +55,11 @@ source.addEventListener("end", (message) => {
 });
 \`\`\``;
 
-/** `plan:n,plan:n` → allowance per plan. */
-function parseLimits(text: string): Map<string, number> {
-  return new Map(
-    text
-      .split(",")
-      .filter(Boolean)
-      .map((pair) => {
-        const [plan = "", n = "0"] = pair.split(":");
-        return [plan, Number(n)] as const;
-      }),
-  );
-}
-
 export async function eventStreamRoutes(app: App, deps: ApiDeps): Promise<void> {
-  const events = deps.events;
   const c = deps.config;
-  const settings: StreamSettings = {
-    pollMs: c.STREAM_POLL_MS,
-    heartbeatMs: c.STREAM_HEARTBEAT_MS,
-    retryMs: c.STREAM_RETRY_MS,
-    bufferBytes: c.STREAM_BUFFER_BYTES,
-    drainMs: c.STREAM_DRAIN_MS,
-    pageSize: 200,
-  };
-  const limits = parseLimits(c.STREAM_CONNECTIONS);
-  const hub = events ? createStreamHub(events, settings) : null;
-  // Before the server waits for open connections: end the streams, so their clients reconnect elsewhere.
-  app.addHook("preClose", async () => hub?.close());
+  const need = requireDb(deps);
+  const settings = streamSettings(c);
+  const limits = new Map(Object.entries(c.STREAM_CONNECTIONS));
 
   app.get(
     "/events/stream",
@@ -146,7 +124,7 @@ export async function eventStreamRoutes(app: App, deps: ApiDeps): Promise<void> 
       const key = request.apiKey;
       const plan = key?.plan_id ?? "";
       const allowed = limits.get(plan) ?? c.STREAM_CONNECTIONS_OTHER;
-      const release = hub!.acquire(key?.key_id ?? `ip:${request.ip}`, allowed);
+      const release = need("streamHub").acquire(key?.key_id ?? `ip:${request.ip}`, allowed);
       if (!release) {
         throw new AppError(
           "too_many_streams",
@@ -208,7 +186,7 @@ export async function eventStreamRoutes(app: App, deps: ApiDeps): Promise<void> 
         },
       };
       try {
-        const result = await serveStream(hub!, events!, settings, {
+        const result = await serveStream(need("streamHub"), need("events"), settings, {
           filters,
           afterId: lastEventId ?? q.after_id ?? null,
           untilCaughtUp: q.until_caught_up === "1",
