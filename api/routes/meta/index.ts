@@ -1,7 +1,6 @@
 /** Documentation and operations: /openapi.json, /healthz, /readyz, /metrics. */
 
 import { Type } from "@sinclair/typebox";
-import { createCodeHashRegistry } from "../../../lib/dapps/code-hashes.ts";
 import { type Progress, readProgress } from "../../../lib/events/reader.ts";
 import {
   type ProgressView,
@@ -10,9 +9,7 @@ import {
   setProgressGauges,
 } from "../../../lib/pipeline-progress.ts";
 import { staleWhileRevalidate } from "../../../lib/stale.ts";
-import type { Pg } from "../../../lib/stores/postgres.ts";
-import { KNOWN_DAPP_CONTRACTS } from "../../../lib/tokens/known-contracts.ts";
-import { WEBHOOK_STATES } from "../../../lib/webhooks/repo.ts";
+import { codeHashChanges, priceSourcesStatus, refreshWebhookGauge } from "../../../lib/status.ts";
 import { requireDb } from "../../require-db.ts";
 import { StringEnum } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
@@ -34,96 +31,11 @@ async function refreshChainGauges(deps: ApiDeps, read: () => Promise<Progress>) 
   return { ...progress, now };
 }
 
-/** Health of the polled external price sources (exchanges, and EVM pool sources once polled), as their pollers recorded it. */
-async function priceSourcesStatus(deps: ApiDeps) {
-  if (!deps.pg) return [];
-  const rows = await deps.pg.query<{
-    id: string;
-    status: "ok" | "degraded";
-    last_ok_at: string | null;
-    last_error: string | null;
-    last_error_at: string | null;
-  }>(
-    "status_price_sources",
-    `SELECT id, status, last_ok_at, last_error, last_error_at FROM price_sources
-     WHERE enabled AND (kind = 'cex' OR (kind IN ('uniswap', 'pancakeswap')
-       AND (last_ok_at IS NOT NULL OR last_error_at IS NOT NULL)))
-     ORDER BY id`,
-  );
-  const n = (v: string | null) => (v === null ? null : Number(v));
-  return rows.map((r) => ({
-    id: r.id,
-    status: r.status,
-    last_ok_at: n(r.last_ok_at),
-    last_error: r.last_error,
-    last_error_at: n(r.last_error_at),
-  }));
-}
-
-/**
- * Known contracts whose live code (learned from a block that migrated them) is not the code their decoder's layout
- * was read from: their events are published generic with `decode_error: "code_hash_changed"` until an operator
- * registers the new layout (a `decoder_contracts` row with the new `code_hash`).
- */
-async function codeHashChanges(deps: ApiDeps) {
-  if (!deps.pg) return [];
-  const [operator, baselines, learned] = await Promise.all([
-    deps.pg.query<{ contract_address: string; code_hash: string | null }>(
-      "status_decoder_code_hashes",
-      "SELECT contract_address, code_hash FROM decoder_contracts WHERE code_hash IS NOT NULL",
-    ),
-    deps.pg.query<{ contract_address: string; code_hash: string }>(
-      "status_code_baselines",
-      "SELECT contract_address, code_hash FROM code_hash_baselines",
-    ),
-    deps.pg.query<{
-      address: string;
-      dapp_id: string;
-      code_hash: string;
-      code_since_ts: string | null;
-      code_source: string | null;
-    }>(
-      "status_live_code_hashes",
-      `SELECT address, dapp_id, code_hash, code_since_ts, code_source FROM normalize_contract_dapps
-       WHERE code_hash IS NOT NULL ORDER BY address`,
-    ),
-  ]);
-  const registry = createCodeHashRegistry(
-    [...operator, ...KNOWN_DAPP_CONTRACTS, ...baselines],
-    learned.map((r) => ({
-      contract_address: r.address,
-      code_hash: r.code_hash,
-      since_ts: Number(r.code_since_ts ?? 0),
-    })),
-  );
-  const rows = new Map(learned.map((r) => [r.address, r]));
-  const labels = new Map(KNOWN_DAPP_CONTRACTS.map((r) => [r.contract_address, r.label]));
-  return registry.mismatches().map((m) => ({
-    contract_address: m.contract_address,
-    dapp_id: rows.get(m.contract_address)?.dapp_id ?? "unknown",
-    label: labels.get(m.contract_address) ?? "",
-    expected_code_hash: m.expected,
-    live_code_hash: m.live,
-    since_ts: m.since_ts,
-    source: rows.get(m.contract_address)?.code_source === "node" ? ("node" as const) : ("migration" as const),
-  }));
-}
-
 function tailStatus(deps: ApiDeps) {
   const tail = deps.events?.tail;
   if (!tail) return null;
   const { events, low, reloads } = tail.stats();
   return { events, capacity: deps.config.EVENTS_TAIL_CACHE, low, reloads };
-}
-
-/** `alephium_webhooks{state}`: how many webhooks are active and disabled (every state shown, 0 included). */
-async function refreshWebhookGauge(pg: Pg, metrics: ApiDeps["metrics"]): Promise<void> {
-  const rows = await pg.query<{ state: string; n: number }>(
-    "metrics.webhooks",
-    "SELECT state, count(*)::int AS n FROM webhooks GROUP BY state",
-  );
-  for (const state of WEBHOOK_STATES)
-    metrics.webhooks.set({ state }, rows.find((r) => r.state === state)?.n ?? 0);
 }
 
 export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
@@ -132,8 +44,14 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
   // the last read is answered while one background read replaces it, so /status does not queue behind ingest.
   const cached = { ttlMs: deps.config.EVENTS_WATERMARK_CACHE_MS };
   const progress = staleWhileRevalidate(() => readProgress(need("ch")), cached);
-  const sources = staleWhileRevalidate(() => priceSourcesStatus(deps), cached);
-  const codeHashes = staleWhileRevalidate(() => codeHashChanges(deps), cached);
+  const sources = staleWhileRevalidate(
+    () => (deps.pg ? priceSourcesStatus(deps.pg) : Promise.resolve([])),
+    cached,
+  );
+  const codeHashes = staleWhileRevalidate(
+    () => (deps.pg ? codeHashChanges(deps.pg) : Promise.resolve([])),
+    cached,
+  );
   const pipeline = staleWhileRevalidate(async (): Promise<ProgressView | null> => {
     if (!deps.pg) return null;
     const view = progressView(await readPipelineProgress(deps.pg));
