@@ -17,6 +17,9 @@ export interface Metrics {
   priceSourceLastOk: Gauge<"source">;
   priceSourceFailures: Counter<"source">;
   decodeErrors: Counter<"decoder" | "event_index">;
+  streamConnections: Gauge;
+  streamEvents: Counter;
+  streamEnds: Counter<"reason">;
   codeHashRefusals: Counter<"contract_address">;
   codeChecks: Counter<"result">;
   ingestPhase: Gauge<"phase">;
@@ -116,6 +119,22 @@ export function createMetrics(): Metrics {
       name: `${METRICS_PREFIX}price_source_failures_total`,
       help: "Failed polls of an exchange price source (rate limits, errors, bad answers, timeouts).",
       labelNames: ["source"],
+      registers: [registry],
+    }),
+    streamConnections: new Gauge({
+      name: `${METRICS_PREFIX}stream_connections`,
+      help: "Open /events/stream connections of this API process.",
+      registers: [registry],
+    }),
+    streamEvents: new Counter({
+      name: `${METRICS_PREFIX}stream_events_total`,
+      help: "Events sent on /events/stream connections of this API process (counted when a stream ends).",
+      registers: [registry],
+    }),
+    streamEnds: new Counter({
+      name: `${METRICS_PREFIX}stream_ends_total`,
+      help: "/events/stream connections ended, by reason: closed (by the client), caught_up, slow_consumer, shutdown, error.",
+      labelNames: ["reason"],
       registers: [registry],
     }),
     decodeErrors: new Counter({

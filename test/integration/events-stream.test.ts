@@ -132,12 +132,25 @@ describe("events stream", () => {
     await waitFor("the clients to catch up", async () =>
       clients.every((c, i) => c.stream.got.ids.length >= historic[i % filters.length]!.length),
     );
+    // The process counts its open streams (alephium_stream_connections): the 50 clients.
+    const metric = async (name: string) => {
+      const text = (await first.t.app.inject({ url: "/metrics" })).body;
+      return Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1] ?? Number.NaN);
+    };
+    expect(await metric("alephium_stream_connections")).toBe(50);
     // One client leaves halfway and comes back with its Last-Event-ID.
     const leaver = clients[5]!;
     let second: Awaited<ReturnType<typeof startApi>> | undefined;
     leaver.stream.stop();
     await leaver.stream.done;
     leaver.ids.push(...leaver.stream.got.ids);
+    // Its stream ended (closed by the client), with the events it was sent counted.
+    await waitFor(
+      "the leaver's stream to end",
+      async () => (await metric("alephium_stream_connections")) === 49,
+    );
+    expect(await metric('alephium_stream_ends_total{reason="closed"}')).toBe(1);
+    expect(await metric("alephium_stream_events_total")).toBe(leaver.ids.length);
 
     // From here blocks are produced live (16 per second over the 16 chains) and ingested as they come, while the
     // streams run, the leaver comes back, the events sink restarts, the whole range is replayed (reprocess) and

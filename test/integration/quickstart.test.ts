@@ -389,6 +389,24 @@ describe.skipIf(serverPass)("README quick start", () => {
     expect(dapps[3]).toMatchObject({ total_debt: expect.stringMatching(/^\d+$/) });
     expect((dapps[4] as { feeds: { key: string }[] }).feeds.map((f) => f.key)).toContain("ALPH/USD");
 
+    // The README's reorg line: the simulated network's live reorgs deeper than CONFIRMATIONS reach the events as
+    // reorg notices (the demo has run a few minutes by now; a notice comes about every two minutes on average).
+    const reorgLine =
+      /`(curl -s "http:\/\/127\.0\.0\.1:\$\{PORT:-3000\}\/events\/all\?category=chain&limit=5")`/.exec(
+        readme.replace(/\s+/g, " "),
+      )?.[1];
+    expect(reorgLine, "README names the line that shows reorg notices").toBeDefined();
+    const notices = await runBlock(
+      "a reorg notice of the demo's live reorgs",
+      [reorgLine!],
+      (values) => ((values[0] as { events?: unknown[] } | undefined)?.events?.length ?? 0) > 0,
+      600_000,
+    );
+    for (const e of (notices[0] as { events: Record<string, unknown>[] }).events) {
+      expect(e).toMatchObject({ category: "chain", type: "reorg" });
+      expect(["retraction", "late_block"]).toContain(e.sub_kind);
+    }
+
     // While the demo holds the embedded stores, the shell command refuses and says what to do.
     const clash = spawnSync(
       "npm",

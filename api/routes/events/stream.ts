@@ -185,6 +185,7 @@ export async function eventStreamRoutes(app: App, deps: ApiDeps): Promise<void> 
           setTimeout(() => raw.destroy(), settings.drainMs).unref();
         },
       };
+      deps.metrics.streamConnections.inc();
       try {
         const result = await serveStream(need("streamHub"), need("events"), settings, {
           filters,
@@ -194,13 +195,17 @@ export async function eventStreamRoutes(app: App, deps: ApiDeps): Promise<void> 
           signal: gone.signal,
         });
         request.log.info({ delivered: result.delivered, reason: result.reason }, "Event stream ended.");
+        deps.metrics.streamEvents.inc(result.delivered);
+        deps.metrics.streamEnds.inc({ reason: result.reason });
       } catch (error) {
+        deps.metrics.streamEnds.inc({ reason: "error" });
         request.log.warn({ err: error }, "Event stream failed.");
         sink.write(
           `event: end\ndata: ${JSON.stringify({ reason: "error", detail: "The stream failed; reconnect with Last-Event-ID." })}\n\n`,
         );
         sink.end();
       } finally {
+        deps.metrics.streamConnections.dec();
         release();
       }
     },
