@@ -158,8 +158,6 @@ async function parseRows<T>(text: string): Promise<T[]> {
  */
 interface ChdbConnection {
   session: Session;
-  /** The database a `USE` made current on this connection (null: none yet, or not known). */
-  current: string | null;
   /** Ordinary calls in flight. */
   running: number;
   /** Resolved when the raw query that holds the connection ends; null when none does. */
@@ -170,8 +168,6 @@ interface ChdbConnection {
 interface ChdbPool {
   connections: ChdbConnection[];
   users: number;
-  /** Every database opened on this directory so far (while there is one, its `USE` is made once per connection). */
-  databases: Set<string>;
   /** Resolved once every connection has its settings. */
   ready: Promise<void>;
 }
@@ -263,7 +259,6 @@ export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> 
     const size = Math.max(1, Math.floor(options.connections ?? CHDB_CONNECTIONS));
     const connections: ChdbConnection[] = Array.from({ length: size }, () => ({
       session: new Session(options.dataDir),
-      current: null,
       running: 0,
       alone: null,
       idle: [],
@@ -272,7 +267,7 @@ export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> 
     const ready = (async () => {
       for (const c of connections) await c.session.queryAsync("SET date_time_input_format = 'best_effort'");
     })();
-    pool = { connections, users: 0, databases: new Set(), ready };
+    pool = { connections, users: 0, ready };
     chdbPools.set(options.dataDir, pool);
   }
   pool.users += 1;
@@ -300,9 +295,13 @@ export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> 
       if (c.running === 0) for (const wake of c.idle.splice(0)) wake();
     }
   };
-  /** Runs `work` alone on connection `c`, once its calls in flight ended; after a failure, a throwaway query takes any leftover output. */
-  const exclusiveOn = async <T>(c: ChdbConnection, work: (session: Session) => Promise<T>): Promise<T> => {
-    while (c.alone) await c.alone;
+  /** Runs `work` alone on a connection; after a failure, a throwaway query takes any leftover output. */
+  const exclusive = async <T>(work: (session: Session) => Promise<T>): Promise<T> => {
+    let c = pick();
+    while (c.alone) {
+      await c.alone;
+      c = pick();
+    }
     let release = () => {};
     c.alone = new Promise<void>((resolve) => {
       release = resolve;
@@ -320,45 +319,14 @@ export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> 
       release();
     }
   };
-  /** Runs `work` alone on a connection. */
-  const exclusive = async <T>(work: (session: Session) => Promise<T>): Promise<T> => {
-    let c = pick();
-    while (c.alone) {
-      await c.alone;
-      c = pick();
-    }
-    return exclusiveOn(c, work);
-  };
   try {
     await shared.ready;
     await ordinary((session) => session.queryAsync(`CREATE DATABASE IF NOT EXISTS ${database}`));
-    if (!shared.databases.has(database)) {
-      shared.databases.add(database);
-      for (const c of shared.connections)
-        if (shared.databases.size === 1) {
-          // The directory's only database: made current on every connection once, by a `USE` run alone there.
-          if (c.current !== database)
-            await exclusiveOn(c, async (session) => {
-              await session.queryAsync(`USE ${database}`);
-              c.current = database;
-            });
-        } else {
-          // A second database: every call carries the prefix from now on; the calls in flight, made without it,
-          // end before this instance's first call.
-          await exclusiveOn(c, async () => undefined);
-        }
-    }
   } catch (error) {
     throw classify("open", error);
   }
-  /**
-   * The text of a call: a `USE <database>; ` prefix while other databases share the directory's connections (tests
-   * open several), none while this is the only one (every connection was switched to it above, and nothing else
-   * runs a `USE`: /sql runs one checked SELECT). The prefix is a second statement in every call, about 1 ms of chDB
-   * CPU each (a one-row insert costs about 4; docs/benchmarks.md, bench:follow).
-   */
+  // The connections are shared by every instance on this directory: each call names its database itself.
   const use = `USE ${database}; `;
-  const withUse = (sql: string) => (shared.databases.size === 1 ? sql : use + sql);
   let closed = false;
   return {
     kind: "chdb",
@@ -366,10 +334,8 @@ export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> 
     async query(label, sql, params) {
       try {
         const result = params
-          ? await ordinary((session) =>
-              session.queryBindAsync(withUse(sql), params, { format: "JSONEachRow" }),
-            )
-          : await ordinary((session) => session.queryAsync(withUse(sql), { format: "JSONEachRow" }));
+          ? await ordinary((session) => session.queryBindAsync(use + sql, params, { format: "JSONEachRow" }))
+          : await ordinary((session) => session.queryAsync(use + sql, { format: "JSONEachRow" }));
         return await parseRows(result.text());
       } catch (error) {
         throw classify(label, error);
@@ -377,7 +343,7 @@ export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> 
     },
     async queryRaw(label, sql, options) {
       if (!FORMAT_NAME.test(options.format)) throw new AppError("invalid_format", "Bad output format");
-      const text = withUse(sql) + settingsClause(options.settings);
+      const text = use + sql + settingsClause(options.settings);
       const { format, params } = options;
       try {
         const result = params
@@ -390,8 +356,8 @@ export async function createClickHouse(options: ClickHouseOptions): Promise<Ch> 
     },
     async command(label, sql, params) {
       try {
-        if (params) await ordinary((session) => session.queryBindAsync(withUse(sql), params));
-        else await ordinary((session) => session.queryAsync(withUse(sql)));
+        if (params) await ordinary((session) => session.queryBindAsync(use + sql, params));
+        else await ordinary((session) => session.queryAsync(use + sql));
       } catch (error) {
         throw classify(label, error);
       }

@@ -66,28 +66,6 @@ describe.skipIf(server)("chDB connection pool", () => {
     await ch.close();
   });
 
-  it("the directory's only database is current on every connection (its calls go without a USE prefix); a second database's instance, opened while calls are in flight, reads its own tables", async () => {
-    const a = await open(3);
-    const current = await Promise.all(
-      Array.from({ length: 6 }, () => a.query<{ db: string }>("current", "SELECT currentDatabase() AS db")),
-    );
-    expect(current.map((r) => r[0]?.db)).toEqual(Array(6).fill(a.database));
-    await a.command("same", "CREATE TABLE same (x UInt8) ENGINE = MergeTree ORDER BY x");
-    await a.insert("same_insert", "same", [{ x: 1 }]);
-    const count = (ch: Ch) =>
-      ch.query<{ n: string }>("same_count", "SELECT count() AS n FROM same").then((r) => Number(r[0]?.n));
-    // a's calls in flight (made without the prefix) while b opens on the same connections.
-    const inFlight = Promise.all(Array.from({ length: 6 }, () => count(a)));
-    const b = await open(3);
-    await b.command("same", "CREATE TABLE same (x UInt8) ENGINE = MergeTree ORDER BY x");
-    await b.insert("same_insert", "same", [{ x: 1 }, { x: 2 }, { x: 3 }]);
-    expect(await inFlight).toEqual(Array(6).fill(1));
-    const both = await Promise.all(Array.from({ length: 6 }, (_, i) => count(i % 2 ? a : b)));
-    expect(both).toEqual([3, 1, 3, 1, 3, 1]);
-    await b.close();
-    await a.close();
-  });
-
   it("a pool: a statement runs while another is in flight, and instances on the directory share it", async () => {
     const a = await open(3);
     opened.push(a);
