@@ -241,7 +241,8 @@ export async function ensureCandles(pg: Pg, ch: Ch, n: number) {
     "SELECT * EXCEPT (ts, id) FROM trades FINAL WHERE pool = {p:String} AND main_chain LIMIT 1",
     { p: pair.pair_symbol },
   );
-  const start = bucketStart("1m", Number(span?.hi ?? Date.now())) + 60_000;
+  // With no candle yet, max(t) is 0: the synthetic ones start at the clock instead.
+  const start = bucketStart("1m", have > 0 ? Number(span?.hi) : Date.now()) + 60_000;
   const rows = Array.from({ length: n - have + 5 }, (_, i) => ({
     ...sample,
     ts: start + i * 60_000 + 1_000,

@@ -354,7 +354,7 @@ export const CONFIG_SPEC = {
     4_000,
     50,
     600_000,
-    "Live-tail polling interval: once caught up, ingest asks the node for new blocks this often and hands what came to every processor as one batch. A batch costs each processor's statements whatever it holds, so a longer interval costs less CPU per block (`npm run bench:follow`: 4 s instead of 2 s cut it by a quarter to two fifths) and serves a block's events up to this much later (on top of the CONFIRMATIONS blocks they wait for).",
+    "Live-tail polling interval: once caught up, ingest asks the node for new blocks this often and hands what came to every processor as one batch (a round that published every chain up to its confirmed tip waits this long too, as one that found nothing; only a round that left confirmed blocks behind is followed at once). A batch costs each processor's statements whatever it holds, so a longer interval costs less CPU per block (`npm run bench:follow`: 4 s instead of 2 s cut it by a quarter to two fifths) and serves a block's events up to this much later (on top of the CONFIRMATIONS blocks they wait for).",
   ),
   CONFIRMATIONS: int(2, 0, 210, "Blocks on top of a block before its events are served (reorg safety)."),
   EVENTS_WATERMARK_CACHE_MS: int(

@@ -57,6 +57,12 @@ export interface RoundResult {
   published: number;
   retracted: number;
   caughtUp: boolean;
+  /**
+   * A round that published every chain up to its confirmed tip (no reorg): the loop waits INGEST_POLL_MS
+   * before the next round, as after one that found nothing. Without the wait, following ran a round as soon as the
+   * last one's processors were done, every round's fixed statements for the one or two blocks made meanwhile.
+   */
+  following?: boolean;
 }
 
 export interface Ingestor {
@@ -409,7 +415,8 @@ export function createIngestor(deps: PipelineDeps, client: NodeClient, options: 
       ...totals,
       phase,
     });
-    return { published: messages.length - retracted, retracted, caughtUp: false };
+    const following = retracted === 0 && chains.every((c) => cursorOf(c).height >= safe(c));
+    return { published: messages.length - retracted, retracted, caughtUp: false, following };
   }
 
   async function saveCursors(touched: number[]) {
@@ -492,10 +499,8 @@ export function createIngestor(deps: PipelineDeps, client: NodeClient, options: 
           try {
             const r = await runOnce();
             failures = 0;
-            if (r.caughtUp) {
-              warnIfStalled();
-              await sleep(options.pollMs, abort.signal);
-            }
+            if (r.caughtUp) warnIfStalled();
+            if (r.caughtUp || r.following) await sleep(options.pollMs, abort.signal);
           } catch (error) {
             if (stopped) break;
             failures++;
