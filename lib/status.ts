@@ -1,10 +1,13 @@
 /**
  * What `/status` and the API's gauges read of the pipeline's own tables: the polled price sources' health, the known
- * contracts whose live code is not the code their decoder was read from, and the webhooks per state.
+ * contracts whose live code is not the code their decoder was read from, the newest events a decoder refused, and
+ * the webhooks per state.
  */
 
+import { idCeiling } from "./chain/types.ts";
 import { createCodeHashRegistry } from "./dapps/code-hashes.ts";
 import type { Metrics } from "./metrics.ts";
+import type { Ch } from "./stores/clickhouse.ts";
 import type { PgQueryable } from "./stores/postgres.ts";
 import { KNOWN_DAPP_CONTRACTS } from "./tokens/known-contracts.ts";
 import { WEBHOOK_STATES } from "./webhooks/repo.ts";
@@ -90,4 +93,41 @@ export async function refreshWebhookGauge(pg: PgQueryable, metrics: Metrics): Pr
   );
   for (const state of WEBHOOK_STATES)
     metrics.webhooks.set({ state }, rows.find((r) => r.state === state)?.n ?? 0);
+}
+
+/** How far back from the watermark `/status` looks for events a decoder refused (ids start with block times). */
+export const RECENT_DECODE_ERRORS_MS = 7 * 86_400_000;
+
+/**
+ * The newest main-chain events a dapp decoder refused (published generic with a `decode_error`), newest first: one
+ * read of the events' id range of the RECENT_DECODE_ERRORS_MS of block time before `until` (the watermark).
+ */
+export async function recentDecodeErrors(ch: Ch, until: number, limit = 10) {
+  const rows = await ch.query<{
+    id: string;
+    dapp_id: string;
+    contract_address: string;
+    contract_event_index: number | null;
+    decoder: string;
+    reason: string;
+    ts: string;
+  }>(
+    "status_recent_decode_errors",
+    `SELECT id, dapp_id, contract_address, contract_event_index,
+       JSONExtractString(payload, 'decoder') AS decoder, JSONExtractString(payload, 'decode_error') AS reason,
+       toString(toUnixTimestamp64Milli(timestamp)) AS ts
+     FROM events FINAL
+     WHERE id > {from:String} AND type = 'undecoded' AND main_chain AND position(payload, '"decode_error"') > 0
+     ORDER BY id DESC LIMIT {limit:UInt32}`,
+    { from: idCeiling(until - RECENT_DECODE_ERRORS_MS), limit },
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    dapp_id: r.dapp_id,
+    contract_address: r.contract_address,
+    contract_event_index: r.contract_event_index === null ? null : Number(r.contract_event_index),
+    decoder: r.decoder,
+    reason: r.reason,
+    timestamp: Number(r.ts),
+  }));
 }

@@ -61,6 +61,13 @@ function overview(status: Row, decodeErrors: Map<string, number> | null): Node {
   const sources = (status.price_sources ?? []) as { source?: string; id?: string; status: string }[];
   const degraded = sources.filter((s) => s.status !== "ok");
   const changes = (status.code_hash_changes ?? []) as { dapp_id: string; contract_address: string }[];
+  const recent = (status.recent_decode_errors ?? []) as {
+    dapp_id: string;
+    contract_address: string;
+    contract_event_index: number | null;
+    reason: string;
+    timestamp: number;
+  }[];
   const lag = status.watermark_lag_ms as number | null;
   const phase = String(progress.phase ?? "unknown");
   const toGo = progress.blocks_to_go as number | null | undefined;
@@ -128,6 +135,20 @@ function overview(status: Row, decodeErrors: Map<string, number> | null): Node {
         .sort((a, b) => b[1] - a[1])
         .slice(0, 5)
         .map(([decoder, n]) => h("div", { class: "muted" }, `${decoder}: ${cellText(n, "count")}`)),
+      ...(recent.length
+        ? [
+            h("div", {}, "Newest refused events:"),
+            ...recent
+              .slice(0, 5)
+              .map((e) =>
+                h(
+                  "div",
+                  { class: "muted", "data-testid": "recent-decode-error" },
+                  `${e.dapp_id} ${e.contract_address.slice(0, 12)}… #${e.contract_event_index ?? "?"}: ${e.reason} (${ago(e.timestamp)})`,
+                ),
+              ),
+          ]
+        : []),
     ),
     tile(
       "Code-hash warnings",

@@ -87,6 +87,16 @@ describe("code-hash guard on the simulated network", () => {
       since_ts: Number(upgrades[1]!.ts),
       source: "migration",
     });
+    // The refused event is among the newest decode errors /status lists.
+    expect(status.recent_decode_errors).toContainEqual(
+      expect.objectContaining({
+        dapp_id: "myonion",
+        contract_address: launcher,
+        contract_event_index: 0,
+        reason: "code_hash_changed",
+        timestamp: Number(upgrades[2]!.ts),
+      }),
+    );
     const metrics = await p.deps.metrics.registry.metrics();
     expect(metrics).toContain(
       `alephium_normalize_code_hash_refusals_total{contract_address="${launcher}"} 1`,

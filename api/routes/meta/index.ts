@@ -9,7 +9,12 @@ import {
   setProgressGauges,
 } from "../../../lib/pipeline-progress.ts";
 import { staleWhileRevalidate } from "../../../lib/stale.ts";
-import { codeHashChanges, priceSourcesStatus, refreshWebhookGauge } from "../../../lib/status.ts";
+import {
+  codeHashChanges,
+  priceSourcesStatus,
+  recentDecodeErrors,
+  refreshWebhookGauge,
+} from "../../../lib/status.ts";
 import { requireDb } from "../../require-db.ts";
 import { StringEnum } from "../../schemas.ts";
 import type { ApiDeps, App } from "../../types.ts";
@@ -51,6 +56,11 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
   const codeHashes = staleWhileRevalidate(
     () => (deps.pg ? codeHashChanges(deps.pg) : Promise.resolve([])),
     cached,
+  );
+  // A scan of a week of events' payloads: read at most every 10 s, whatever /status's polling.
+  const decodeErrors = staleWhileRevalidate(
+    async () => (deps.ch && deps.events ? recentDecodeErrors(deps.ch, await deps.events.watermark()) : []),
+    { ttlMs: 10_000 },
   );
   const pipeline = staleWhileRevalidate(async (): Promise<ProgressView | null> => {
     if (!deps.pg) return null;
@@ -218,6 +228,24 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
               description:
                 "Exchange price sources (kind `cex`) and EVM pool sources (`uniswap`, `pancakeswap`, once polled), and the health of their polling.",
             }),
+            recent_decode_errors: Type.Array(
+              Type.Object({
+                id: Type.String({ description: "The generic event's id." }),
+                dapp_id: Type.String(),
+                contract_address: Type.String(),
+                contract_event_index: NullableInt("The contract event index."),
+                decoder: Type.String({ description: "The decoder that refused the event." }),
+                reason: Type.String({
+                  description:
+                    "Its `decode_error`: a field count or type the layout does not have, `code_hash_changed`, …",
+                }),
+                timestamp: Type.Integer({ description: "Block time (ms)." }),
+              }),
+              {
+                description:
+                  "The newest main-chain events of the 7 days of block time before the watermark a dapp decoder refused (at most 10, newest first), published generic with a `decode_error` in their payload (counted in `alephium_normalize_decode_errors_total`). Read at most every 10 s.",
+              },
+            ),
             code_hash_changes: Type.Array(
               Type.Object({
                 contract_address: Type.String(),
@@ -268,11 +296,12 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
       },
     },
     async () => {
-      const [p, priceSources, pipelineProgress, codeHashChangesNow] = await Promise.all([
+      const [p, priceSources, pipelineProgress, codeHashChangesNow, decodeErrorsNow] = await Promise.all([
         refreshChainGauges(deps, progress),
         sources(),
         pipeline(),
         codeHashes(),
+        decodeErrors(),
       ]);
       const now = p?.now ?? Date.now();
       return {
@@ -285,6 +314,7 @@ export async function metaRoutes(app: App, deps: ApiDeps): Promise<void> {
         trade_feed: p?.feed ? { ...p.feed, lag_ms: now - p.feed.position } : null,
         price_sources: priceSources,
         code_hash_changes: codeHashChangesNow,
+        recent_decode_errors: decodeErrorsNow,
         events_tail: tailStatus(deps),
       };
     },

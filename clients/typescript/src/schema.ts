@@ -13026,6 +13026,21 @@ export interface operations {
                             /** @description When ingest last saved its progress (ms). */
                             updated_at: number | null;
                         };
+                        /** @description The newest main-chain events of the last 7 days a dapp decoder refused (at most 10, newest first), published generic with a `decode_error` in their payload (counted in `alephium_normalize_decode_errors_total`). Read at most every 10 s. */
+                        recent_decode_errors: {
+                            contract_address: string;
+                            /** @description The contract event index. */
+                            contract_event_index: number | null;
+                            dapp_id: string;
+                            /** @description The decoder that refused the event. */
+                            decoder: string;
+                            /** @description The generic event's id. */
+                            id: string;
+                            /** @description Its `decode_error`: a field count or type the layout does not have, `code_hash_changed`, … */
+                            reason: string;
+                            /** @description Block time (ms). */
+                            timestamp: number;
+                        }[];
                         /** @description The trade watcher's events feed; null when no watcher ever ran. */
                         trade_feed: {
                             /** @description True while the trade watcher runs: the watermark is then at most `position`. A watcher stopped cleanly leaves it false. */
