@@ -17,7 +17,7 @@ import { createLogger } from "../lib/logger.ts";
 import { createMetrics } from "../lib/metrics.ts";
 import { prepareStores } from "../lib/migrate.ts";
 import { openStores } from "../lib/stores/index.ts";
-import { createStaticDappRegistry } from "../pipeline/normalize/index.ts";
+import { createStaticDappBook } from "../pipeline/normalize/index.ts";
 import { toEventsMessage } from "../pipeline/processors/normalize.ts";
 import { type LoadResult, load, startBenchApp } from "./lib.ts";
 
@@ -44,7 +44,7 @@ const metrics = createMetrics();
 // Every main-chain block's events, as the pipeline's normalizer and events sink write them.
 const blocks: DevnetBlock[] = [];
 for (let c = 0; c < 16; c++) blocks.push(...chain.mainChain(c));
-const ctx = { dapps: createStaticDappRegistry([]), maxPayloadBytes: 4096 };
+const ctx = { dapps: createStaticDappBook([]), maxPayloadBytes: 4096 };
 const messages = blocks.map((b, i) => {
   const raw = chain.rawBlock(b.block.hash)!;
   const m = {

@@ -5,7 +5,7 @@
  */
 
 import { idCeiling } from "./chain/types.ts";
-import { createCodeHashRegistry } from "./dapps/code-hashes.ts";
+import { createCodeHashBook } from "./dapps/code-hashes.ts";
 import type { Metrics } from "./metrics.ts";
 import type { Ch } from "./stores/clickhouse.ts";
 import type { PgQueryable } from "./stores/postgres.ts";
@@ -64,7 +64,7 @@ export async function codeHashChanges(pg: PgQueryable) {
        WHERE code_hash IS NOT NULL ORDER BY address`,
     ),
   ]);
-  const registry = createCodeHashRegistry(
+  const book = createCodeHashBook(
     [...operator, ...KNOWN_DAPP_CONTRACTS, ...baselines],
     learned.map((r) => ({
       contract_address: r.address,
@@ -74,7 +74,7 @@ export async function codeHashChanges(pg: PgQueryable) {
   );
   const rows = new Map(learned.map((r) => [r.address, r]));
   const labels = new Map(KNOWN_DAPP_CONTRACTS.map((r) => [r.contract_address, r.label]));
-  return registry.mismatches().map((m) => ({
+  return book.mismatches().map((m) => ({
     contract_address: m.contract_address,
     dapp_id: rows.get(m.contract_address)?.dapp_id ?? "unknown",
     label: labels.get(m.contract_address) ?? "",

@@ -101,7 +101,7 @@ export function idCeiling(ts: number): string {
 }
 
 /** Contract → dapp attribution used by the normalizer (loaded from Postgres by the caller). */
-export interface DappRegistry {
+export interface DappBook {
   /** dapp id for a contract address (base58), or undefined when unknown. */
   dappOf(contractAddress: string): string | undefined;
 }

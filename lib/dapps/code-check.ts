@@ -5,7 +5,7 @@
  * MigrateApply); the node tells it of every other upgrade, and of the code of contracts deployed before the indexed
  * history or without a published artifact (its first answer becomes the expected hash: trust on first use).
  */
-import type { CodeHashRegistry, LiveCode } from "./code-hashes.ts";
+import type { CodeHashBook, LiveCode } from "./code-hashes.ts";
 
 /** A contract's code hash as the node answers now; null when the node has no such contract (another network). */
 export type CodeHashSource = (contractAddress: string) => Promise<string | null>;
@@ -13,7 +13,7 @@ export type CodeHashSource = (contractAddress: string) => Promise<string | null>
 export interface CodeCheckRound {
   /** Contracts without an expected hash, with the node's first answer (their expected hash from now on). */
   baselines: { contract_address: string; code_hash: string }[];
-  /** Contracts whose code the node reports different from the code the registry knows (live, else expected). */
+  /** Contracts whose code the node reports different from the code the book knows (live, else expected). */
   changes: LiveCode[];
   /** Counts by result: match, changed, baseline, absent. */
   counts: Record<"match" | "changed" | "baseline" | "absent", number>;
@@ -22,13 +22,13 @@ export interface CodeCheckRound {
 }
 
 /**
- * Reads each contract's code hash from the node, one at a time, and compares it with what `registry` knows. A
+ * Reads each contract's code hash from the node, one at a time, and compares it with what `book` knows. A
  * change takes effect for blocks after `sinceTs` (the caller passes the check's time: every block published
  * before it keeps its decoding, so a replay gives the same events).
  */
 export async function checkCodeHashes(
   contracts: Iterable<string>,
-  registry: CodeHashRegistry,
+  book: CodeHashBook,
   source: CodeHashSource,
   sinceTs: number,
 ): Promise<CodeCheckRound> {
@@ -49,7 +49,7 @@ export async function checkCodeHashes(
       round.counts.absent++;
       continue;
     }
-    const known = registry.currentOf(address);
+    const known = book.currentOf(address);
     if (known === undefined) {
       round.baselines.push({ contract_address: address, code_hash: live });
       round.counts.baseline++;
@@ -62,13 +62,13 @@ export async function checkCodeHashes(
 }
 
 /**
- * What of a finished round still applies to `registry` (blocks normalized meanwhile may have recorded the same
+ * What of a finished round still applies to `book` (blocks normalized meanwhile may have recorded the same
  * migration, another replica the same baseline).
  */
-export function stillNew(round: CodeCheckRound, registry: CodeHashRegistry): CodeCheckRound {
+export function stillNew(round: CodeCheckRound, book: CodeHashBook): CodeCheckRound {
   return {
     ...round,
-    baselines: round.baselines.filter((b) => registry.currentOf(b.contract_address) === undefined),
-    changes: round.changes.filter((c) => registry.currentOf(c.contract_address) !== c.code_hash),
+    baselines: round.baselines.filter((b) => book.currentOf(b.contract_address) === undefined),
+    changes: round.changes.filter((c) => book.currentOf(c.contract_address) !== c.code_hash),
   };
 }

@@ -1,5 +1,5 @@
 /**
- * The code-hash guard's registry: for each known dapp contract, the code hash its decoder's layout was read from
+ * The code-hash guard's book: for each known dapp contract, the code hash its decoder's layout was read from
  * (the built-in list's artifact hash, or an operator's `decoder_contracts.code_hash`) and the live one a block
  * changed it to, with that block's time. The normalizer publishes a mismatched contract's events of later blocks
  * generic (`decode_error: "code_hash_changed"`), so a reprocess still decodes the history before the change;
@@ -27,7 +27,7 @@ export interface LiveCode {
  * Code hashes: the one each decoder's layout was read from (`expected`: the built-in list's artifact hashes, an
  * operator's `decoder_contracts.code_hash` first) and the live one where a block changed it (`live`).
  */
-export interface CodeHashRegistry {
+export interface CodeHashBook {
   /**
    * The mismatch of a contract for the events of a block at `blockTs` (ms): undefined when its code is the expected
    * one, either is unknown, or the block is not after the one that changed it.
@@ -35,11 +35,11 @@ export interface CodeHashRegistry {
   mismatchOf(contractAddress: string, blockTs: number): CodeHashMismatch | undefined;
   /** The code hash a contract's decoder layout was read from, when known. */
   expectedOf(contractAddress: string): string | undefined;
-  /** The code a contract runs as far as this registry knows: its live code, else its expected one. */
+  /** The code a contract runs as far as this book knows: its live code, else its expected one. */
   currentOf(contractAddress: string): string | undefined;
 }
 
-export interface MutableCodeHashRegistry extends CodeHashRegistry {
+export interface MutableCodeHashBook extends CodeHashBook {
   /** Records changes in chain order: the last one of a contract is its live code. */
   add(changes: Iterable<LiveCode>): void;
   /** Adds expected hashes of contracts that have none yet (the node's first answer for a contract without one). */
@@ -49,10 +49,10 @@ export interface MutableCodeHashRegistry extends CodeHashRegistry {
 }
 
 /** Expected hashes from rows (first row with a hash wins: operators' rows go first), live ones from changes. */
-export function createCodeHashRegistry(
+export function createCodeHashBook(
   expectedRows: Iterable<{ contract_address: string; code_hash?: string | null }>,
   live: Iterable<LiveCode> = [],
-): MutableCodeHashRegistry {
+): MutableCodeHashBook {
   const expected = new Map<string, string>();
   const addExpected = (rows: Iterable<{ contract_address: string; code_hash?: string | null }>) => {
     for (const r of rows)

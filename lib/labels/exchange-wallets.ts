@@ -173,7 +173,7 @@ export async function loadWalletRanges(pg: PgQueryable): Promise<WalletRanges> {
 }
 
 /** The exchange registry the normalizer uses for a block of time `blockTs` (pure). */
-export function exchangeRegistryAt(
+export function exchangeBookAt(
   wallets: WalletRanges,
   blockTs: number,
 ): { exchangeOf(address: string): string | undefined } {

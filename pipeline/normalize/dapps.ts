@@ -5,29 +5,29 @@
  */
 import { addressFromContractId } from "@alephium/web3";
 import { blake2b } from "@noble/hashes/blake2b";
-import type { DappRegistry, RawBlock } from "../../lib/chain/types.ts";
+import type { DappBook, RawBlock } from "../../lib/chain/types.ts";
 import type { LiveCode } from "../../lib/dapps/code-hashes.ts";
 import { ANNOUNCED_KIND, CHILD_KIND, CODE_MIGRATION, type DecoderKind } from "../../lib/dapps/kinds.ts";
 
 export {
+  type CodeHashBook,
   type CodeHashMismatch,
-  type CodeHashRegistry,
-  createCodeHashRegistry,
+  createCodeHashBook,
   type LiveCode,
-  type MutableCodeHashRegistry,
+  type MutableCodeHashBook,
 } from "../../lib/dapps/code-hashes.ts";
 
 import type { DappContractRow } from "../../lib/tokens/known-contracts.ts";
 import { fieldOf } from "./chain-utils.ts";
-import type { DecoderRegistry } from "./draft.ts";
+import type { DecoderBook } from "./draft.ts";
 
 /** Event index of the node's ContractCreated system event. */
 const CONTRACT_CREATED_EVENT = -1;
 
 export { DAPP, type DappContractRow, KNOWN_DAPP_CONTRACTS } from "../../lib/tokens/known-contracts.ts";
 
-/** In-memory registry over seed rows (first row wins on a duplicated address). */
-export function createStaticDappRegistry(rows: Iterable<DappContractRow>): DappRegistry {
+/** In-memory book over seed rows (first row wins on a duplicated address). */
+export function createStaticDappBook(rows: Iterable<DappContractRow>): DappBook {
   const byAddress = new Map<string, string>();
   for (const row of rows) {
     if (!byAddress.has(row.contract_address)) byAddress.set(row.contract_address, row.dapp_id);
@@ -35,13 +35,13 @@ export function createStaticDappRegistry(rows: Iterable<DappContractRow>): DappR
   return { dappOf: (contractAddress) => byAddress.get(contractAddress) };
 }
 
-export interface MutableDappRegistry extends DappRegistry {
+export interface MutableDappBook extends DappBook {
   /** Records what a block announced; an address already known keeps its dapp. */
   add(rows: Iterable<{ contract_address: string; dapp_id: string }>): void;
 }
 
-/** Registry over seed rows that learns from blocks as they are normalized, in chain order. */
-export function createDappRegistry(rows: Iterable<DappContractRow>): MutableDappRegistry {
+/** Book over seed rows that learns from blocks as they are normalized, in chain order. */
+export function createDappBook(rows: Iterable<DappContractRow>): MutableDappBook {
   const byAddress = new Map<string, string>();
   const add = (more: Iterable<{ contract_address: string; dapp_id: string }>) => {
     for (const row of more)
@@ -92,12 +92,12 @@ function* births(raw: RawBlock, kindOf: (address: string) => DecoderKind | undef
  * Contracts a block creates on behalf of a known dapp (ContractCreated system events whose parent belongs to
  * one, or contracts a known factory announces): the attribution the normalizer keeps for their later events.
  * Parents made known earlier in the same block count (a room and its first map entry). Pure: the result depends
- * on the block and the registries built from earlier blocks only, never on other processors.
+ * on the block and the books built from earlier blocks only, never on other processors.
  */
 export function extractContractDapps(
   raw: RawBlock,
-  dapps: DappRegistry,
-  decoders?: DecoderRegistry,
+  dapps: DappBook,
+  decoders?: DecoderBook,
 ): { contract_address: string; dapp_id: string }[] {
   const learned = new Map<string, string>();
   const dappOf = (a: string) => dapps.dappOf(a) ?? learned.get(a);
@@ -115,15 +115,15 @@ export interface LearnedKind {
   decoder: DecoderKind;
 }
 
-export interface MutableDecoderRegistry extends DecoderRegistry {
+export interface MutableDecoderBook extends DecoderBook {
   /** Records kinds; an address already bound keeps its kind (built-in and operator rows come first). */
   add(rows: Iterable<{ contract_address: string; decoder: DecoderKind }>): void;
 }
 
-/** Registry over rows with a decoder (built-in list, `decoder_contracts`, learned kinds), first row wins. */
-export function createDecoderRegistry(
+/** Book over rows with a decoder (built-in list, `decoder_contracts`, learned kinds), first row wins. */
+export function createDecoderBook(
   rows: Iterable<{ contract_address: string; decoder?: DecoderKind | null }> = [],
-): MutableDecoderRegistry {
+): MutableDecoderBook {
   const byAddress = new Map<string, DecoderKind>();
   const byKind = new Map<DecoderKind, string[]>();
   const add = (more: Iterable<{ contract_address: string; decoder?: DecoderKind | null }>) => {
@@ -138,12 +138,9 @@ export function createDecoderRegistry(
 }
 
 /** Lookup that first consults `extra` (kinds learned from the block being normalized), then `base`. */
-export function overlayDecoders(
-  base: DecoderRegistry | undefined,
-  extra: readonly LearnedKind[],
-): DecoderRegistry {
+export function overlayDecoders(base: DecoderBook | undefined, extra: readonly LearnedKind[]): DecoderBook {
   if (extra.length === 0 && base) return base;
-  const overlay = createDecoderRegistry(extra);
+  const overlay = createDecoderBook(extra);
   return {
     kindOf: (a) => base?.kindOf(a) ?? overlay.kindOf(a),
     addressesOf: (k) => [...(base?.addressesOf(k) ?? []), ...overlay.addressesOf(k)],
@@ -156,7 +153,7 @@ export function overlayDecoders(
  * `ANNOUNCED_KIND` (a Chain Reaction V3 game), in event order. Pure, like `extractContractDapps`; contracts made
  * known earlier in the same block count.
  */
-export function extractContractKinds(raw: RawBlock, decoders: DecoderRegistry | undefined): LearnedKind[] {
+export function extractContractKinds(raw: RawBlock, decoders: DecoderBook | undefined): LearnedKind[] {
   if (!decoders) return [];
   const learned = new Map<string, DecoderKind>();
   const kindOf = (a: string) => decoders.kindOf(a) ?? learned.get(a);
@@ -181,7 +178,7 @@ export interface CodeChange extends LiveCode {
  * Code changes a block's events announce (`CODE_MIGRATION`: a MyOnion contract's MigrateApply carries its new
  * bytecode), in event order. Pure, like `extractContractKinds`.
  */
-export function extractCodeChanges(raw: RawBlock, decoders: DecoderRegistry | undefined): CodeChange[] {
+export function extractCodeChanges(raw: RawBlock, decoders: DecoderBook | undefined): CodeChange[] {
   if (!raw.mainChain || !decoders) return [];
   const conflicted = new Set(raw.block.conflictedTxs ?? []);
   const changes: CodeChange[] = [];

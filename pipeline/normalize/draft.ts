@@ -4,16 +4,16 @@
  */
 import type { node } from "@alephium/web3";
 import { type Category, type EventType, mainPriority, type SubKind } from "../../lib/chain/taxonomy.ts";
-import { ALPH_TOKEN_ID, type DappRegistry } from "../../lib/chain/types.ts";
-import type { CodeHashMismatch, CodeHashRegistry } from "../../lib/dapps/code-hashes.ts";
+import { ALPH_TOKEN_ID, type DappBook } from "../../lib/chain/types.ts";
+import type { CodeHashBook, CodeHashMismatch } from "../../lib/dapps/code-hashes.ts";
 import type { DecoderKind } from "../../lib/dapps/kinds.ts";
-import type { MarketRegistry } from "./markets.ts";
-import type { PoolFactory, PoolRegistry } from "./pools.ts";
+import type { MarketBook } from "./markets.ts";
+import type { PoolBook, PoolFactory } from "./pools.ts";
 
 export type ContractEvent = node.ContractEventByBlockHash;
 
 /** Known exchange (CEX) hot/deposit addresses → exchange id; turns plain transfers into `cex` events. */
-export interface ExchangeRegistry {
+export interface ExchangeBook {
   exchangeOf(address: string): string | undefined;
 }
 
@@ -21,7 +21,7 @@ export interface ExchangeRegistry {
  * Contracts bound to a decoder kind (`lib/dapps/kinds.ts`): the built-in mainnet list, the operator's
  * `decoder_contracts` rows and the kinds learned from parents (`extractContractKinds`).
  */
-export interface DecoderRegistry {
+export interface DecoderBook {
   kindOf(address: string): DecoderKind | undefined;
   /** Every address bound to a kind (AlphBanX reads its ABD / ABX token ids from its token contracts). */
   addressesOf(kind: DecoderKind): readonly string[];
@@ -29,21 +29,21 @@ export interface DecoderRegistry {
 
 /** Everything the normalizer may look up; all lookups are read-only. */
 export interface NormalizeContext {
-  dapps: DappRegistry;
+  dapps: DappBook;
   /** Known pools (seed + learned from PairCreated, see `extractPools`); pools created in the block itself are added. */
-  pools?: PoolRegistry;
+  pools?: PoolBook;
   /** Factories whose creation events announce pools; `KNOWN_FACTORIES` when absent. */
   factories?: readonly PoolFactory[];
-  exchanges?: ExchangeRegistry;
+  exchanges?: ExchangeBook;
   /** Decoder kinds of dapp contracts; without it only DEX pools are decoded. Kinds created in the block are added. */
-  decoders?: DecoderRegistry;
+  decoders?: DecoderBook;
   /**
    * Known contracts' expected and live code hashes: a contract whose live code is not the one its decoder's
    * layout was read from has its events published generic with `decode_error: "code_hash_changed"`.
    */
-  codeHashes?: CodeHashRegistry;
+  codeHashes?: CodeHashBook;
   /** Lending markets (learned from MarketCreated, see `extractMarkets`); a block's own markets are added. */
-  markets?: MarketRegistry;
+  markets?: MarketBook;
   /** Payloads whose `JSON.stringify` is longer than this many UTF-8 bytes are offloaded. */
   maxPayloadBytes: number;
 }
@@ -110,10 +110,10 @@ export interface TxScope {
   tx: node.Transaction;
   sender: string;
   ctx: NormalizeContext;
-  pools: PoolRegistry;
-  decoders: DecoderRegistry;
+  pools: PoolBook;
+  decoders: DecoderBook;
   /** Lending markets known before this tx (earlier blocks and earlier txs of this block). */
-  markets: MarketRegistry | undefined;
+  markets: MarketBook | undefined;
   /** The tx's contract events, in execution order (a Furnace burn looks for its NFT's ContractCreated). */
   events: readonly ContractEvent[];
   /** Token ids issued by this tx (reported as genesis_mint, not again as payouts). */
@@ -123,7 +123,7 @@ export interface TxScope {
   codeMismatch(contractAddress: string): CodeHashMismatch | undefined;
 }
 
-/** Dapp of a contract by the registry, else `fallback`. */
+/** Dapp of a contract by the dapp book, else `fallback`. */
 export function dappOf(s: TxScope, address: string, fallback: string): string {
   return (address && s.ctx.dapps.dappOf(address)) || fallback;
 }

@@ -1,8 +1,8 @@
 /**
  * Lending markets: a Linx lending contract holds many Morpho-style markets, and its events name the market, not
- * its tokens. `MarketCreated` (event 4) gives a market's loan and collateral tokens; this registry keeps them so
+ * its tokens. `MarketCreated` (event 4) gives a market's loan and collateral tokens; this book keeps them so
  * the market's later events carry their token. Like pools: `extractMarkets()` is pure and returns the markets a
- * block creates, the caller adds them to its registry between blocks, and a block's own markets apply to its later
+ * block creates, the caller adds them to its book between blocks, and a block's own markets apply to its later
  * transactions through `overlayMarkets`.
  */
 import type { RawBlock } from "../../lib/chain/types.ts";
@@ -28,17 +28,17 @@ export interface CreatedMarket extends LendingMarket {
   tx_id: string;
 }
 
-export interface MarketRegistry {
+export interface MarketBook {
   marketOf(contractAddress: string, marketId: string): LendingMarket | undefined;
 }
 
-export interface MutableMarketRegistry extends MarketRegistry {
+export interface MutableMarketBook extends MarketBook {
   add(markets: Iterable<LendingMarket>): void;
 }
 
 const keyOf = (contractAddress: string, marketId: string) => `${contractAddress}/${marketId.toLowerCase()}`;
 
-export function createMarketRegistry(initial: Iterable<LendingMarket> = []): MutableMarketRegistry {
+export function createMarketBook(initial: Iterable<LendingMarket> = []): MutableMarketBook {
   const byKey = new Map<string, LendingMarket>();
   const add = (markets: Iterable<LendingMarket>) => {
     for (const m of markets) byKey.set(keyOf(m.contract_address, m.market_id), m);
@@ -49,9 +49,9 @@ export function createMarketRegistry(initial: Iterable<LendingMarket> = []): Mut
 
 /** `base`, with `extra` (markets created earlier in the same block) consulted first. */
 export function overlayMarkets(
-  base: MarketRegistry | undefined,
+  base: MarketBook | undefined,
   extra: readonly LendingMarket[],
-): MarketRegistry | undefined {
+): MarketBook | undefined {
   if (extra.length === 0) return base;
   const byKey = new Map(extra.map((m) => [keyOf(m.contract_address, m.market_id), m]));
   return { marketOf: (c, id) => byKey.get(keyOf(c, id)) ?? base?.marketOf(c, id) };

@@ -19,7 +19,7 @@ import {
 import {
   type ContractEvent,
   contractOutputs,
-  type DecoderRegistry,
+  type DecoderBook,
   type Draft,
   dappOf,
   draft,
@@ -30,7 +30,7 @@ import {
 import { extractMarkets, overlayMarkets } from "./markets.ts";
 import { decodePoolCreated, extractPools, KNOWN_FACTORIES, overlayPools, type PoolInfo } from "./pools.ts";
 
-export type { DecoderRegistry, ExchangeRegistry, NormalizeContext } from "./draft.ts";
+export type { DecoderBook, ExchangeBook, NormalizeContext } from "./draft.ts";
 
 /** A payload moved out of its event: the sink stores it under `ref` (= the event's `payload_ref`). */
 export interface OffloadedPayload {
@@ -48,7 +48,7 @@ export interface NormalizeResult {
   offloaded: OffloadedPayload[];
 }
 
-const NO_DECODERS: DecoderRegistry = { kindOf: () => undefined, addressesOf: () => [] };
+const NO_DECODERS: DecoderBook = { kindOf: () => undefined, addressesOf: () => [] };
 
 /**
  * Normalizes one block. Returns no events for a non-main-chain block (the sink retracts it) and skips the

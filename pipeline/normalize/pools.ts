@@ -1,7 +1,7 @@
 /**
- * DEX pool knowledge for the normalizer: a read-only lookup (`PoolRegistry`) passed in the context, seeds for
+ * DEX pool knowledge for the normalizer: a read-only lookup (`PoolBook`) passed in the context, seeds for
  * known pools, and `extractPools()` — a pure function returning the pools a block's factory events create, so a
- * caller can keep its registry up to date (`registry.add(extractPools(raw))`) between blocks.
+ * caller can keep its book up to date (`book.add(extractPools(raw))`) between blocks.
  */
 import { ALPH_TOKEN_ID, type RawBlock } from "../../lib/chain/types.ts";
 import { DAPP } from "../../lib/tokens/known-contracts.ts";
@@ -43,12 +43,12 @@ export function isLiquidityLayout(v: string): v is LiquidityLayout {
 }
 
 /** Lookup of known pools by contract address. */
-export interface PoolRegistry {
+export interface PoolBook {
   poolOf(poolAddress: string): PoolInfo | undefined;
 }
 
-/** A registry the caller may grow between blocks (normalizeBlock itself never mutates it). */
-export interface MutablePoolRegistry extends PoolRegistry {
+/** A book the caller may grow between blocks (normalizeBlock itself never mutates it). */
+export interface MutablePoolBook extends PoolBook {
   add(pools: Iterable<PoolInfo>): void;
   size(): number;
 }
@@ -127,8 +127,8 @@ export const KNOWN_POOLS: readonly PoolInfo[] = [
   ...AYIN_POOL_LAYOUT,
 }));
 
-/** Registry over an initial set of pools; later `add()` calls overwrite by address. */
-export function createPoolRegistry(initial: Iterable<PoolInfo> = KNOWN_POOLS): MutablePoolRegistry {
+/** Book over an initial set of pools; later `add()` calls overwrite by address. */
+export function createPoolBook(initial: Iterable<PoolInfo> = KNOWN_POOLS): MutablePoolBook {
   const byAddress = new Map<string, PoolInfo>();
   const add = (pools: Iterable<PoolInfo>): void => {
     for (const p of pools) byAddress.set(p.pool_address, p);
@@ -138,7 +138,7 @@ export function createPoolRegistry(initial: Iterable<PoolInfo> = KNOWN_POOLS): M
 }
 
 /** Lookup that first consults `extra` (e.g. pools created earlier in the same block), then `base`. */
-export function overlayPools(base: PoolRegistry | undefined, extra: readonly PoolInfo[]): PoolRegistry {
+export function overlayPools(base: PoolBook | undefined, extra: readonly PoolInfo[]): PoolBook {
   if (extra.length === 0 && base) return base;
   const byAddress = new Map(extra.map((p) => [p.pool_address, p]));
   return { poolOf: (a) => byAddress.get(a) ?? base?.poolOf(a) };

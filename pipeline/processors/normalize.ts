@@ -17,7 +17,7 @@ import {
 import { type DecoderKind, isDecoderKind } from "../../lib/dapps/kinds.ts";
 import {
   createExchangeWalletsRepo,
-  exchangeRegistryAt,
+  exchangeBookAt,
   loadWalletRanges,
   type WalletRanges,
 } from "../../lib/labels/exchange-wallets.ts";
@@ -39,10 +39,10 @@ import {
 } from "../messages.ts";
 import {
   type CodeChange,
-  createCodeHashRegistry,
-  createDappRegistry,
-  createDecoderRegistry,
-  createPoolRegistry,
+  createCodeHashBook,
+  createDappBook,
+  createDecoderBook,
+  createPoolBook,
   extractCodeChanges,
   extractContractDapps,
   extractContractKinds,
@@ -51,10 +51,10 @@ import {
   KNOWN_DAPP_CONTRACTS,
   KNOWN_FACTORIES,
   KNOWN_POOLS,
-  type MutableCodeHashRegistry,
-  type MutableDappRegistry,
-  type MutableDecoderRegistry,
-  type MutablePoolRegistry,
+  type MutableCodeHashBook,
+  type MutableDappBook,
+  type MutableDecoderBook,
+  type MutablePoolBook,
   type NormalizeContext,
   type NormalizeResult,
   normalizeBlock,
@@ -62,27 +62,27 @@ import {
   type PoolInfo,
 } from "../normalize/index.ts";
 import {
-  createMarketRegistry,
+  createMarketBook,
   extractMarkets,
   type LendingMarket,
-  type MutableMarketRegistry,
+  type MutableMarketBook,
 } from "../normalize/markets.ts";
 import { defineProcessor } from "../processor.ts";
 
 export interface NormalizeState {
-  dapps: MutableDappRegistry;
-  decoders: MutableDecoderRegistry;
+  dapps: MutableDappBook;
+  decoders: MutableDecoderBook;
   /** Expected code hashes (operator rows, then the built-in list) and the live ones blocks changed. */
-  codeHashes: MutableCodeHashRegistry;
+  codeHashes: MutableCodeHashBook;
   factories: PoolFactory[];
-  pools: MutablePoolRegistry;
+  pools: MutablePoolBook;
   /** Exchange wallets with their block-time ranges, and the table's version they were read at. */
   wallets: WalletRanges;
   walletsVersion: string;
   /** Set when this replica's partitions may have changed: the next batch reads the saved state first. */
   stale?: boolean;
   /** Lending markets learned from MarketCreated (their later events carry the market's tokens). */
-  markets: MutableMarketRegistry;
+  markets: MutableMarketBook;
   /** Contracts the node check reads: every contract with a decoder or an expected code hash. */
   codeCheckContracts: Set<string>;
   /** The node check's schedule and its finished round not applied yet (kept across reloads of the state). */
@@ -135,7 +135,7 @@ export async function loadNormalizeState(pg: Pg): Promise<NormalizeState> {
   );
   // An operator's row names the code its layout fits, ahead of the built-in list's artifact hash, ahead of the
   // node's first answer for a contract with neither.
-  const codeHashes = createCodeHashRegistry(
+  const codeHashes = createCodeHashBook(
     [...operatorRows, ...KNOWN_DAPP_CONTRACTS, ...baselines],
     learned.flatMap((r) =>
       r.code_hash
@@ -144,13 +144,13 @@ export async function loadNormalizeState(pg: Pg): Promise<NormalizeState> {
     ),
   );
   // A registered factory belongs to its dapp, and so do the contracts it creates.
-  const dapps = createDappRegistry([
+  const dapps = createDappBook([
     ...KNOWN_DAPP_CONTRACTS,
     ...operator,
     ...factories.map((f) => ({ contract_address: f.factory_address, dapp_id: f.dapp_id, label: "factory" })),
     ...learned.map((r) => ({ contract_address: r.address, dapp_id: r.dapp_id, label: "" })),
   ]);
-  const decoders = createDecoderRegistry([
+  const decoders = createDecoderBook([
     ...KNOWN_DAPP_CONTRACTS,
     ...operator,
     ...learned.flatMap((r) =>
@@ -168,7 +168,7 @@ export async function loadNormalizeState(pg: Pg): Promise<NormalizeState> {
     "normalize_pools",
     "SELECT pool_address, dapp_id, token0_id, token1_id, factory_address, stable FROM dex_pools",
   );
-  const pools = createPoolRegistry(KNOWN_POOLS);
+  const pools = createPoolBook(KNOWN_POOLS);
   pools.add(
     poolRows.map((r) => {
       const f = factories.find((x) => x.factory_address === r.factory_address);
@@ -191,7 +191,7 @@ export async function loadNormalizeState(pg: Pg): Promise<NormalizeState> {
   );
   const walletsVersion = await createExchangeWalletsRepo(pg).version();
   return {
-    markets: createMarketRegistry(marketRows),
+    markets: createMarketBook(marketRows),
     dapps,
     decoders,
     codeHashes,
@@ -468,7 +468,7 @@ export async function normalizeBatch(messages: BlockMessage[], deps: PipelineDep
       markets: state.markets,
       factories: state.factories,
       pools: state.pools,
-      exchanges: exchangeRegistryAt(state.wallets, m.kind === "block" ? m.timestamp : 0),
+      exchanges: exchangeBookAt(state.wallets, m.kind === "block" ? m.timestamp : 0),
       maxPayloadBytes: deps.config.PAYLOAD_MAX_BYTES,
     };
     out.push(toEventsMessage(m, ctx, raw));

@@ -6,7 +6,7 @@
  * the wallet and reprocessing brings it to history; removing it closes its range the same way.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { createExchangeWalletsRepo, exchangeRegistryAt } from "../../lib/labels/exchange-wallets.ts";
+import { createExchangeWalletsRepo, exchangeBookAt } from "../../lib/labels/exchange-wallets.ts";
 import { reprocessRange } from "../../pipeline/reprocess.ts";
 import { eventsStateHash, startTestPipeline, type TestPipeline } from "../helpers/pipeline.ts";
 
@@ -131,11 +131,11 @@ describe("exchange wallets", () => {
       ["A", [{ exchange_id: "gate", from: 100, until: 200 }]],
       ["B", [{ exchange_id: "mexc", from: 0, until: Number.POSITIVE_INFINITY }]],
     ]);
-    expect(exchangeRegistryAt(wallets, 99).exchangeOf("A")).toBeUndefined();
-    expect(exchangeRegistryAt(wallets, 100).exchangeOf("A")).toBe("gate");
-    expect(exchangeRegistryAt(wallets, 199).exchangeOf("A")).toBe("gate");
-    expect(exchangeRegistryAt(wallets, 200).exchangeOf("A")).toBeUndefined();
-    expect(exchangeRegistryAt(wallets, 5).exchangeOf("B")).toBe("mexc");
-    expect(exchangeRegistryAt(wallets, 5).exchangeOf("C")).toBeUndefined();
+    expect(exchangeBookAt(wallets, 99).exchangeOf("A")).toBeUndefined();
+    expect(exchangeBookAt(wallets, 100).exchangeOf("A")).toBe("gate");
+    expect(exchangeBookAt(wallets, 199).exchangeOf("A")).toBe("gate");
+    expect(exchangeBookAt(wallets, 200).exchangeOf("A")).toBeUndefined();
+    expect(exchangeBookAt(wallets, 5).exchangeOf("B")).toBe("mexc");
+    expect(exchangeBookAt(wallets, 5).exchangeOf("C")).toBeUndefined();
   });
 });

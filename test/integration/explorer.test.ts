@@ -11,14 +11,14 @@ import { createDevnetChain } from "../../devnet/chain.ts";
 import { type DevnetServer, startDevnetServer } from "../../devnet/server.ts";
 import type { ApiEvent, EventsService } from "../../lib/events/service.ts";
 import { writeEventsBatch } from "../../lib/events/writer.ts";
-import { createStaticDappRegistry } from "../../pipeline/normalize/index.ts";
+import { createStaticDappBook } from "../../pipeline/normalize/index.ts";
 import { toEventsMessage } from "../../pipeline/processors/normalize.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 
 type Json = Record<string, unknown>;
 type Tx = Json & { hash: string; coinbase: boolean; inputs: Json[]; outputs: Json[] };
 
-const NORMALIZE = { dapps: createStaticDappRegistry([]), maxPayloadBytes: 4096 };
+const NORMALIZE = { dapps: createStaticDappBook([]), maxPayloadBytes: 4096 };
 
 let seq = 0;
 /** Normalizes blocks with the pipeline's pure pieces and writes their events like the events sink. */

@@ -4,13 +4,13 @@
  */
 import { describe, expect, it } from "vitest";
 import { checkCodeHashes, stillNew } from "../../lib/dapps/code-check.ts";
-import { createCodeHashRegistry } from "../../lib/dapps/code-hashes.ts";
+import { createCodeHashBook } from "../../lib/dapps/code-hashes.ts";
 
 const h = (c: string) => c.repeat(64);
 
 describe("code-hash node check", () => {
   const registry = () =>
-    createCodeHashRegistry(
+    createCodeHashBook(
       [
         { contract_address: "same", code_hash: h("a") },
         { contract_address: "upgraded", code_hash: h("b") },

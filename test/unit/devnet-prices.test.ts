@@ -14,9 +14,9 @@ import {
 } from "../../devnet/chain.ts";
 import { devnetPricePairs } from "../../devnet/register.ts";
 import { ALPH_TOKEN_ID } from "../../lib/chain/types.ts";
-import { createStaticDappRegistry } from "../../pipeline/normalize/dapps.ts";
+import { createStaticDappBook } from "../../pipeline/normalize/dapps.ts";
 import { normalizeBlock } from "../../pipeline/normalize/normalize.ts";
-import { createPoolRegistry } from "../../pipeline/normalize/pools.ts";
+import { createPoolBook } from "../../pipeline/normalize/pools.ts";
 
 const MINUTE = 60_000;
 const TWO_HOURS = 2 * 60 * MINUTE;
@@ -187,8 +187,8 @@ describe("devnet prices over two hours of chain time", () => {
       .mainChain(oracle.chainIndex)
       .find((b) => b.events.some((e) => e.contractAddress === oracle.address && e.eventIndex === 1))!;
     const events = normalizeBlock(chain.rawBlock(block.block.hash)!, {
-      dapps: createStaticDappRegistry([]),
-      pools: createPoolRegistry([]),
+      dapps: createStaticDappBook([]),
+      pools: createPoolBook([]),
       maxPayloadBytes: 100_000,
     }).events.filter((e) => e.contract_address === oracle.address);
     const posted = block.events.filter((e) => e.contractAddress === oracle.address);
@@ -249,7 +249,7 @@ describe("devnet prices over two hours of chain time", () => {
         .map((p) => [p.pairSymbol, p]),
     );
     const plan = chain.plan();
-    const registry = createPoolRegistry(
+    const registry = createPoolBook(
       plan.pools.map((p) => ({
         pool_address: p.address,
         token0_id: p.token0,
@@ -263,7 +263,7 @@ describe("devnet prices over two hours of chain time", () => {
     let checked = 0;
     for (const b of chain.mainChain(0).slice(-200)) {
       const events = normalizeBlock(chain.rawBlock(b.block.hash)!, {
-        dapps: createStaticDappRegistry([]),
+        dapps: createStaticDappBook([]),
         pools: registry,
         maxPayloadBytes: 100_000,
       }).events;

@@ -6,14 +6,14 @@ import { binToHex, bs58, codec, contractIdFromAddress, subContractId } from "@al
 import { describe, expect, it } from "vitest";
 import { ALPH_TOKEN_ID, type NormalizedEvent, type RawBlock } from "../../lib/chain/types.ts";
 import {
-  createDecoderRegistry,
-  createStaticDappRegistry,
+  createDecoderBook,
+  createStaticDappBook,
   extractContractKinds,
   KNOWN_DAPP_CONTRACTS,
 } from "../../pipeline/normalize/dapps.ts";
 import { scriptInstrs } from "../../pipeline/normalize/decoders/alphbanx.ts";
 import { type NormalizeContext, normalizeBlock } from "../../pipeline/normalize/normalize.ts";
-import { createPoolRegistry, KNOWN_FACTORIES } from "../../pipeline/normalize/pools.ts";
+import { createPoolBook, KNOWN_FACTORIES } from "../../pipeline/normalize/pools.ts";
 import {
   addr,
   addressConst,
@@ -61,9 +61,9 @@ const utf8Hex = (s: string) => Buffer.from(s, "utf8").toString("hex");
 
 function context(over: Partial<NormalizeContext> = {}): NormalizeContext {
   return {
-    dapps: createStaticDappRegistry(KNOWN_DAPP_CONTRACTS),
-    decoders: createDecoderRegistry(KNOWN_DAPP_CONTRACTS),
-    pools: createPoolRegistry(),
+    dapps: createStaticDappBook(KNOWN_DAPP_CONTRACTS),
+    decoders: createDecoderBook(KNOWN_DAPP_CONTRACTS),
+    pools: createPoolBook(),
     maxPayloadBytes: 100_000,
     ...over,
   };
@@ -244,7 +244,7 @@ describe("Token Furnace", () => {
     expect(triple(e)).toBe("token/burn/furnace_burn");
     expect(e).toMatchObject({ from: BOB, with: nft, token_id: token, amount: "5" });
     expect(e.payload).toMatchObject({ nft: true, nft_address: nft, group: 1, token_burned_encoding: "raw" });
-    expect(extractContractKinds(raw, createDecoderRegistry(KNOWN_DAPP_CONTRACTS))).toEqual([
+    expect(extractContractKinds(raw, createDecoderBook(KNOWN_DAPP_CONTRACTS))).toEqual([
       { contract_address: nft, decoder: "furnace-nft" },
     ]);
   });
@@ -488,7 +488,7 @@ describe("Number Guessing War", () => {
   );
 
   it("learns the room from the hub's ContractCreated (same block) and decodes hub and room events", () => {
-    expect(extractContractKinds(raw, createDecoderRegistry(KNOWN_DAPP_CONTRACTS))).toEqual([
+    expect(extractContractKinds(raw, createDecoderBook(KNOWN_DAPP_CONTRACTS))).toEqual([
       { contract_address: room, decoder: "guessing-room" },
     ]);
     const events = run(raw);

@@ -6,7 +6,7 @@ import { isDecoderKind } from "../../lib/dapps/kinds.ts";
 import { createMetrics } from "../../lib/metrics.ts";
 import type { EventsMessage } from "../../pipeline/messages.ts";
 import {
-  createDecoderRegistry,
+  createDecoderBook,
   extractContractKinds,
   KNOWN_DAPP_CONTRACTS,
   overlayDecoders,
@@ -60,7 +60,7 @@ describe("built-in decoder bindings", () => {
 
 describe("decoder registry", () => {
   it("keeps the first binding of an address and lists addresses per kind", () => {
-    const reg = createDecoderRegistry([
+    const reg = createDecoderBook([
       { contract_address: "a", decoder: "furnace" },
       { contract_address: "a", decoder: "deadrare" },
       { contract_address: "b", decoder: "furnace" },
@@ -103,7 +103,7 @@ describe("decoder registry", () => {
         ]),
       ],
     );
-    const reg = createDecoderRegistry([{ contract_address: hub, decoder: "guessing-hub" }]);
+    const reg = createDecoderBook([{ contract_address: hub, decoder: "guessing-hub" }]);
     // A room has no child kind: only the hub's direct children are rooms.
     expect(extractContractKinds(raw, reg)).toEqual([{ contract_address: room, decoder: "guessing-room" }]);
     expect(extractContractKinds({ ...raw, mainChain: false }, reg)).toEqual([]);

@@ -9,15 +9,15 @@ import { binToHex, contractIdFromAddress } from "@alephium/web3";
 import { describe, expect, it } from "vitest";
 import { ALPH_TOKEN_ID, type NormalizedEvent, type RawBlock } from "../../lib/chain/types.ts";
 import {
-  createDappRegistry,
-  createDecoderRegistry,
+  createDappBook,
+  createDecoderBook,
   extractContractDapps,
   extractContractKinds,
   KNOWN_DAPP_CONTRACTS,
 } from "../../pipeline/normalize/dapps.ts";
-import { createMarketRegistry, extractMarkets } from "../../pipeline/normalize/markets.ts";
+import { createMarketBook, extractMarkets } from "../../pipeline/normalize/markets.ts";
 import { normalizeBlock } from "../../pipeline/normalize/normalize.ts";
-import { createPoolRegistry } from "../../pipeline/normalize/pools.ts";
+import { createPoolBook } from "../../pipeline/normalize/pools.ts";
 import { addr, block, CREATED_G0, caddr, cid, ev, tx } from "../fixtures/normalize/dapp-blocks.ts";
 
 const ALICE = addr("alice");
@@ -27,9 +27,9 @@ const hex = (s: string) => Buffer.from(s, "utf8").toString("hex");
 
 /** Normalizes blocks in order as the normalize processor does: what a block makes known comes first. */
 function runAll(blocks: RawBlock[]): NormalizedEvent[] {
-  const dapps = createDappRegistry(KNOWN_DAPP_CONTRACTS);
-  const decoders = createDecoderRegistry(KNOWN_DAPP_CONTRACTS);
-  const markets = createMarketRegistry();
+  const dapps = createDappBook(KNOWN_DAPP_CONTRACTS);
+  const decoders = createDecoderBook(KNOWN_DAPP_CONTRACTS);
+  const markets = createMarketBook();
   const out: NormalizedEvent[] = [];
   for (const raw of blocks) {
     dapps.add(extractContractDapps(raw, dapps, decoders));
@@ -39,7 +39,7 @@ function runAll(blocks: RawBlock[]): NormalizedEvent[] {
         dapps,
         decoders,
         markets,
-        pools: createPoolRegistry(),
+        pools: createPoolBook(),
         maxPayloadBytes: 100_000,
       }).events,
     );
@@ -216,8 +216,8 @@ describe("Chain Reaction V3 games, the v1 factory and the guessing rooms", () =>
   ]);
 
   it("learns a V3 game from its factory's NewGameCreated: its dapp and its kind", () => {
-    const dapps = createDappRegistry(KNOWN_DAPP_CONTRACTS);
-    const decoders = createDecoderRegistry(KNOWN_DAPP_CONTRACTS);
+    const dapps = createDappBook(KNOWN_DAPP_CONTRACTS);
+    const decoders = createDecoderBook(KNOWN_DAPP_CONTRACTS);
     const raw = block(
       "learn",
       [tCreate],

@@ -5,10 +5,10 @@ import { describe, expect, it } from "vitest";
 import { mainPriority, TAXONOMY } from "../../lib/chain/taxonomy.ts";
 import { ALPH_TOKEN_ID, type RawBlock } from "../../lib/chain/types.ts";
 import { ratio } from "../../pipeline/normalize/chain-utils.ts";
-import { createStaticDappRegistry, KNOWN_DAPP_CONTRACTS } from "../../pipeline/normalize/dapps.ts";
+import { createStaticDappBook, KNOWN_DAPP_CONTRACTS } from "../../pipeline/normalize/dapps.ts";
 import { baseTokenOf } from "../../pipeline/normalize/normalize.ts";
 import {
-  createPoolRegistry,
+  createPoolBook,
   extractPools,
   KNOWN_POOLS,
   overlayPools,
@@ -44,14 +44,14 @@ describe("dapp seed list", () => {
   });
 
   it("resolves through the static registry; unknown addresses are undefined", () => {
-    const reg = createStaticDappRegistry(KNOWN_DAPP_CONTRACTS);
+    const reg = createStaticDappBook(KNOWN_DAPP_CONTRACTS);
     expect(reg.dappOf("285zrkZTPpUCpjKg9E3z238VmpUBQEAbESGsJT6yX7Rod")).toBe("dia-oracle");
     expect(reg.dappOf("23Fj7xr1pxWfYLixz3aBC3u5dUJVpAjXArbpiYWxeGjQT")).toBe("wormhole");
     expect(reg.dappOf("1278pe7uQZR5xnHwiBBoq2wHvUwYcrGhvqnAUhpAvsGnq")).toBeUndefined();
   });
 
   it("attributes every seeded pool to ayin", () => {
-    const reg = createStaticDappRegistry(KNOWN_DAPP_CONTRACTS);
+    const reg = createStaticDappBook(KNOWN_DAPP_CONTRACTS);
     for (const p of KNOWN_POOLS) expect(reg.dappOf(p.pool_address)).toBe("ayin");
   });
 });
@@ -86,7 +86,7 @@ describe("pools", () => {
   });
 
   it("grows a registry between blocks and overlays without mutating", () => {
-    const reg = createPoolRegistry();
+    const reg = createPoolBook();
     expect(reg.size()).toBe(4);
     expect(reg.poolOf(pairP)).toBeUndefined();
     const extra = extractPools(fixture("dex-pools"));

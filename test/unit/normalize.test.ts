@@ -2,9 +2,9 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { ALPH_TOKEN_ID, eventId, type NormalizedEvent, type RawBlock } from "../../lib/chain/types.ts";
-import { createStaticDappRegistry, KNOWN_DAPP_CONTRACTS } from "../../pipeline/normalize/dapps.ts";
+import { createStaticDappBook, KNOWN_DAPP_CONTRACTS } from "../../pipeline/normalize/dapps.ts";
 import { type NormalizeContext, normalizeBlock } from "../../pipeline/normalize/normalize.ts";
-import { createPoolRegistry } from "../../pipeline/normalize/pools.ts";
+import { createPoolBook } from "../../pipeline/normalize/pools.ts";
 
 /** Actors of the fixtures (addresses printed by the fixture generator). */
 const A = {
@@ -62,11 +62,11 @@ function loadFixture(name: (typeof FIXTURES)[number]): RawBlock {
 /** Seed dapps + a test-only dapp for the fixture's factory contract; seed pools; generous payload limit. */
 function makeContext(overrides: Partial<NormalizeContext> = {}): NormalizeContext {
   return {
-    dapps: createStaticDappRegistry([
+    dapps: createStaticDappBook([
       ...KNOWN_DAPP_CONTRACTS,
       { contract_address: A.parent, dapp_id: "testdapp", label: "fixture factory" },
     ]),
-    pools: createPoolRegistry(),
+    pools: createPoolBook(),
     maxPayloadBytes: 100_000,
     ...overrides,
   };
