@@ -64,7 +64,24 @@ export interface QueueOptions {
 }
 
 /** A started pg-boss with the reindex and webhook queues created. */
-export async function startBoss(pg: Pg, config: Config, log: Logger, options: QueueOptions): Promise<PgBoss> {
+/** The queue settings pg-boss runs with: retries, expiry and maintenance of the job and webhook queues. */
+export type QueueConfig = Pick<
+  Config,
+  | "JOBS_EXPIRE_S"
+  | "JOBS_MAINTENANCE_S"
+  | "JOBS_RETRY_DELAY_S"
+  | "JOBS_RETRY_LIMIT"
+  | "WEBHOOK_EXPIRE_S"
+  | "WEBHOOK_RETRY_DELAY_S"
+  | "WEBHOOK_RETRY_LIMIT"
+>;
+
+export async function startBoss(
+  pg: Pg,
+  config: QueueConfig,
+  log: Logger,
+  options: QueueOptions,
+): Promise<PgBoss> {
   const boss = new PgBoss({
     db: bossExecutor(pg, log),
     schema: "pgboss",

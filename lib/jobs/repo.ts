@@ -115,7 +115,9 @@ export interface ListQuery {
 }
 
 /** Options of each queue message: retries with exponential backoff, expiry of a dead worker's chunk. */
-export function sendOptions(config: Config): PgBoss.SendOptions {
+export function sendOptions(
+  config: Pick<Config, "JOBS_EXPIRE_S" | "JOBS_RETRY_DELAY_S" | "JOBS_RETRY_LIMIT">,
+): PgBoss.SendOptions {
   return {
     retryLimit: config.JOBS_RETRY_LIMIT,
     retryDelay: config.JOBS_RETRY_DELAY_S,
@@ -149,7 +151,11 @@ export interface JobsRepo {
   fail(jobId: string, attempt: number, error: string, final: boolean): Promise<boolean>;
 }
 
-export function createJobsRepo(pg: Pg, config: Config, boss: () => Promise<PgBoss>): JobsRepo {
+export function createJobsRepo(
+  pg: Pg,
+  config: Pick<Config, "JOBS_EXPIRE_S" | "JOBS_RETRY_DELAY_S" | "JOBS_RETRY_LIMIT">,
+  boss: () => Promise<PgBoss>,
+): JobsRepo {
   const one = async (label: string, tx: PgQueryable, sql: string, params: (string | number | null)[]) =>
     (await tx.query<Row>(label, sql, params))[0];
   const fenced = async (label: string, sql: string, params: (string | number | null)[]) =>

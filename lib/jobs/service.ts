@@ -4,11 +4,10 @@
  * start (pg-boss without maintenance: workers do that).
  */
 import type PgBoss from "pg-boss";
-import type { Config } from "../config.ts";
 import { AppError, badRequest } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 import type { Pg } from "../stores/postgres.ts";
-import { startBoss } from "./queue.ts";
+import { type QueueConfig, startBoss } from "./queue.ts";
 import { createJobsRepo, type JobsRepo, type ListQuery, type NewJob, type ReindexJob } from "./repo.ts";
 
 export interface JobView extends Omit<ReindexJob, "chunk" | "cursor"> {
@@ -49,7 +48,7 @@ export interface JobsService {
   close(): Promise<void>;
 }
 
-export function createJobsService(pg: Pg, config: Config, log: Logger): JobsService {
+export function createJobsService(pg: Pg, config: QueueConfig, log: Logger): JobsService {
   let boss: Promise<PgBoss> | null = null;
   const getBoss = () => {
     boss ??= startBoss(pg, config, log, { supervise: false }).catch((error: unknown) => {

@@ -63,7 +63,17 @@ export function isAllowed(
 export interface PortalDeps {
   pg: PgQueryable;
   keys: KeysRepo;
-  config: Config;
+  config: Pick<
+    Config,
+    | "PORTAL_ADMIN_EMAILS"
+    | "PORTAL_ADMIN_SUBJECTS"
+    | "PORTAL_KEY_PLAN"
+    | "PORTAL_OIDC_CLIENT_ID"
+    | "PORTAL_OIDC_CLIENT_SECRET"
+    | "PORTAL_OIDC_ISSUER"
+    | "PORTAL_SESSION_TTL_S"
+    | "PORTAL_SWEEP_MS"
+  >;
   log: Logger;
   /** Injected by tests; built from PORTAL_OIDC_* otherwise. */
   oidc?: OidcClient;

@@ -85,7 +85,10 @@ const COLUMNS = `webhook_id, user_id, key_id, url, filters, secret, after_id, pe
   last_error, disabled_reason, disabled_at, step, attempts, last_success_at, created_at, updated_at`;
 
 /** Options of each queue message: retries with exponential backoff, expiry of a dead worker's, the dead letter. */
-export function webhookSendOptions(config: Config, startAfterS = 0): PgBoss.SendOptions {
+export function webhookSendOptions(
+  config: Pick<Config, "WEBHOOK_EXPIRE_S" | "WEBHOOK_RETRY_DELAY_S" | "WEBHOOK_RETRY_LIMIT">,
+  startAfterS = 0,
+): PgBoss.SendOptions {
   return {
     retryLimit: config.WEBHOOK_RETRY_LIMIT,
     retryDelay: config.WEBHOOK_RETRY_DELAY_S,
@@ -96,7 +99,13 @@ export function webhookSendOptions(config: Config, startAfterS = 0): PgBoss.Send
   };
 }
 
-async function sendStep(boss: PgBoss, config: Config, tx: PgQueryable, message: WebhookMessage, delayS = 0) {
+async function sendStep(
+  boss: PgBoss,
+  config: Pick<Config, "WEBHOOK_EXPIRE_S" | "WEBHOOK_RETRY_DELAY_S" | "WEBHOOK_RETRY_LIMIT">,
+  tx: PgQueryable,
+  message: WebhookMessage,
+  delayS = 0,
+) {
   await boss.send(
     WEBHOOK_QUEUE,
     message as unknown as object,
@@ -167,7 +176,21 @@ export interface WebhooksRepo {
   exhausted(message: WebhookMessage, retries: number): Promise<StoredWebhook | null>;
 }
 
-export function createWebhooksRepo(pg: Pg, config: Config, boss: () => Promise<PgBoss>): WebhooksRepo {
+/** The settings of the webhooks' rows and messages. */
+export type WebhooksConfig = Pick<
+  Config,
+  | "WEBHOOK_EXPIRE_S"
+  | "WEBHOOK_LOG_KEEP"
+  | "WEBHOOK_MAX_PER_OWNER"
+  | "WEBHOOK_RETRY_DELAY_S"
+  | "WEBHOOK_RETRY_LIMIT"
+>;
+
+export function createWebhooksRepo(
+  pg: Pg,
+  config: WebhooksConfig,
+  boss: () => Promise<PgBoss>,
+): WebhooksRepo {
   const one = async (label: string, tx: PgQueryable, sql: string, params: (string | number | null)[]) => {
     const row = (await tx.query<Row>(label, sql, params))[0];
     return row ? toWebhook(row) : null;

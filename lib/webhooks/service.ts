@@ -17,6 +17,7 @@ import {
   type Delivery,
   type StoredWebhook,
   type Webhook,
+  type WebhooksConfig,
   type WebhooksRepo,
 } from "./repo.ts";
 
@@ -74,7 +75,7 @@ export function normalizeFilters(f: EventFilters = {}): EventFilters {
 
 export function createWebhooksService(
   pg: Pg,
-  config: Config,
+  config: WebhooksConfig & Pick<Config, "WEBHOOK_ALLOWED_CIDRS">,
   events: EventsService,
   boss: () => Promise<PgBoss>,
 ): WebhooksService {
