@@ -13026,7 +13026,7 @@ export interface operations {
                             /** @description When ingest last saved its progress (ms). */
                             updated_at: number | null;
                         };
-                        /** @description The newest main-chain events of the last 7 days a dapp decoder refused (at most 10, newest first), published generic with a `decode_error` in their payload (counted in `alephium_normalize_decode_errors_total`). Read at most every 10 s. */
+                        /** @description The newest main-chain events of the 7 days of block time before the watermark a dapp decoder refused (at most 10, newest first), published generic with a `decode_error` in their payload (counted in `alephium_normalize_decode_errors_total`). Read at most every 10 s. */
                         recent_decode_errors: {
                             contract_address: string;
                             /** @description The contract event index. */
