@@ -3,6 +3,7 @@ import { Type } from "@sinclair/typebox";
 import type { FastifyReply } from "fastify";
 import type { CsvColumn } from "../../../lib/csv.ts";
 import { badRequest } from "../../../lib/errors.ts";
+import type { EventsPage } from "../../../lib/events/service.ts";
 import {
   CSV_NOTE,
   FormatQuery,
@@ -128,6 +129,17 @@ export const TX_HASH = "^[0-9a-fA-F]{64}$";
 /** An EVM transaction hash (market events of EVM pool swaps). */
 const EVM_TX_HASH = /^0x[0-9a-fA-F]{64}$/;
 
+/** A page's documents as one JSON array, joined once per page (pages are shared through the service's cache). */
+const arrays = new WeakMap<EventsPage, string>();
+function arrayOf(page: EventsPage): string {
+  let text = arrays.get(page);
+  if (text === undefined) {
+    text = `[${page.docs.join(",")}]`;
+    arrays.set(page, text);
+  }
+  return text;
+}
+
 export async function eventsRoutes(app: App, deps: ApiDeps): Promise<void> {
   const need = requireDb(deps);
   app.addSchema(LabelRowSchema);
@@ -204,7 +216,7 @@ export async function eventsRoutes(app: App, deps: ApiDeps): Promise<void> {
       // Served as built from the stored documents (a JSON string passes Fastify's serializer untouched).
       return (reply as FastifyReply)
         .type("application/json; charset=utf-8")
-        .send(`{"events":[${events.docs.join(",")}]${poll ? ',"poll":true' : ""}}`);
+        .send(`{"events":${arrayOf(events)}${poll ? ',"poll":true' : ""}}`);
     },
   );
 
