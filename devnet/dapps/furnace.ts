@@ -7,9 +7,7 @@
  * the 64-hex token id, as the mainnet contract's `convert()` makes it (generations 2 and 3); group 0's furnace
  * writes the raw 32-byte id, as mainnet's generation 1 does. One burn in three mints a BurnerNFT: the
  * same tx creates a sub-contract of the furnace at path `toByteVec!(nftIndex)` (a ContractCreated whose parent
- * is the furnace, interface 0003), its deposit paid by the burner. Until a furnace has minted its first BurnerNFT,
- * every block of its chain tries a burn and that burn mints: so each furnace's collection has an NFT (with its
- * traits) within the chain's first blocks, as soon as a user of the group holds a token.
+ * is the furnace, interface 0003), its deposit paid by the burner.
  */
 import { binToHex, codec, subContractId } from "@alephium/web3";
 import type { Accounts, Ledger } from "../ledger.ts";
@@ -48,8 +46,7 @@ export function createFurnace(deps: {
     const [tokenId, have] = rng.pick([...bal].sort(([a], [b]) => a.localeCompare(b)));
     const amount = (have * BigInt(rng.int(1, 10))) / 100n;
     if (amount === 0n) return;
-    // The first burn of a furnace always mints, so its collection has an NFT from the chain's first blocks on.
-    const nft = rng.int(1, 3) === 1 || stateOf(furnace, "furnace").nfts === 0;
+    const nft = rng.int(1, 3) === 1;
     const burned = new Map([[tokenId, amount]]);
     const event: EventSpec = {
       contractAddress: furnace.address,
@@ -120,9 +117,7 @@ export function createFurnace(deps: {
         if (made) made.dapp = { kind: "furnace", nfts: 0 };
         return;
       }
-      // Until its first BurnerNFT, a furnace's chain tries a burn every block (one waits only for a holder).
-      if (stateOf(furnace, "furnace").nfts === 0 || rng.int(1, BURN_ONE_IN) === 1)
-        burn(ctx, furnace, planned.group);
+      if (rng.int(1, BURN_ONE_IN) === 1) burn(ctx, furnace, planned.group);
     },
   };
 }

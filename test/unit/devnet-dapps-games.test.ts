@@ -20,9 +20,7 @@ import { createDevnetChain, type DevnetChain } from "../../devnet/chain.ts";
 import { beaconRandomness, roomTarget } from "../../devnet/dapps/games-common.ts";
 import { ALPH_TOKEN_ID } from "../../lib/chain/types.ts";
 
-// A seed whose 3000 blocks emit every event index of every contract (the layout test below needs one of each);
-// 46 stopped emitting V1's event 3 when the furnaces' first burns began minting at once (its draws moved).
-const SEED = 49;
+const SEED = 46;
 const MAP_PREFIX = Buffer.from("__map__0__", "utf8").toString("hex");
 const CREATED = -1;
 const DESTROYED = -2;
@@ -243,13 +241,6 @@ describe("devnet dapps: randomness, furnace, chain reaction", () => {
       expect(chain.contractInfo(nft)?.kind).toBe("furnace-nft");
     }
     expect([...nftsPerFurnace.values()].reduce((s, n) => s + n, 0)).toBeGreaterThan(2);
-    // Each furnace's first burn mints, so every furnace's collection has an NFT from its first burn on.
-    for (const f of chain.plan().furnaces) {
-      const first = burns
-        .filter((e) => e.contractAddress === f.address)
-        .sort((a, b) => chain.getTransaction(a.txId)!.timestamp - chain.getTransaction(b.txId)!.timestamp)[0];
-      expect(first?.f[3], f.address).toBe("true");
-    }
     expect(burns.some((e) => e.f[3] === "false")).toBe(true);
   });
 

@@ -43,15 +43,9 @@ const NftTokenSchema = Type.Object(
 );
 
 const DISPLAY = {
-  display_name: N(
-    "Name to show: the registry's name, else the collection's name with the index. Null while neither is known: token and collection URIs are not fetched yet, so the registry holds a name only if something else wrote one (the demo's BurnerNFTs have none).",
-  ),
-  display_description: N(
-    "Description; null (it would come from the URI's metadata, which is not fetched yet).",
-  ),
-  display_image: N(
-    "Image URL the registry holds; null while token and collection URIs are not fetched (no source fills it yet).",
-  ),
+  display_name: N("Name to show: the registry's name, else the collection's name with the index."),
+  display_description: N(),
+  display_image: N("Image URL from the token or collection URI."),
   display_image_cdn_url: N("Cached copy of the image; null (this service keeps no image cache)."),
   display_image_cdn_preview_url: N("Cached preview of the image; null (this service keeps no image cache)."),
 };
@@ -64,8 +58,7 @@ const NftDetailsSchema = Type.Object(
     ...DISPLAY,
     token_uri: N(),
     token_uri_state: Type.String({
-      description:
-        "`ok` when the registry holds the token URI, `pending` when it does not; the URI's content is not fetched either way.",
+      description: "`ok` when the token URI's content is stored, `pending` before.",
     }),
     owner_address: N("Current holder; null (NFT holdings are not indexed per token yet)."),
     index_in_collection: N("Index in the collection (decimal string)."),
@@ -93,8 +86,7 @@ const NftCollectionDetailsSchema = Type.Object(
     ...DISPLAY,
     collection_uri: N(),
     collection_uri_state: Type.String({
-      description:
-        "`ok` when the registry holds the collection URI, else `pending`; the URI's content is not fetched either way.",
+      description: "`ok` when the collection URI's content is stored, else `pending`.",
     }),
     std_interface_id: N(),
     total_supply: N(),

@@ -3765,21 +3765,20 @@ export interface components {
             address: string;
             collection_id: string;
             collection_uri: string | null;
-            /** @description `ok` when the registry holds the collection URI, else `pending`; the URI's content is not fetched either way. */
+            /** @description `ok` when the collection URI's content is stored, else `pending`. */
             collection_uri_state: string;
             /** @description Unix ms. */
             created_at: number | null;
             created_tx: string | null;
             dapp: string | null;
-            /** @description Description; null (it would come from the URI's metadata, which is not fetched yet). */
             display_description: string | null;
-            /** @description Image URL the registry holds; null while token and collection URIs are not fetched (no source fills it yet). */
+            /** @description Image URL from the token or collection URI. */
             display_image: string | null;
             /** @description Cached preview of the image; null (this service keeps no image cache). */
             display_image_cdn_preview_url: string | null;
             /** @description Cached copy of the image; null (this service keeps no image cache). */
             display_image_cdn_url: string | null;
-            /** @description Name to show: the registry's name, else the collection's name with the index. Null while neither is known: token and collection URIs are not fetched yet, so the registry holds a name only if something else wrote one (the demo's BurnerNFTs have none). */
+            /** @description Name to show: the registry's name, else the collection's name with the index. */
             display_name: string | null;
             std_interface_id: string | null;
             token_count: number;
@@ -3793,15 +3792,14 @@ export interface components {
             collection_address: string;
             /** @description Dapp of the NFT contract or of its collection. */
             dapp: string | null;
-            /** @description Description; null (it would come from the URI's metadata, which is not fetched yet). */
             display_description: string | null;
-            /** @description Image URL the registry holds; null while token and collection URIs are not fetched (no source fills it yet). */
+            /** @description Image URL from the token or collection URI. */
             display_image: string | null;
             /** @description Cached preview of the image; null (this service keeps no image cache). */
             display_image_cdn_preview_url: string | null;
             /** @description Cached copy of the image; null (this service keeps no image cache). */
             display_image_cdn_url: string | null;
-            /** @description Name to show: the registry's name, else the collection's name with the index. Null while neither is known: token and collection URIs are not fetched yet, so the registry holds a name only if something else wrote one (the demo's BurnerNFTs have none). */
+            /** @description Name to show: the registry's name, else the collection's name with the index. */
             display_name: string | null;
             /** @description Index in the collection (decimal string). */
             index_in_collection: string | null;
@@ -3814,7 +3812,7 @@ export interface components {
             /** @description 64-hex NFT token id. */
             token_id: string;
             token_uri: string | null;
-            /** @description `ok` when the registry holds the token URI, `pending` when it does not; the URI's content is not fetched either way. */
+            /** @description `ok` when the token URI's content is stored, `pending` before. */
             token_uri_state: string;
         };
         /** NftToken */
