@@ -369,3 +369,40 @@ export function watchLoopDelay() {
     );
   };
 }
+
+/**
+ * Synthetic events numbered [from, from + count): about 3 events per transaction, 16 chains, one block every 8 s per
+ * chain from `start` (ms), ids and documents in the service's format (bench:events, bench:reads).
+ */
+export async function fillSyntheticEvents(
+  ch: Ch,
+  o: { from: number; count: number; start: number },
+): Promise<void> {
+  await ch.command(
+    "bench_fill",
+    `INSERT INTO events
+   SELECT
+     concat(leftPad(toString(ts), 13, '0'), '-', leftPad(toString(chain), 2, '0'), '-', leftPad(toString(height), 10, '0'),
+            '-', leftPad(toString(tx % 4), 5, '0'), '-', leftPad(toString(number % 3), 4, '0')) AS id,
+     chain AS chain_index, lower(hex(SHA256(concat('b', toString(chain), '-', toString(height))))) AS block_hash,
+     height AS block_height, fromUnixTimestamp64Milli(toInt64(ts)) AS timestamp,
+     lower(hex(SHA256(concat('t', toString(tx))))) AS tx_id, tx % 4 AS tx_index, number % 3 AS event_index,
+     ['alephium', 'ayin', 'elexium'][1 + number % 3] AS dapp_id, ['transfer', 'dex', 'token'][1 + number % 3] AS category,
+     ['send', 'buy', 'genesis_mint'][1 + number % 3] AS sub_kind, 'transfer' AS type, number % 3 = 0 AS is_main,
+     concat('1From', toString(number % 5000)) AS from, concat('1To', toString(number % 7000)) AS to, '' AS with,
+     concat('tok', toString(number % 50)) AS token_address, repeat('0', 64) AS token_id, toUInt256(number * 1000) AS amount,
+     '' AS contract_address, NULL AS contract_event_index, '{"n":1}' AS payload, NULL AS payload_ref,
+     true AS main_chain,
+     concat('{"id":"', id, '","chain_index":', toString(chain_index), ',"block_hash":"', block_hash,
+            '","block_height":', toString(block_height), ',"timestamp":', toString(ts), ',"tx_id":"', tx_id,
+            '","tx_index":', toString(tx_index), ',"event_index":', toString(event_index), ',"dapp_id":"', dapp_id,
+            '","category":"', category, '","sub_kind":"', sub_kind, '","type":"transfer","is_main":',
+            if(is_main, 'true', 'false'), ',"from":"', from, '","to":"', to, '","with":"","token_address":"',
+            token_address, '","token_id":"', token_id, '","amount":"', toString(amount),
+            '","contract_address":"","contract_event_index":null,"payload":{"n":1},"payload_ref":null}') AS doc,
+     1 AS version
+   FROM (SELECT number, intDiv(number, 3) AS tx, intDiv(tx, 4) AS blk, blk % 16 AS chain, intDiv(blk, 16) AS height,
+                {start:UInt64} + height * 8000 + chain * 500 AS ts FROM numbers({from:UInt64}, {count:UInt64}))`,
+    o,
+  );
+}
