@@ -1,13 +1,21 @@
 /**
- * Bench (issue 24, fan-out), embedded stores with ingest live: BENCH_CLIENTS (default 1,000) connections of
- * GET /events/stream, then as many pollers of /events/all?poll=1 (one request per BENCH_POLL_MS each, the
- * pollers' usual rhythm), on the same live events. For each: delivery latency from the moment an event became
- * servable (the API's watermark passed its time, watched every 20 ms here) to each client's receipt (p50/p99),
- * deliveries, the API process's CPU time and memory per connection. The clients run in a process of their own.
+ * Bench (issue 24, fan-out; issue 46, 10,000 clients), embedded stores with ingest live, one run per BENCH_MODES
+ * (default `stream,bare,poll`), each on the same live events:
+ * - `stream`: BENCH_CLIENTS (default 1,000) connections of GET /events/stream;
+ * - `bare`: the upper bound, as many plain Server-Sent Events responses of a minimal node:http server in this
+ *   process, written the same event bytes (`id:` and `data:` per event) the moment the watcher sees them servable;
+ * - `poll`: as many pollers of /events/all?poll=1 (one request per BENCH_POLL_MS each, the pollers' usual rhythm).
+ * For each: delivery latency from the moment an event became servable (a poll of the API returned it, watched every
+ * 20 ms here) to each client's receipt (p50/p99), deliveries, this process's CPU time and memory per connection.
+ * The clients run in a process of their own and connect (in waves of 500) before live blocks start.
  * Run: npm run bench:stream   (BENCH_BLOCKS=1500 history, BENCH_SECONDS=20 per run, BENCH_LIVE_MS=100 per block)
+ * 10,000 clients: `ulimit -n 30000; BENCH_CLIENTS=10000 BENCH_MODES=stream,bare npm run bench:stream` (each
+ * connection is a descriptor in both processes).
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createDevnetChain } from "../devnet/chain.ts";
@@ -20,6 +28,7 @@ const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 1000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const LIVE_MS = Number(process.env.BENCH_LIVE_MS ?? 100);
 const POLL_MS = Number(process.env.BENCH_POLL_MS ?? 1000);
+const MODES = (process.env.BENCH_MODES ?? "stream,bare,poll").split(",") as ("stream" | "bare" | "poll")[];
 const log = createLogger({ level: "warn" });
 
 const chain = createDevnetChain({ seed: 5 });
@@ -41,8 +50,14 @@ const { app, base, headers } = await startBenchApp({
 });
 const key = headers["x-api-key"]!;
 
-/** When each live event became servable: the first watermark read (every 20 ms) at or past its time. */
-async function watchServable(stop: AbortSignal): Promise<Map<string, number>> {
+/**
+ * When each live event became servable: the first poll (every 20 ms) that returned it. `seen` gets each page of
+ * new events at once (the bare fan-out writes them).
+ */
+async function watchServable(
+  stop: AbortSignal,
+  seen?: (events: { id: string }[]) => void,
+): Promise<Map<string, number>> {
   const at = new Map<string, number>();
   const first = (await (await fetch(`${base}/events/all?limit=1`)).json()) as { events: { id: string }[] };
   let cursor = first.events[0]?.id ?? "0";
@@ -51,28 +66,51 @@ async function watchServable(stop: AbortSignal): Promise<Map<string, number>> {
     const page = (await res.json()) as { events: { id: string }[] };
     const now = Date.now();
     for (const e of page.events) at.set(e.id, now);
+    if (page.events.length > 0) seen?.(page.events);
     cursor = page.events.at(-1)?.id ?? cursor;
     if (page.events.length < 200) await new Promise((r) => setTimeout(r, 20));
   }
   return at;
 }
 
-async function run(mode: "stream" | "poll") {
+/** The bound: a minimal node:http server holding plain Server-Sent Events responses, written to all at once. */
+async function bareServer() {
+  const open = new Set<ServerResponse>();
+  const http = createServer((_req, res) => {
+    res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store" });
+    res.write("retry: 3000\n\n");
+    open.add(res);
+    res.on("close", () => open.delete(res));
+  });
+  http.maxConnections = CLIENTS + 100;
+  await new Promise<void>((r) => http.listen(0, "127.0.0.1", CLIENTS, r));
+  return {
+    base: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
+    /** The same bytes as the route: `id:` and `data:` (the event's JSON) per event. */
+    write(events: { id: string }[]) {
+      const text = events.map((e) => `id: ${e.id}\ndata: ${JSON.stringify(e)}\n\n`).join("");
+      for (const res of open) res.write(text);
+    },
+    async close() {
+      for (const res of open) res.end();
+      await new Promise((r) => http.close(r));
+    },
+  };
+}
+
+async function run(mode: "stream" | "bare" | "poll") {
   const start = ((await (await fetch(`${base}/events/all?limit=1`)).json()) as { events: { id: string }[] })
     .events[0]?.id;
-  const live = produceLive(chain, ingestor, LIVE_MS);
-  const stop = new AbortController();
-  const servable = watchServable(stop.signal);
+  const bare = mode === "bare" ? await bareServer() : null;
   const rss0 = process.memoryUsage().rss;
-  const cpu0 = process.cpuUsage();
   const child = spawn(
     process.execPath,
     [
       "--import",
       "tsx",
       "bench/stream-clients.ts",
-      mode,
-      base,
+      mode === "poll" ? "poll" : "stream",
+      bare?.base ?? base,
       key,
       String(CLIENTS),
       String(SECONDS),
@@ -82,20 +120,35 @@ async function run(mode: "stream" | "poll") {
     { stdio: ["ignore", "pipe", "inherit"] },
   );
   let out = "";
+  let ready = () => {};
+  const connected = new Promise<void>((r) => {
+    ready = r;
+  });
   child.stdout.on("data", (d) => {
     out += d;
+    if (out.startsWith("ready\n")) ready();
   });
+  const exited = new Promise((r) => child.on("exit", r));
+  await Promise.race([connected, exited]);
+  const cpu0 = process.cpuUsage();
+  const live = produceLive(chain, ingestor, LIVE_MS);
+  const stop = new AbortController();
+  const servable = watchServable(stop.signal, bare ? (events) => bare.write(events) : undefined);
   let peakRss = rss0;
   const sampler = setInterval(() => {
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
   }, 200);
-  await new Promise((r) => child.on("exit", r));
+  await exited;
   clearInterval(sampler);
   const cpu = process.cpuUsage(cpu0);
   stop.abort();
   const at = await servable;
   const made = await live.stop();
-  const { received, errors } = JSON.parse(out) as { received: Record<string, number[]>; errors: number };
+  await bare?.close();
+  const { received, errors } = JSON.parse(out.slice(out.indexOf("\n") + 1)) as {
+    received: Record<string, number[]>;
+    errors: number;
+  };
   const latencies: number[] = [];
   let deliveries = 0;
   for (const [id, times] of Object.entries(received)) {
@@ -109,7 +162,7 @@ async function run(mode: "stream" | "poll") {
     latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? Number.NaN;
   const cpuMs = (cpu.user + cpu.system) / 1000;
   process.stdout.write(
-    `${mode === "stream" ? "GET /events/stream" : `GET /events/all?poll=1 every ${POLL_MS} ms`} × ${CLIENTS}: ` +
+    `${{ stream: "GET /events/stream", bare: "bare fan-out (node:http, same bytes)", poll: `GET /events/all?poll=1 every ${POLL_MS} ms` }[mode]} × ${CLIENTS}: ` +
       `${made} live blocks, ${at.size} events servable during the run, ${deliveries} deliveries, ${errors} client errors; ` +
       `latency servable → client p50 ${pct(0.5).toFixed(0)} ms, p99 ${pct(0.99).toFixed(0)} ms; ` +
       `API process CPU ${(cpuMs / SECONDS / 10).toFixed(1)}% of a core (${(cpuMs / CLIENTS).toFixed(1)} ms per connection over ${SECONDS} s, ingest and processors included), ` +
@@ -117,8 +170,7 @@ async function run(mode: "stream" | "poll") {
   );
 }
 
-await run("stream");
-await run("poll");
+for (const mode of MODES) await run(mode);
 await app.close();
 await pipeline.stop();
 await stores.close();

@@ -65,8 +65,11 @@ export interface StreamSink {
 }
 
 export interface StreamHub {
-  /** Resolves with the watermark once it is above `seen`, or after `timeoutMs` / when `signal` aborts. */
-  next(seen: number, timeoutMs: number, signal: AbortSignal): Promise<number>;
+  /**
+   * Resolves with the ceiling pages are served under once it is above `seen` (a ceiling a page was read under), or
+   * after `timeoutMs` / when `signal` aborts.
+   */
+  next(seen: string, timeoutMs: number, signal: AbortSignal): Promise<string>;
   /** Counts a connection of `owner` against `limit`; null when the owner is at its limit. */
   acquire(owner: string, limit: number): (() => void) | null;
   /** Connections open per owner (tests, /status). */
@@ -77,23 +80,31 @@ export interface StreamHub {
 }
 
 export function createStreamHub(events: EventsService, settings: Pick<StreamSettings, "pollMs">): StreamHub {
-  const waiters = new Set<{ seen: number; wake: (wm: number) => void }>();
+  const waiters = new Set<{ seen: string; wake: (ceiling: string) => void }>();
   const owners = new Map<string, number>();
   const closing = new AbortController();
   // Every open stream listens to it (thousands are expected): not a leak.
   setMaxListeners(0, closing.signal);
   let running = false;
-  let last = 0;
+  let last = "";
 
-  // One watermark read per step for every waiting connection; runs only while some wait.
+  const wake = (ceiling: string) => {
+    if (ceiling > last) last = ceiling;
+    for (const w of [...waiters]) if (last > w.seen) w.wake(last);
+  };
+  // The moment pages are served under a higher ceiling (whoever's read made the step: this hub's, a poller's),
+  // every connection waiting below it wakes.
+  const unsubscribe = events.onStep(wake);
+
+  // While connections wait, the hub reads the ceiling every pollMs (one read for all of them): it is what moves the
+  // watermark cache and the tail on when no poller does; the step itself wakes them through onStep.
   const run = async () => {
     while (waiters.size > 0 && !closing.signal.aborted) {
       try {
-        last = await events.watermark();
+        wake(await events.ceiling());
       } catch {
         // the store is away: waiters keep waiting (and send heartbeats); the next step retries
       }
-      for (const w of [...waiters]) if (last > w.seen) w.wake(last);
       if (waiters.size > 0) await sleep(settings.pollMs);
     }
     running = false;
@@ -104,11 +115,11 @@ export function createStreamHub(events: EventsService, settings: Pick<StreamSett
     next(seen, timeoutMs, signal) {
       if (last > seen) return Promise.resolve(last);
       return new Promise((resolve) => {
-        const done = (wm: number) => {
+        const done = (ceiling: string) => {
           clearTimeout(timer);
           signal.removeEventListener("abort", abort);
           waiters.delete(waiter);
-          resolve(wm);
+          resolve(ceiling);
         };
         const waiter = { seen, wake: done };
         const abort = () => done(last);
@@ -136,6 +147,7 @@ export function createStreamHub(events: EventsService, settings: Pick<StreamSett
     },
     open: () => [...owners.values()].reduce((a, b) => a + b, 0),
     close() {
+      unsubscribe();
       closing.abort();
     },
   };
@@ -207,11 +219,12 @@ export async function serveStream(
       sink.end();
       return { delivered, reason: "caught_up" };
     }
-    const seen = await events.watermark();
+    // The ceiling this page was read under: a step past it has events this page could not hold.
+    const seen = page.ceiling ?? (await events.ceiling());
     const wait = Math.max(1, settings.heartbeatMs - (Date.now() - lastWrite));
-    const wm = await hub.next(seen, wait, stop);
+    const ceiling = await hub.next(seen, wait, stop);
     if (stop.aborted || sink.closed) break;
-    if (wm <= seen && Date.now() - lastWrite >= settings.heartbeatMs - 5) {
+    if (ceiling <= seen && Date.now() - lastWrite >= settings.heartbeatMs - 5) {
       if (!(await put(`: keep-alive ${Date.now()}\n\n`, cursor)))
         return { delivered, reason: "slow_consumer" };
     }

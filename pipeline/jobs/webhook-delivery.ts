@@ -18,6 +18,12 @@
  * The cursor is never ahead of a 2xx, a batch is re-sent until one, and any number of worker processes may run:
  * pg-boss hands each message to one of them (a message expired after WEBHOOK_EXPIRE_S is retried, and the fencing
  * keeps the late handler's writes out).
+ *
+ * Live: a caught-up webhook's next message waits WEBHOOK_POLL_S, but each worker process reads the events' ceiling
+ * every WEBHOOK_WAKE_MS and, on a step (new events served), makes every such waiting message due at once and wakes
+ * its delivery loops: the messages themselves, their steps and fencing are unchanged, only their start comes sooner
+ * (a message waiting out a retry's backoff is not touched). A step seen while a batch was on its way sends the next
+ * message due at once instead of after WEBHOOK_POLL_S.
  */
 
 import type PgBoss from "pg-boss";
@@ -29,6 +35,7 @@ import { WEBHOOK_DEAD_QUEUE, WEBHOOK_QUEUE } from "../../lib/jobs/queue.ts";
 import { createAddressLabelsRepo } from "../../lib/labels/repo.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { Metrics } from "../../lib/metrics.ts";
+import { sleep } from "../../lib/retry.ts";
 import type { Ch } from "../../lib/stores/clickhouse.ts";
 import type { Pg } from "../../lib/stores/postgres.ts";
 import { createAddressPolicy } from "../../lib/webhooks/address.ts";
@@ -64,14 +71,27 @@ export function workerEventsService(pg: Pg, ch: Ch, config: Config): EventsServi
   });
 }
 
-/** Registers the delivery handlers (WEBHOOK_CONCURRENCY of them) and the dead-letter handler on a started boss. */
-export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<void> {
+/**
+ * Registers the delivery handlers (WEBHOOK_CONCURRENCY of them) and the dead-letter handler on a started boss, and
+ * starts the wake on steps; `stop` ends the wake (before the boss stops).
+ */
+export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<{ stop(): Promise<void> }> {
   const { boss, config } = deps;
-  if (config.WEBHOOK_CONCURRENCY === 0) return;
+  if (config.WEBHOOK_CONCURRENCY === 0) return { stop: async () => {} };
   const log = deps.log.child({ component: "webhooks" });
   const events = deps.events ?? workerEventsService(deps.pg, deps.ch, config);
   const repo = createWebhooksRepo(deps.pg, config, async () => boss);
   const policy = createAddressPolicy(config.WEBHOOK_ALLOWED_CIDRS);
+  const workers: string[] = [];
+  /** Lets every delivery loop of this process fetch at once instead of at its next poll. */
+  const notify = () => {
+    for (const id of workers) boss.notifyWorker(id);
+  };
+  /** The highest ceiling the wake saw: a page read under a lower one missed events already served. */
+  let seen = "";
+  /** The delay of a caught-up webhook's next message: none when a step came after its page was read. */
+  const pollDelay = (ceiling: string | undefined) =>
+    ceiling !== undefined && seen > ceiling ? 0 : config.WEBHOOK_POLL_S;
 
   /**
    * Sends the next batch of a claimed webhook: `empty` when nothing matched (the step idled), `stopped` when the
@@ -79,11 +99,12 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<v
    */
   async function sendBatch(
     hook: StoredWebhook,
-  ): Promise<"empty" | "stopped" | { entry: DeliveryLog; full: boolean }> {
+  ): Promise<"empty" | "stopped" | { entry: DeliveryLog; full: boolean; ceiling?: string }> {
     let ids: readonly string[];
     let docs: readonly string[];
+    let ceiling: string | undefined;
     try {
-      ({ ids, docs } = await events.page(hook.filters, {
+      ({ ids, docs, ceiling } = await events.page(hook.filters, {
         limit: config.WEBHOOK_BATCH,
         afterId: hook.after_id,
         poll: true,
@@ -110,7 +131,9 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<v
     }
     const lastId = ids.at(-1);
     if (!lastId) {
-      await repo.idle(hook, config.WEBHOOK_POLL_S, true);
+      const delay = pollDelay(ceiling);
+      await repo.idle(hook, delay, true);
+      if (delay === 0) notify();
       return "empty";
     }
     if (pending !== lastId && !(await repo.setPending(hook, lastId))) return "stopped";
@@ -138,7 +161,7 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<v
       await repo.failed(hook, entry);
       throw new Error(`webhook ${hook.webhook_id} delivery failed: ${result.error}`);
     }
-    return { entry, full: ids.length >= config.WEBHOOK_BATCH };
+    return { entry, full: ids.length >= config.WEBHOOK_BATCH, ...(ceiling ? { ceiling } : {}) };
   }
 
   // A message catching up sends full batches back to back (WEBHOOK_STEP_BATCHES), each acknowledged on its own 2xx,
@@ -155,7 +178,9 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<v
       if (batch === "empty" || batch === "stopped") return;
       const more = batch.full && sent < config.WEBHOOK_STEP_BATCHES && Date.now() - started < budgetMs;
       if (!more) {
-        await repo.acknowledge(hook, batch.entry, batch.full ? 0 : config.WEBHOOK_POLL_S);
+        const delay = batch.full ? 0 : pollDelay(batch.ceiling);
+        await repo.acknowledge(hook, batch.entry, delay);
+        if (delay === 0) notify();
         return;
       }
       if (!(await repo.advance(hook, batch.entry))) return;
@@ -199,6 +224,39 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<v
   };
   // pg-boss runs each `work` call as its own polling loop: one per concurrent delivery.
   for (let i = 0; i < config.WEBHOOK_CONCURRENCY; i++)
-    await boss.work<WebhookMessage>(WEBHOOK_QUEUE, options, handler);
+    workers.push(await boss.work<WebhookMessage>(WEBHOOK_QUEUE, options, handler));
   await boss.work<WebhookMessage>(WEBHOOK_DEAD_QUEUE, options, dead);
+
+  // The wake: one ceiling read per WEBHOOK_WAKE_MS; on a step, one statement makes every caught-up webhook's
+  // waiting message due (state `created` with a later start; retries wait in state `retry`, untouched).
+  const stopping = new AbortController();
+  const wake = async () => {
+    while (!stopping.signal.aborted) {
+      try {
+        const ceiling = await events.ceiling();
+        if (seen !== "" && ceiling > seen) {
+          seen = ceiling;
+          const [due] = await deps.pg.query<{ n: number }>(
+            "webhook_wake",
+            `WITH due AS (
+               UPDATE pgboss.job SET start_after = now()
+                WHERE name = $1 AND state = 'created' AND start_after > now() RETURNING 1)
+             SELECT count(*)::int AS n FROM due`,
+            [WEBHOOK_QUEUE],
+          );
+          if ((due?.n ?? 0) > 0) notify();
+        } else if (ceiling > seen) seen = ceiling;
+      } catch (error) {
+        log.debug({ err: error }, "Webhook wake: the ceiling could not be read; trying again.");
+      }
+      await sleep(config.WEBHOOK_WAKE_MS, stopping.signal).catch(() => undefined);
+    }
+  };
+  const waking = config.WEBHOOK_WAKE_MS > 0 ? wake() : Promise.resolve();
+  return {
+    async stop() {
+      stopping.abort();
+      await waking;
+    },
+  };
 }
