@@ -30,7 +30,7 @@ import type PgBoss from "pg-boss";
 import type { Config } from "../../lib/config.ts";
 import { createLabelCache } from "../../lib/events/label-cache.ts";
 import { createEventsReader } from "../../lib/events/reader.ts";
-import { createEventsService, type EventsService } from "../../lib/events/service.ts";
+import { createEventsService, type EventsPage, type EventsService } from "../../lib/events/service.ts";
 import { WEBHOOK_DEAD_QUEUE, WEBHOOK_QUEUE } from "../../lib/jobs/queue.ts";
 import { createAddressLabelsRepo } from "../../lib/labels/repo.ts";
 import type { Logger } from "../../lib/logger.ts";
@@ -59,14 +59,18 @@ export interface WebhookDeliveryDeps {
   metrics?: Metrics;
 }
 
-/** The events service of a worker process: as the API's (api/deps.ts), without the in-memory tail. */
+/**
+ * The events service of a worker process: as the API's (api/deps.ts), without the in-memory tail or page cache. Its
+ * watermark is reused for WEBHOOK_WAKE_MS (stale-while-revalidate: the wake's read every WEBHOOK_WAKE_MS refreshes
+ * it in the background), so a batch does not wait for a watermark read of its own.
+ */
 export function workerEventsService(pg: Pg, ch: Ch, config: Config): EventsService {
   return createEventsService({
     reader: createEventsReader(ch),
     labels: createLabelCache(createAddressLabelsRepo(pg), { checkMs: config.EVENTS_PAGE_CACHE_MS }),
     tail: null,
     hydration: config.PAYLOAD_HYDRATION,
-    watermarkCacheMs: 0,
+    watermarkCacheMs: config.WEBHOOK_WAKE_MS,
     pageCacheMs: 0,
   });
 }
@@ -93,22 +97,30 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<{
   const pollDelay = (ceiling: string | undefined) =>
     ceiling !== undefined && seen > ceiling ? 0 : config.WEBHOOK_POLL_S;
 
+  /** A webhook's next batch of matching events after `afterId` under the watermark, as a poller reads it. */
+  const read = (hook: StoredWebhook, afterId: string) =>
+    events.page(hook.filters, { limit: config.WEBHOOK_BATCH, afterId, poll: true });
+
   /**
-   * Sends the next batch of a claimed webhook: `empty` when nothing matched (the step idled), `stopped` when the
-   * webhook moved on meanwhile, else the acknowledged batch's log entry and whether it was full. Throws on a failure.
+   * Sends the next batch of a claimed webhook (read now, or `prefetched` while the previous batch was posted):
+   * `empty` when nothing matched (the step idled), `stopped` when the webhook moved on meanwhile, else the
+   * acknowledged batch's log entry, whether it was full, the ceiling it was read under and the next batch's read when
+   * it was full. Throws on a failure.
    */
+
   async function sendBatch(
     hook: StoredWebhook,
-  ): Promise<"empty" | "stopped" | { entry: DeliveryLog; full: boolean; ceiling?: string }> {
+    prefetched: Promise<EventsPage> | null,
+  ): Promise<
+    | "empty"
+    | "stopped"
+    | { entry: DeliveryLog; full: boolean; ceiling?: string; next: Promise<EventsPage> | null }
+  > {
     let ids: readonly string[];
     let docs: readonly string[];
     let ceiling: string | undefined;
     try {
-      ({ ids, docs, ceiling } = await events.page(hook.filters, {
-        limit: config.WEBHOOK_BATCH,
-        afterId: hook.after_id,
-        poll: true,
-      }));
+      ({ ids, docs, ceiling } = await (prefetched ?? read(hook, hook.after_id)));
     } catch (error) {
       // The service's own stores failing is no failure of the receiver: the step is tried again later, the pending
       // batch and the failure count kept. When even that cannot be written, pg-boss retries the message.
@@ -136,6 +148,11 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<{
       if (delay === 0) notify();
       return "empty";
     }
+    const full = ids.length >= config.WEBHOOK_BATCH;
+    // Catching up, the next batch is read while this one is posted (the page after its last id: what the next
+    // sendBatch would read once this one is acknowledged); dropped when this one fails.
+    const next = full && !pending ? read(hook, lastId) : null;
+    next?.catch(() => undefined);
     if (pending !== lastId && !(await repo.setPending(hook, lastId))) return "stopped";
     const id = messageId(hook.webhook_id, lastId);
     const result = await deliver(policy, {
@@ -161,7 +178,7 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<{
       await repo.failed(hook, entry);
       throw new Error(`webhook ${hook.webhook_id} delivery failed: ${result.error}`);
     }
-    return { entry, full: ids.length >= config.WEBHOOK_BATCH, ...(ceiling ? { ceiling } : {}) };
+    return { entry, full, ...(ceiling ? { ceiling } : {}), next };
   }
 
   // A message catching up sends full batches back to back (WEBHOOK_STEP_BATCHES), each acknowledged on its own 2xx,
@@ -173,8 +190,9 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<{
     let hook = await repo.claim(m);
     if (!hook) return; // deleted, disabled, or the chain moved past this message
     const started = Date.now();
+    let prefetched: Promise<EventsPage> | null = null;
     for (let sent = 1; ; sent++) {
-      const batch = await sendBatch(hook);
+      const batch = await sendBatch(hook, prefetched);
       if (batch === "empty" || batch === "stopped") return;
       const more = batch.full && sent < config.WEBHOOK_STEP_BATCHES && Date.now() - started < budgetMs;
       if (!more) {
@@ -184,6 +202,7 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<{
         return;
       }
       if (!(await repo.advance(hook, batch.entry))) return;
+      prefetched = batch.next;
       hook = {
         ...hook,
         after_id: batch.entry.lastEventId,
