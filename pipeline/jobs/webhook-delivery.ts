@@ -60,17 +60,18 @@ export interface WebhookDeliveryDeps {
 }
 
 /**
- * The events service of a worker process: as the API's (api/deps.ts), without the in-memory tail or page cache. Its
- * watermark is reused for WEBHOOK_WAKE_MS (stale-while-revalidate: the wake's read every WEBHOOK_WAKE_MS refreshes
- * it in the background), so a batch does not wait for a watermark read of its own.
+ * The events service of a worker process: as the API's (api/deps.ts), without the in-memory tail or page cache.
+ * `watermarkCacheMs` 0 reads the watermark for every page (the wake's reads, a message's first batch); the reads of
+ * the next batch while one is posted reuse it for up to WEBHOOK_WAKE_MS (stale-while-revalidate), so a webhook
+ * catching up does not wait for a watermark read per batch.
  */
-export function workerEventsService(pg: Pg, ch: Ch, config: Config): EventsService {
+export function workerEventsService(pg: Pg, ch: Ch, config: Config, watermarkCacheMs = 0): EventsService {
   return createEventsService({
     reader: createEventsReader(ch),
     labels: createLabelCache(createAddressLabelsRepo(pg), { checkMs: config.EVENTS_PAGE_CACHE_MS }),
     tail: null,
     hydration: config.PAYLOAD_HYDRATION,
-    watermarkCacheMs: config.WEBHOOK_WAKE_MS,
+    watermarkCacheMs,
     pageCacheMs: 0,
   });
 }
@@ -84,6 +85,7 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<{
   if (config.WEBHOOK_CONCURRENCY === 0) return { stop: async () => {} };
   const log = deps.log.child({ component: "webhooks" });
   const events = deps.events ?? workerEventsService(deps.pg, deps.ch, config);
+  const ahead = deps.events ?? workerEventsService(deps.pg, deps.ch, config, config.WEBHOOK_WAKE_MS);
   const repo = createWebhooksRepo(deps.pg, config, async () => boss);
   const policy = createAddressPolicy(config.WEBHOOK_ALLOWED_CIDRS);
   const workers: string[] = [];
@@ -98,8 +100,8 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<{
     ceiling !== undefined && seen > ceiling ? 0 : config.WEBHOOK_POLL_S;
 
   /** A webhook's next batch of matching events after `afterId` under the watermark, as a poller reads it. */
-  const read = (hook: StoredWebhook, afterId: string) =>
-    events.page(hook.filters, { limit: config.WEBHOOK_BATCH, afterId, poll: true });
+  const read = (hook: StoredWebhook, afterId: string, service = events) =>
+    service.page(hook.filters, { limit: config.WEBHOOK_BATCH, afterId, poll: true });
 
   /**
    * Sends the next batch of a claimed webhook (read now, or `prefetched` while the previous batch was posted):
@@ -151,7 +153,7 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<{
     const full = ids.length >= config.WEBHOOK_BATCH;
     // Catching up, the next batch is read while this one is posted (the page after its last id: what the next
     // sendBatch would read once this one is acknowledged); dropped when this one fails.
-    const next = full && !pending ? read(hook, lastId) : null;
+    const next = full && !pending ? read(hook, lastId, ahead) : null;
     next?.catch(() => undefined);
     if (pending !== lastId && !(await repo.setPending(hook, lastId))) return "stopped";
     const id = messageId(hook.webhook_id, lastId);
