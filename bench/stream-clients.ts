@@ -83,9 +83,10 @@ async function poller(offset: number) {
   await new Promise((r) => setTimeout(r, offset));
   while (!stop.signal.aborted) {
     try {
+      // No abort signal: undici's fetch refuses this process's AbortSignal ("emitter must be an EventEmitter");
+      // a poll is short, and the loop stops at the next turn.
       const res = await fetch(`${base}/events/all?poll=1&limit=200&after_id=${after}`, {
         headers,
-        signal: stop.signal,
         dispatcher,
       });
       const body = (await res.json()) as { events?: { id: string }[] };
@@ -94,8 +95,8 @@ async function poller(offset: number) {
       const last = body.events?.at(-1)?.id;
       if (last) after = last;
       if ((body.events?.length ?? 0) === 200) continue;
-    } catch {
-      if (!stop.signal.aborted) errors++;
+    } catch (error) {
+      if (!stop.signal.aborted && errors++ === 0) process.stderr.write(`poller error: ${String(error)}\n`);
     }
     await new Promise((r) => setTimeout(r, pollMs));
   }
