@@ -144,12 +144,20 @@ export async function startJobWorker(deps: PipelineDeps, options: WorkerOptions 
     );
   }
   // Outbound webhooks share the queue and this process (WEBHOOK_CONCURRENCY deliveries at once; lib/webhooks).
-  await startWebhookDelivery({ boss, pg, ch: deps.ch, config, log: deps.log, metrics: deps.metrics });
+  const webhooks = await startWebhookDelivery({
+    boss,
+    pg,
+    ch: deps.ch,
+    config,
+    log: deps.log,
+    metrics: deps.metrics,
+  });
 
   return {
     boss,
     repo,
     async stop() {
+      await webhooks.stop();
       await boss.stop({ graceful: true, close: false, timeout: 30_000 });
     },
   };
