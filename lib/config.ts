@@ -593,7 +593,7 @@ export const CONFIG_SPEC = {
   ),
   JOBS_WORKERS: bool(
     true,
-    "Run the job workers (reindex jobs and webhook deliveries) in `start` (they also run alone as `process jobs`); false leaves both to other processes.",
+    "Run the job workers (reindex jobs, webhook deliveries and NFT metadata fetches) in `start` (they also run alone as `process jobs`); false leaves them to other processes.",
   ),
   JOBS_CONCURRENCY: int(1, 1, 64, "Reindex job chunks one worker process runs at once."),
   JOBS_CHUNK_BLOCKS: int(
