@@ -211,6 +211,8 @@ export function createNftMetadataFetcher(
         target.url,
         {
           method: "GET",
+          // A connection of its own, to exactly the addresses checked (no pooled socket of an earlier fetch).
+          agent: false,
           lookup: pinned(target.addresses),
           headers: { accept: "application/json", "user-agent": "alephium-indexer-nft-metadata/1" },
         },

@@ -171,6 +171,13 @@ describe("the AlphScan client's 13 calls on the demo's data", () => {
     const worker = createNftMetadataWorker({ pg: p.pg.pg, config: p.config, log: p.deps.log });
     expect(await worker.drain()).toBeGreaterThan(0);
 
+    // The contract record names the NFT from its token URI's JSON too.
+    expect((await ok(`/contract/${address}/details`)).contract).toMatchObject({
+      contract_name: expect.stringMatching(/^BurnerNFT #\d+$/),
+      nft_registry_name: expect.stringMatching(/^BurnerNFT #\d+$/),
+      nft_registry_image: expect.stringMatching(/^data:image\/svg\+xml;base64,/),
+    });
+
     const { nft, traits } = await ok(`/nft/${address}/details`);
     expect(nft).toMatchObject({
       ...DISPLAY,

@@ -3488,9 +3488,11 @@ export interface components {
             /** @description Contracts it created (GET /contract/{address}/children). */
             n_childs: number;
             nft_registry_collection_address: string | null;
+            /** @description The NFT's or collection's image: the registry's, else its URI's JSON `image` once fetched (`ipfs://` through the IPFS gateway). */
             nft_registry_image: string | null;
             /** @description `collection` or `nft` when the NFT registry holds it. */
             nft_registry_kind: string | null;
+            /** @description The NFT's or collection's name: the registry's, else its URI's JSON `name` once fetched. */
             nft_registry_name: string | null;
             /** @description The contract that created it; null when a script deployed it. */
             parent_address: string | null;
