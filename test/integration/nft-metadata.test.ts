@@ -1,4 +1,4 @@
-// Test passes: embedded (the cache is plain SQL on one table; the server pass adds nothing its own tests do not check).
+// Test passes: embedded and server (two workers claim at once: on PostgreSQL they are two connections, so FOR UPDATE SKIP LOCKED is what keeps them off each other's rows).
 /**
  * NFT metadata fetching (issue 44): the fetcher (lib/nfts/metadata.ts) against local HTTP servers on 127.0.0.1
  * (allowed through NFT_METADATA_ALLOWED_CIDRS, as an operator would allow a private gateway): a JSON document read,
