@@ -978,6 +978,10 @@ const CONFIG_RULES: ((c: Config) => string | null)[] = [
     c.SERIES_S3_ENDPOINT && !c.SERIES_S3_BUCKET
       ? 'SERIES_S3_BUCKET="": expected a bucket name with SERIES_S3_ENDPOINT'
       : null,
+  (c) =>
+    c.NFT_METADATA_RETRY_BASE_S > c.NFT_METADATA_RETRY_MAX_S
+      ? `NFT_METADATA_RETRY_BASE_S=${c.NFT_METADATA_RETRY_BASE_S}: expected at most NFT_METADATA_RETRY_MAX_S (${c.NFT_METADATA_RETRY_MAX_S})`
+      : null,
 ];
 
 /** Pure: builds the validated config from an environment-like record. Throws ConfigError on a bad value. */
