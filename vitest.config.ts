@@ -1,4 +1,5 @@
 import { accessSync, constants, mkdtempSync, rmSync, statfsSync } from "node:fs";
+import { join } from "node:path";
 import { defineConfig } from "vitest/config";
 import { TimesReporter } from "./scripts/times-reporter.ts";
 import { serverPassFiles } from "./test/passes.ts";
@@ -19,6 +20,12 @@ if (!process.env.TMPDIR && roomIn("/dev/shm", 4 * 2 ** 30)) {
   process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
 }
 
+// Where each file's worker writes its CPU time (read by the reporter at the run's end; emptied at its start).
+// TEST_CPU_DIR and TEST_TIMES_FILE, when set, send both elsewhere (a run beside another keeps its figures apart).
+const cpuDir = process.env.TEST_CPU_DIR || join(import.meta.dirname, "test-output", `cpu-${pass}`);
+process.env.TEST_CPU_DIR = cpuDir;
+const timesFile = process.env.TEST_TIMES_FILE || `test-output/times-${pass}.json`;
+
 export default defineConfig({
   test: {
     include: pass === "server" ? serverPassFiles(import.meta.dirname) : ["test/**/*.test.ts"],
@@ -28,8 +35,10 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    // Each file's time goes to test-output/times-<pass>.json: `npm run test:times` prints the slowest.
-    reporters: ["default", new TimesReporter(`test-output/times-${pass}.json`)],
+    // Each file's worker process records its CPU time (test/setup/cpu-usage.ts, into TEST_CPU_DIR)...
+    setupFiles: ["test/setup/cpu-usage.ts"],
+    // ...and each file's wall and CPU time go to test-output/times-<pass>.json: `npm run test:times` prints the slowest.
+    reporters: ["default", new TimesReporter(timesFile, cpuDir)],
   },
 });
 

@@ -9,6 +9,7 @@ import { addInputKeywords, registerInputRules } from "./plugins/input.ts";
 import { registerOpenApi } from "./plugins/openapi.ts";
 import { RequestLog } from "./plugins/request-log.ts";
 import { sharedSerializers } from "./plugins/serializers.ts";
+import { sharedValidators } from "./plugins/validators.ts";
 import { exchangeWalletRoutes } from "./routes/addresses/exchange-wallets.ts";
 import { addressLabelRoutes } from "./routes/addresses/labels.ts";
 import { categoryRoutes } from "./routes/categories/index.ts";
@@ -42,6 +43,8 @@ import type { ApiDeps, App, RouteEntry } from "./types.ts";
 
 /** The response serializers of every app this process builds (./plugins/serializers.ts). */
 export const SERIALIZERS = sharedSerializers();
+/** One compiled request validator per distinct schema, likewise (api/plugins/validators.ts). */
+export const VALIDATORS = sharedValidators();
 
 /** A route group: a function that registers its routes on the app with the shared deps. */
 export type RouteGroup = (app: App, deps: ApiDeps) => Promise<void>;
@@ -88,8 +91,14 @@ export interface BuildOptions {
 export async function buildApp(deps: ApiDeps, options: BuildOptions = {}): Promise<App> {
   const stagePrefix = `/${deps.config.STAGE}`;
   const app = Fastify({
-    // One compiled response serializer per distinct schema, shared by every route and app of the process.
-    schemaController: { compilersFactory: { buildSerializer: SERIALIZERS.buildSerializer } },
+    // One compiled response serializer and request validator per distinct schema, shared by every route and app of
+    // the process.
+    schemaController: {
+      compilersFactory: {
+        buildSerializer: SERIALIZERS.buildSerializer,
+        buildValidator: VALIDATORS.buildValidator,
+      },
+    },
     loggerInstance: deps.log,
     logController: new RequestLog(),
     clientErrorHandler: clientErrorHandler(deps.log),

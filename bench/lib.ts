@@ -7,7 +7,7 @@ import autocannon from "autocannon";
 import Fastify from "fastify";
 import { buildApp } from "../api/app.ts";
 import { createApiDeps } from "../api/deps.ts";
-import type { App } from "../api/types.ts";
+import type { ApiDeps, App } from "../api/types.ts";
 import { registerDevnetDapps } from "../devnet/register.ts";
 import type { DevnetChain } from "../devnet/types.ts";
 import { type Config, loadConfig } from "../lib/config.ts";
@@ -101,7 +101,7 @@ export async function startBenchApp(deps: {
   pg: Pg;
   ch: Ch;
   metrics?: Metrics;
-}): Promise<{ app: App; base: string; headers: Record<string, string> }> {
+}): Promise<{ app: App; base: string; headers: Record<string, string>; deps: ApiDeps }> {
   const { config, log, pg, ch } = deps;
   const keys = createKeysRepo(pg);
   await keys.upsertPlan({
@@ -115,9 +115,15 @@ export async function startBenchApp(deps: {
   });
   const created = await keys.createKey({ userId: "bench", planId: "free", level: "user" });
   await keys.setPlan(created.keyId, "bench");
-  const app = await buildApp(createApiDeps(config, { pg, ch }, log, deps.metrics));
+  const apiDeps = createApiDeps(config, { pg, ch }, log, deps.metrics);
+  const app = await buildApp(apiDeps);
   const base = await app.listen({ host: "127.0.0.1", port: 0 });
-  return { app, base, headers: { "x-api-key": created.key, authorization: `Bearer ${created.key}` } };
+  return {
+    app,
+    base,
+    headers: { "x-api-key": created.key, authorization: `Bearer ${created.key}` },
+    deps: apiDeps,
+  };
 }
 
 /** The processors a pipeline bench runs: every one, or those BENCH_PROCESSORS names (comma-separated; `-name` leaves one out). */

@@ -1,13 +1,23 @@
 /**
- * Bench (issue 24, fan-out), embedded stores with ingest live: BENCH_CLIENTS (default 1,000) connections of
- * GET /events/stream, then as many pollers of /events/all?poll=1 (one request per BENCH_POLL_MS each, the
- * pollers' usual rhythm), on the same live events. For each: delivery latency from the moment an event became
- * servable (the API's watermark passed its time, watched every 20 ms here) to each client's receipt (p50/p99),
- * deliveries, the API process's CPU time and memory per connection. The clients run in a process of their own.
+ * Bench (issue 24, fan-out; issue 46, 10,000 clients), embedded stores with ingest live, one run per BENCH_MODES
+ * (default `stream,bare,poll`), each on the same live events:
+ * - `stream`: BENCH_CLIENTS (default 1,000) connections of GET /events/stream;
+ * - `bare`: the upper bound, as many plain Server-Sent Events responses of a minimal node:http server in this
+ *   process, written the same event bytes (`id:` and `data:` per event, the same pages read in this process) at
+ *   each watermark step;
+ * - `poll`: as many pollers of /events/all?poll=1 (one request per BENCH_POLL_MS each, the pollers' usual rhythm).
+ * For each: delivery latency from the watermark step that made an event visible (the API's events service started
+ * serving pages under a ceiling above it: its onStep, in this process) to each client's receipt (p50/p99),
+ * deliveries, this process's CPU time and memory per connection.
+ * The clients run in a process of their own and connect (in waves of 500) before live blocks start.
  * Run: npm run bench:stream   (BENCH_BLOCKS=1500 history, BENCH_SECONDS=20 per run, BENCH_LIVE_MS=100 per block)
+ * 10,000 clients: `ulimit -n 30000; BENCH_CLIENTS=10000 BENCH_MODES=stream,bare npm run bench:stream` (each
+ * connection is a descriptor in both processes).
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createDevnetChain } from "../devnet/chain.ts";
@@ -20,6 +30,7 @@ const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 1000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const LIVE_MS = Number(process.env.BENCH_LIVE_MS ?? 100);
 const POLL_MS = Number(process.env.BENCH_POLL_MS ?? 1000);
+const MODES = (process.env.BENCH_MODES ?? "stream,bare,poll").split(",") as ("stream" | "bare" | "poll")[];
 const log = createLogger({ level: "warn" });
 
 const chain = createDevnetChain({ seed: 5 });
@@ -33,46 +44,114 @@ const { config, stores, pg, ch, pipeline, ingestor, drain } = await startBenchPi
   log,
 });
 await ingestHistory({ ingestor, drain }, BLOCKS);
-const { app, base, headers } = await startBenchApp({
+const {
+  app,
+  base,
+  headers,
+  deps: apiDeps,
+} = await startBenchApp({
   config: { ...config, PUBLIC_RPM: 100_000_000, STREAM_CONNECTIONS: { bench: CLIENTS + 10 } },
   log,
   pg,
   ch,
 });
 const key = headers["x-api-key"]!;
+const events = apiDeps.events!;
 
-/** When each live event became servable: the first watermark read (every 20 ms) at or past its time. */
-async function watchServable(stop: AbortSignal): Promise<Map<string, number>> {
-  const at = new Map<string, number>();
-  const first = (await (await fetch(`${base}/events/all?limit=1`)).json()) as { events: { id: string }[] };
-  let cursor = first.events[0]?.id ?? "0";
-  while (!stop.aborted) {
-    const res = await fetch(`${base}/events/all?poll=1&limit=200&after_id=${cursor}`);
-    const page = (await res.json()) as { events: { id: string }[] };
-    const now = Date.now();
-    for (const e of page.events) at.set(e.id, now);
-    cursor = page.events.at(-1)?.id ?? cursor;
-    if (page.events.length < 200) await new Promise((r) => setTimeout(r, 20));
-  }
-  return at;
+/**
+ * The watermark steps: when the API's events service started serving pages under each higher ceiling (its onStep,
+ * the moment new events become visible to every reader of this process). Like the stream hub, the bench reads the
+ * ceiling every STREAM_POLL_MS (the steps need a reader); `step` gets each one at once (the bare fan-out).
+ */
+function watchSteps(step?: (ceiling: string) => void) {
+  const steps: { ceiling: string; at: number }[] = [];
+  const off = events.onStep((ceiling) => {
+    steps.push({ ceiling, at: Date.now() });
+    step?.(ceiling);
+  });
+  const ticker = setInterval(() => void events.ceiling().catch(() => undefined), config.STREAM_POLL_MS);
+  return {
+    /** When the event became visible: the first step whose ceiling is above its id (null: before or after). */
+    servableAt(id: string): number | null {
+      let lo = 0;
+      let hi = steps.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (steps[mid]!.ceiling > id) hi = mid;
+        else lo = mid + 1;
+      }
+      return lo < steps.length ? steps[lo]!.at : null;
+    },
+    stop() {
+      off();
+      clearInterval(ticker);
+      return steps.length;
+    },
+  };
 }
 
-async function run(mode: "stream" | "poll") {
+/** The bound: a minimal node:http server holding plain Server-Sent Events responses, written to all at once. */
+async function bareServer(after: string) {
+  const open = new Set<ServerResponse>();
+  let cursor = after;
+  let busy = false;
+  let again = false;
+  const http = createServer((_req, res) => {
+    res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store" });
+    res.write("retry: 3000\n\n");
+    open.add(res);
+    res.on("close", () => open.delete(res));
+  });
+  http.maxConnections = CLIENTS + 100;
+  await new Promise<void>((r) => http.listen(0, "127.0.0.1", CLIENTS, r));
+  return {
+    base: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
+    /**
+     * At a step, the new events (poll pages after the last written, read in this process like the hub does) as the
+     * same bytes as the route (`id:` and `data:` the event's JSON), each page written to every response in one pass.
+     */
+    async step() {
+      if (busy) {
+        again = true;
+        return;
+      }
+      busy = true;
+      try {
+        do {
+          again = false;
+          for (;;) {
+            const page = await events.page({}, { limit: 200, afterId: cursor, poll: true });
+            if (page.ids.length === 0) break;
+            const text = page.ids.map((id, i) => `id: ${id}\ndata: ${page.docs[i]}\n\n`).join("");
+            for (const res of open) res.write(text);
+            cursor = page.ids.at(-1)!;
+            if (page.ids.length < 200) break;
+          }
+        } while (again);
+      } finally {
+        busy = false;
+      }
+    },
+    async close() {
+      for (const res of open) res.end();
+      await new Promise((r) => http.close(r));
+    },
+  };
+}
+
+async function run(mode: "stream" | "bare" | "poll") {
   const start = ((await (await fetch(`${base}/events/all?limit=1`)).json()) as { events: { id: string }[] })
     .events[0]?.id;
-  const live = produceLive(chain, ingestor, LIVE_MS);
-  const stop = new AbortController();
-  const servable = watchServable(stop.signal);
+  const bare = mode === "bare" ? await bareServer(start ?? "0") : null;
   const rss0 = process.memoryUsage().rss;
-  const cpu0 = process.cpuUsage();
   const child = spawn(
     process.execPath,
     [
       "--import",
       "tsx",
       "bench/stream-clients.ts",
-      mode,
-      base,
+      mode === "poll" ? "poll" : "stream",
+      bare?.base ?? base,
       key,
       String(CLIENTS),
       String(SECONDS),
@@ -82,26 +161,41 @@ async function run(mode: "stream" | "poll") {
     { stdio: ["ignore", "pipe", "inherit"] },
   );
   let out = "";
+  let ready = () => {};
+  const connected = new Promise<void>((r) => {
+    ready = r;
+  });
   child.stdout.on("data", (d) => {
     out += d;
+    if (out.startsWith("ready\n")) ready();
   });
+  const exited = new Promise((r) => child.on("exit", r));
+  await Promise.race([connected, exited]);
+  const cpu0 = process.cpuUsage();
+  const steps = watchSteps(bare ? () => void bare.step() : undefined);
+  const live = produceLive(chain, ingestor, LIVE_MS);
   let peakRss = rss0;
   const sampler = setInterval(() => {
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
   }, 200);
-  await new Promise((r) => child.on("exit", r));
+  await exited;
   clearInterval(sampler);
   const cpu = process.cpuUsage(cpu0);
-  stop.abort();
-  const at = await servable;
+  const stepCount = steps.stop();
   const made = await live.stop();
-  const { received, errors } = JSON.parse(out) as { received: Record<string, number[]>; errors: number };
+  await bare?.close();
+  const { received, errors } = JSON.parse(out.slice(out.indexOf("\n") + 1)) as {
+    received: Record<string, number[]>;
+    errors: number;
+  };
   const latencies: number[] = [];
   let deliveries = 0;
+  let servable = 0;
   for (const [id, times] of Object.entries(received)) {
     deliveries += times.length;
-    const t = at.get(id);
-    if (t === undefined) continue; // history before the run, or after the watcher stopped
+    const t = steps.servableAt(id);
+    if (t === null) continue; // after the last step seen
+    servable++;
     for (const r of times) latencies.push(r - t);
   }
   latencies.sort((a, b) => a - b);
@@ -109,16 +203,15 @@ async function run(mode: "stream" | "poll") {
     latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? Number.NaN;
   const cpuMs = (cpu.user + cpu.system) / 1000;
   process.stdout.write(
-    `${mode === "stream" ? "GET /events/stream" : `GET /events/all?poll=1 every ${POLL_MS} ms`} × ${CLIENTS}: ` +
-      `${made} live blocks, ${at.size} events servable during the run, ${deliveries} deliveries, ${errors} client errors; ` +
-      `latency servable → client p50 ${pct(0.5).toFixed(0)} ms, p99 ${pct(0.99).toFixed(0)} ms; ` +
+    `${{ stream: "GET /events/stream", bare: "bare fan-out (node:http, same bytes)", poll: `GET /events/all?poll=1 every ${POLL_MS} ms` }[mode]} × ${CLIENTS}: ` +
+      `${made} live blocks, ${stepCount} watermark steps, ${servable} events received (${deliveries} deliveries, ${((100 * deliveries) / Math.max(1, servable * CLIENTS)).toFixed(1)}% of events × clients), ${errors} client errors; ` +
+      `latency watermark step → client p50 ${pct(0.5).toFixed(0)} ms, p99 ${pct(0.99).toFixed(0)} ms; ` +
       `API process CPU ${(cpuMs / SECONDS / 10).toFixed(1)}% of a core (${(cpuMs / CLIENTS).toFixed(1)} ms per connection over ${SECONDS} s, ingest and processors included), ` +
       `peak RSS +${((peakRss - rss0) / 2 ** 20).toFixed(0)} MiB (${((peakRss - rss0) / CLIENTS / 1024).toFixed(0)} KiB per connection)\n`,
   );
 }
 
-await run("stream");
-await run("poll");
+for (const mode of MODES) await run(mode);
 await app.close();
 await pipeline.stop();
 await stores.close();

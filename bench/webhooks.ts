@@ -3,7 +3,8 @@
  * 204 at once. First the whole history (BENCH_BLOCKS blocks) is delivered from `after_id=0`: events/s, beside the
  * bound of reading the same events as poll pages of WEBHOOK_BATCH (what each delivery reads before it POSTs). Then
  * ingest goes live for BENCH_SECONDS: latency from the moment an event became servable (the API's watermark passed
- * its time, watched every 20 ms) to its 2xx at the receiver, p50/p99.
+ * its time, watched every 20 ms) to its 2xx at the receiver, p50/p99. Beside both, the bound: a bare POST loop, one
+ * POST at a time (fetch, keep-alive) of the very bodies the history was delivered in, to the same receiver.
  * Run: npm run bench:webhooks   (BENCH_BLOCKS=1500, BENCH_SECONDS=20, BENCH_LIVE_MS=100)
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -45,14 +46,17 @@ const { app, base, headers } = await startBenchApp({
 // The receiver: when each event id was acknowledged (the first time: deliveries are at least once).
 const acked = new Map<string, number>();
 let posts = 0;
+const bodies: string[] = [];
 const receiver = createServer((req, res) => {
   let body = "";
   req.on("data", (d) => {
     body += d;
   });
   req.on("end", () => {
+    if (req.headers["x-bare"]) return void res.writeHead(204).end();
     const now = Date.now();
     posts++;
+    bodies.push(body);
     for (const e of (JSON.parse(body) as { events: { id: string }[] }).events)
       if (!acked.has(e.id)) acked.set(e.id, now);
     res.writeHead(204).end();
@@ -87,9 +91,29 @@ if (created.status !== 201) throw new Error(`webhook create: ${created.status} $
 const t0 = performance.now();
 while (acked.size < bound.ids.length) await new Promise((r) => setTimeout(r, 10));
 const historyMs = performance.now() - t0;
+const historyPosts = posts;
+// The bare POST loop: the same bodies, one POST at a time, to the same receiver (which ignores them).
+const postMs: number[] = [];
+const b0 = performance.now();
+for (const body of bodies.slice(0, historyPosts)) {
+  const p0 = performance.now();
+  const res = await fetch(receiverUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-bare": "1" },
+    body,
+  });
+  await res.arrayBuffer();
+  postMs.push(performance.now() - p0);
+}
+const bareMs = performance.now() - b0;
+postMs.sort((a, b) => a - b);
+const postPct = (p: number) =>
+  postMs[Math.min(postMs.length - 1, Math.floor(postMs.length * p))] ?? Number.NaN;
 process.stdout.write(
   `history: ${bound.ids.length} events delivered in ${(historyMs / 1000).toFixed(1)} s = ${((bound.ids.length * 1000) / historyMs).toFixed(0)} events/s ` +
-    `(${posts} POSTs of up to ${config.WEBHOOK_BATCH}); bound, the same events read as poll pages: ${((bound.ids.length * 1000) / bound.ms).toFixed(0)} events/s\n`,
+    `(${historyPosts} POSTs of up to ${config.WEBHOOK_BATCH}); bound, the same events read as poll pages: ${((bound.ids.length * 1000) / bound.ms).toFixed(0)} events/s; ` +
+    `bare POST loop of the same ${historyPosts} bodies to the same receiver: ${((bound.ids.length * 1000) / bareMs).toFixed(0)} events/s ` +
+    `(a POST p50 ${postPct(0.5).toFixed(1)} ms, p99 ${postPct(0.99).toFixed(1)} ms)\n`,
 );
 
 // Live: servable → 2xx.

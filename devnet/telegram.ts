@@ -147,15 +147,18 @@ export async function startTelegramDouble(
           while (queue.length > 0 && queue[0]!.update_id < offset) queue.shift();
           if (queue.length === 0 && Number(body.timeout ?? 0) > 0) {
             const waitMs = Math.min(Number(body.timeout) * 1000, 30_000);
+            // Held until an update comes, the timeout passes or the client goes away. The response's "close"
+            // (not the request's, which Node emits once the body is read) says the client went away.
             await new Promise<void>((resolve) => {
               const done = () => {
                 clearTimeout(timer);
                 waiters.delete(done);
+                reply.raw.off("close", done);
                 resolve();
               };
               const timer = setTimeout(done, waitMs);
               waiters.add(done);
-              request.raw.once("close", done);
+              reply.raw.once("close", done);
             });
           }
           return ok(queue.slice(0, Number(body.limit ?? 100)));

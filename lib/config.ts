@@ -648,6 +648,12 @@ export const CONFIG_SPEC = {
     3_600,
     "Seconds a caught-up webhook waits before looking for new matching events again (a full batch is followed at once).",
   ),
+  WEBHOOK_WAKE_MS: int(
+    200,
+    0,
+    60_000,
+    "How often each job worker process reads the events watermark for webhooks; on a step (new events served), every caught-up webhook waiting out WEBHOOK_POLL_S is made due at once, so live events go out right after they are served (0 = off: they wait for WEBHOOK_POLL_S).",
+  ),
   WEBHOOK_RETRY_LIMIT: int(
     12,
     0,

@@ -17,15 +17,29 @@ const report = JSON.parse(readFileSync(file, "utf8")) as TimesReport;
 const files = [...report.files].sort((a, b) => b.seconds - a.seconds);
 const sum = files.reduce((s, f) => s + f.seconds, 0);
 
-console.log("| file | s | of which import | tests (skipped) |\n|---|---:|---:|---:|");
+const cpu = (f: (typeof files)[number]) => (f.cpuSeconds === undefined ? "" : f.cpuSeconds.toFixed(1));
+console.log("| file | s | of which import | CPU s | tests (skipped) |\n|---|---:|---:|---:|---:|");
 for (const f of files.slice(0, count)) {
   const skipped = f.skipped ? ` (${f.skipped})` : "";
   const state = f.state === "passed" || f.state === "skipped" ? "" : ` ${f.state}`;
   console.log(
-    `| ${f.path}${state} | ${f.seconds.toFixed(1)} | ${f.importSeconds.toFixed(1)} | ${f.tests}${skipped} |`,
+    `| ${f.path}${state} | ${f.seconds.toFixed(1)} | ${f.importSeconds.toFixed(1)} | ${cpu(f)} | ${f.tests}${skipped} |`,
   );
 }
 const tests = files.reduce((s, f) => s + f.tests, 0);
+const load = report.load ? `, load average ${report.load[0].toFixed(1)} at the start and ${report.load[1].toFixed(1)} at the end` : "";
 console.log(
-  `\n${files.length} files, ${tests} tests: wall ${report.wallSeconds.toFixed(0)} s, sum of file times ${sum.toFixed(0)} s`,
+  `\n${files.length} files, ${tests} tests: wall ${report.wallSeconds.toFixed(0)} s, sum of file times ${sum.toFixed(0)} s${load}`,
 );
+// CPU time moves much less with the machine's load than wall time: its sum over two cores is about what the pass
+// takes on an idle 2-core machine (a floor: waits on timers and the network add to it).
+const measured = files.filter((f) => f.cpuSeconds !== undefined);
+if (measured.length > 0) {
+  const cpuSum = measured.reduce((s, f) => s + (f.cpuSeconds ?? 0), 0);
+  const heaviest = [...measured].sort((a, b) => (b.cpuSeconds ?? 0) - (a.cpuSeconds ?? 0)).slice(0, 5);
+  console.log(
+    `CPU: ${cpuSum.toFixed(0)} s over ${measured.length} files, ${(cpuSum / 2).toFixed(0)} s over 2 cores; most: ${heaviest
+      .map((f) => `${f.path.replace(/^test\//, "")} ${(f.cpuSeconds ?? 0).toFixed(0)} s`)
+      .join(", ")}`,
+  );
+}

@@ -28,10 +28,10 @@ import { createPipelineDeps, PROCESSORS, type ProcessorName, startPipeline } fro
 import { context, eventsWritten, positiveInt, startProcessTradeWatcher } from "./shared.ts";
 
 /**
- * The demo's live reorgs: one every 120 blocks (a minute at 2 blocks/s), 1 to 4 blocks deep, so that about
- * every other one is deeper than CONFIRMATIONS (2) and shows as a reorg notice within a few minutes.
+ * The demo's live reorgs: one every 60 blocks (half a minute at 2 blocks/s), 1 to 4 blocks deep, so that about
+ * every other one is deeper than CONFIRMATIONS (2) and shows as a reorg notice, about one a minute.
  */
-const DEMO_REORG_EVERY = 120;
+const DEMO_REORG_EVERY = 60;
 const DEMO_REORG_DEPTH = 4;
 /** Written into the demo's WireGuard client configurations; nothing listens there. */
 const DEMO_WG_ENDPOINT = "wg.demo.invalid:51820";

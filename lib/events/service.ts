@@ -32,6 +32,8 @@ export interface EventsPage {
   readonly ids: readonly string[];
   /** Each event's JSON document (an `ApiEvent`). */
   readonly docs: readonly string[];
+  /** The ceiling the page was read under (events below it were served). */
+  readonly ceiling?: string;
 }
 
 export interface EventsService {
@@ -39,6 +41,13 @@ export interface EventsService {
   watermark(): Promise<number>;
   /** One page of served events. */
   page(filters: EventFilters, page: PageRequest): Promise<EventsPage>;
+  /** The ceiling pages are served under now (an event id bound: the watermark's, or the tail's while it syncs). */
+  ceiling(): Promise<string>;
+  /**
+   * Calls `listener` with the new ceiling each time pages start being served under a higher one: the moment new
+   * events become visible (a watermark step once the tail holds it). Returns the unsubscribe.
+   */
+  onStep(listener: (ceiling: string) => void): () => void;
   byTransaction(txId: string): Promise<ApiEvent[]>;
   /** Events of many transactions in one store query at most (decorated explorer lists). */
   byTransactions(txIds: string[]): Promise<Map<string, ApiEvent[]>>;
@@ -132,6 +141,16 @@ export function createEventsService(o: EventsServiceOptions): EventsService {
   });
 
   let syncing: Promise<void> | null = null;
+  const listeners = new Set<(ceiling: string) => void>();
+  let served = "";
+  /** Notes the ceiling pages are served under; a higher one is a step, told to the listeners. */
+  const reached = (at: string): string => {
+    if (at > served) {
+      served = at;
+      for (const listener of listeners) listener(at);
+    }
+    return at;
+  };
   /**
    * The ceiling pages are served under. A tail synced within TAIL_STALE_MS answers at once, under its own ceiling
    * when the watermark has moved past it (every event under it is still final), while one background sync brings
@@ -145,21 +164,36 @@ export function createEventsService(o: EventsServiceOptions): EventsService {
       if (!syncing)
         syncing = tail
           .sync(at)
-          .catch(() => undefined)
+          .then(
+            () => {
+              // The tail now holds everything under `at` (the watermark it followed): pages are served under it.
+              const now = tail.held();
+              // biome-ignore lint/complexity/useMathMinMax: ids are strings (compared as text), not numbers
+              if (now) reached(now.top < at ? now.top : at);
+            },
+            () => undefined,
+          )
           .finally(() => {
             syncing = null;
           });
       // biome-ignore lint/complexity/useMathMinMax: ids are strings (compared as text), not numbers
-      return held.top < at ? held.top : at;
+      return reached(held.top < at ? held.top : at);
     }
     await tail?.sync(at);
-    return at;
+    return reached(at);
   }
 
   const service: EventsService = {
     hydration: o.hydration,
     tail,
     watermark,
+    ceiling,
+    onStep(listener) {
+      listeners.add(listener);
+      return () => {
+        listeners.delete(listener);
+      };
+    },
     async page(filters, page) {
       const below = await ceiling();
       // One build per (filters, page, ceiling) within EVENTS_PAGE_CACHE_MS, from the tail or the store: stream
@@ -168,7 +202,7 @@ export function createEventsService(o: EventsServiceOptions): EventsService {
         let held = tail?.read(filters, page, below) ?? heldEvents(await reader.page(filters, page, below));
         if (page.poll && page.afterId && isFiltered(filters))
           held = await withNotices(filters, { ...page, afterId: page.afterId }, below, held);
-        return pageOf(held);
+        return { ...(await pageOf(held)), ceiling: below };
       });
     },
     async byTransaction(txId) {

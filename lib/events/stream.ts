@@ -5,9 +5,13 @@
  * it is caught up, then waits for the next watermark step. So every matching event arrives once, in id order,
  * across reconnects, API restarts and replays, exactly as for a poller.
  *
- * Fan-out: one hub per API process reads the watermark (one shared read per step, however many connections
- * wait) and wakes the waiting connections; their next pages near the tip come from the in-memory tail (and the
- * page cache shares identical pages), not from one store read per client.
+ * Fan-out: a caught-up connection is handed to the one hub of its API process. The hub learns of each step the
+ * moment pages are served under a higher ceiling (the events service's onStep; it also reads the ceiling every
+ * STREAM_POLL_MS while it follows connections, which moves the watermark cache and the tail on), then reads one page
+ * per distinct (filters, cursor) among its connections (from the in-memory tail near the tip) and writes its text,
+ * rendered once, to every connection at that cursor in one pass: no per-connection wake, timer or page read. Keep-
+ * alives come from one sweep. A connection that gets a full page, whose socket buffer fills, or that leaves is handed
+ * back to its own loop (catching up, waiting for the drain, or ending).
  *
  * A client that reads too slowly (its unsent bytes pass `bufferBytes`, or a write does not drain within
  * `drainMs`) is sent a final `end` event with the reason and the id to resume after, then disconnected; it is
@@ -17,6 +21,7 @@ import { setMaxListeners } from "node:events";
 import { idCeiling } from "../chain/types.ts";
 import type { Config } from "../config.ts";
 import { sleep } from "../retry.ts";
+import { isFiltered } from "./notice-scope.ts";
 import type { EventFilters } from "./reader.ts";
 import type { EventsPage, EventsService } from "./service.ts";
 
@@ -64,9 +69,39 @@ export interface StreamSink {
   end(): void;
 }
 
+/** A caught-up connection the hub serves at each step (see `StreamHub.follow`). */
+export interface Follower {
+  filters: EventFilters;
+  /** The last id written. */
+  cursor: string;
+  /** The ceiling the last page was read under: a step past it may have events for this connection. */
+  seen: string;
+  sink: StreamSink;
+  /** When data (or a keep-alive) was last written (ms). */
+  lastWrite: number;
+  settings: StreamSettings;
+}
+
+/**
+ * Why `follow` handed a connection back: `more` (it was written a full page: catch up on its own), `drain` (its
+ * socket buffer is full: wait for it to drain), `slow` (its unsent bytes passed `bufferBytes`: cut it), `closed` (the
+ * client left or the hub closes).
+ */
+export interface FollowResult {
+  reason: "more" | "drain" | "slow" | "closed";
+  cursor: string;
+  /** Events written while the hub served it. */
+  delivered: number;
+  lastWrite: number;
+}
+
 export interface StreamHub {
-  /** Resolves with the watermark once it is above `seen`, or after `timeoutMs` / when `signal` aborts. */
-  next(seen: number, timeoutMs: number, signal: AbortSignal): Promise<number>;
+  /**
+   * Serves a caught-up connection from here: at each step, one page read per distinct (filters, cursor) among the
+   * connections followed, written to each of them in one pass (no per-connection wake, timer or read), and a
+   * keep-alive after `heartbeatMs` without data. Resolves when the connection needs its own loop again.
+   */
+  follow(follower: Follower, signal: AbortSignal): Promise<FollowResult>;
   /** Counts a connection of `owner` against `limit`; null when the owner is at its limit. */
   acquire(owner: string, limit: number): (() => void) | null;
   /** Connections open per owner (tests, /status). */
@@ -76,49 +111,207 @@ export interface StreamHub {
   readonly closing: AbortSignal;
 }
 
+interface Followed extends Follower {
+  key: string;
+  delivered: number;
+  done(reason: FollowResult["reason"]): void;
+}
+
+/** Connections at the same cursor with the same filters and page size: one page read serves them all. */
+interface Group {
+  filters: EventFilters;
+  cursor: string;
+  seen: string;
+  pageSize: number;
+  members: Set<Followed>;
+}
+
+/**
+ * The ceiling a connection has seen after a page with events read under `ceiling`. A filtered page's reorg notices
+ * are narrowed by the cursor it was read after (a notice names only events at or below it: lib/events/notice-scope.ts),
+ * so the page from its new cursor under the same ceiling may hold a notice the page before could not: a filtered
+ * connection reads once more from there ("" is below every ceiling). Unfiltered pages are plain id ranges.
+ */
+const afterPage = (filters: EventFilters, ceiling: string) => (isFiltered(filters) ? "" : ceiling);
+
 export function createStreamHub(events: EventsService, settings: Pick<StreamSettings, "pollMs">): StreamHub {
-  const waiters = new Set<{ seen: number; wake: (wm: number) => void }>();
+  const groups = new Map<string, Group>();
   const owners = new Map<string, number>();
   const closing = new AbortController();
   // Every open stream listens to it (thousands are expected): not a leak.
   setMaxListeners(0, closing.signal);
+  let followed = 0;
   let running = false;
-  let last = 0;
+  let last = "";
+  let stepping = false;
+  let again = false;
+  let sweeper: NodeJS.Timeout | null = null;
 
-  // One watermark read per step for every waiting connection; runs only while some wait.
+  const groupKey = (filters: EventFilters, cursor: string, pageSize: number) =>
+    `${JSON.stringify(filters)}\n${cursor}\n${pageSize}`;
+  const join = (f: Followed) => {
+    f.key = groupKey(f.filters, f.cursor, f.settings.pageSize);
+    let g = groups.get(f.key);
+    if (!g) {
+      g = {
+        filters: f.filters,
+        cursor: f.cursor,
+        seen: f.seen,
+        pageSize: f.settings.pageSize,
+        members: new Set(),
+      };
+      groups.set(f.key, g);
+    } else if (f.seen < g.seen) g.seen = f.seen;
+    g.members.add(f);
+  };
+  const leave = (f: Followed) => {
+    const g = groups.get(f.key);
+    if (g?.members.delete(f) && g.members.size === 0) groups.delete(f.key);
+  };
+
+  /** Writes to one followed connection; false when it was handed back (drain, slow). */
+  const put = (f: Followed, text: string): boolean => {
+    const fits = f.sink.write(text);
+    f.lastWrite = Date.now();
+    if (f.sink.pending > f.settings.bufferBytes) f.done("slow");
+    else if (!fits) f.done("drain");
+    else return true;
+    return false;
+  };
+
+  /** One pass over the groups below the newest ceiling: a page read each, written to every member. */
+  async function step() {
+    if (stepping) {
+      again = true;
+      return;
+    }
+    stepping = true;
+    try {
+      do {
+        again = false;
+        const behind = [...groups.values()].filter((g) => g.seen < last);
+        await Promise.all(
+          behind.map(async (g) => {
+            let page: EventsPage;
+            try {
+              page = await events.page(g.filters, { limit: g.pageSize, afterId: g.cursor, poll: true });
+            } catch {
+              return; // the store is away: the group stays as it is and the next step reads again
+            }
+            const ceiling = page.ceiling ?? last;
+            if (page.ids.length === 0) {
+              if (ceiling > g.seen) g.seen = ceiling;
+              return;
+            }
+            const text = rendered(page);
+            const lastId = page.ids[page.ids.length - 1]!;
+            const full = page.ids.length >= g.pageSize;
+            const members = [...g.members];
+            const key = groupKey(g.filters, g.cursor, g.pageSize);
+            if (groups.get(key) === g) groups.delete(key);
+            // A filtered group reads again at once from its new cursor (see afterPage).
+            if (isFiltered(g.filters)) again = true;
+            for (const f of members) {
+              if (f.sink.closed) {
+                f.done("closed");
+                continue;
+              }
+              // Written before any `end` event that may follow: the connection resumes after the page's last id.
+              f.cursor = lastId;
+              f.delivered += page.ids.length;
+              f.seen = afterPage(g.filters, ceiling);
+              if (!put(f, text)) continue;
+              if (full) f.done("more");
+              else join(f);
+            }
+          }),
+        );
+      } while (again);
+    } finally {
+      stepping = false;
+    }
+  }
+
+  const wake = (ceiling: string) => {
+    if (ceiling > last) last = ceiling;
+    if (followed > 0) void step();
+  };
+  // The moment pages are served under a higher ceiling (whoever's read made the step: this hub's, a poller's),
+  // every connection followed below it is written.
+  const unsubscribe = events.onStep(wake);
+
+  // While connections are followed, the hub reads the ceiling every pollMs (one read for all of them): it is what
+  // moves the watermark cache and the tail on when no poller does; the step itself is seen through onStep.
   const run = async () => {
-    while (waiters.size > 0 && !closing.signal.aborted) {
+    while (followed > 0 && !closing.signal.aborted) {
       try {
-        last = await events.watermark();
+        wake(await events.ceiling());
       } catch {
-        // the store is away: waiters keep waiting (and send heartbeats); the next step retries
+        // the store is away: connections keep waiting (and get keep-alives); the next read retries
       }
-      for (const w of [...waiters]) if (last > w.seen) w.wake(last);
-      if (waiters.size > 0) await sleep(settings.pollMs);
+      if (followed > 0) await sleep(settings.pollMs);
     }
     running = false;
   };
 
+  /**
+   * Keep-alives: one sweep over the followed connections, not a timer each. A group whose connections got one reads
+   * its page again (as a connection whose wait timed out did before the hub served it): a page that changed under
+   * the same ceiling (a rewrite of served history) reaches them within a heartbeat.
+   */
+  const sweep = () => {
+    const now = Date.now();
+    let reread = false;
+    for (const g of [...groups.values()]) {
+      let due = false;
+      for (const f of [...g.members])
+        if (now - f.lastWrite >= f.settings.heartbeatMs - 5) {
+          due = true;
+          if (f.sink.closed) f.done("closed");
+          else put(f, `: keep-alive ${now}\n\n`);
+        }
+      if (due && g.members.size > 0) {
+        g.seen = "";
+        reread = true;
+      }
+    }
+    if (reread) void step();
+  };
+
   return {
     closing: closing.signal,
-    next(seen, timeoutMs, signal) {
-      if (last > seen) return Promise.resolve(last);
-      return new Promise((resolve) => {
-        const done = (wm: number) => {
-          clearTimeout(timer);
-          signal.removeEventListener("abort", abort);
-          waiters.delete(waiter);
-          resolve(wm);
+    follow(follower, signal) {
+      return new Promise<FollowResult>((resolve) => {
+        const f: Followed = {
+          ...follower,
+          key: "",
+          delivered: 0,
+          done: (reason) => {
+            leave(f);
+            signal.removeEventListener("abort", abort);
+            followed--;
+            if (followed === 0 && sweeper) {
+              clearInterval(sweeper);
+              sweeper = null;
+            }
+            f.done = () => {};
+            resolve({ reason, cursor: f.cursor, delivered: f.delivered, lastWrite: f.lastWrite });
+          },
         };
-        const waiter = { seen, wake: done };
-        const abort = () => done(last);
-        const timer = setTimeout(() => done(last), timeoutMs);
+        const abort = () => f.done("closed");
+        if (signal.aborted)
+          return resolve({ reason: "closed", cursor: f.cursor, delivered: 0, lastWrite: f.lastWrite });
         signal.addEventListener("abort", abort, { once: true });
-        waiters.add(waiter);
+        followed++;
+        join(f);
+        sweeper ??= setInterval(sweep, Math.min(1_000, Math.max(50, f.settings.heartbeatMs / 4)));
+        sweeper.unref?.();
         if (!running) {
           running = true;
           void run();
         }
+        // A step it has not seen yet (made while its last page was read) is served at once.
+        if (last > f.seen) void step();
       });
     },
     acquire(owner, limit) {
@@ -136,6 +329,7 @@ export function createStreamHub(events: EventsService, settings: Pick<StreamSett
     },
     open: () => [...owners.values()].reduce((a, b) => a + b, 0),
     close() {
+      unsubscribe();
       closing.abort();
     },
   };
@@ -170,19 +364,24 @@ export async function serveStream(
   const stop = AbortSignal.any([req.signal, hub.closing]);
   sink.write(`retry: ${settings.retryMs}\n: stream after ${cursor}\n\n`);
 
+  /** The final `end` event of a client that read too slowly, then the end of its stream. */
+  const cut = (resumeAfter: string) => {
+    sink.write(
+      endEvent(
+        "slow_consumer",
+        resumeAfter,
+        `The client read too slowly (${sink.pending} bytes unsent); reconnect with Last-Event-ID or after_id=${resumeAfter}.`,
+      ),
+    );
+    sink.end();
+  };
+
   /** Writes, then cuts the client when it cannot keep up; false when the stream must end. */
   const put = async (text: string, resumeAfter: string): Promise<boolean> => {
     const fits = sink.write(text);
     lastWrite = Date.now();
     if (sink.pending > settings.bufferBytes || (!fits && !(await sink.drained(settings.drainMs)))) {
-      sink.write(
-        endEvent(
-          "slow_consumer",
-          resumeAfter,
-          `The client read too slowly (${sink.pending} bytes unsent); reconnect with Last-Event-ID or after_id=${resumeAfter}.`,
-        ),
-      );
-      sink.end();
+      cut(resumeAfter);
       return false;
     }
     return true;
@@ -207,13 +406,31 @@ export async function serveStream(
       sink.end();
       return { delivered, reason: "caught_up" };
     }
-    const seen = await events.watermark();
-    const wait = Math.max(1, settings.heartbeatMs - (Date.now() - lastWrite));
-    const wm = await hub.next(seen, wait, stop);
-    if (stop.aborted || sink.closed) break;
-    if (wm <= seen && Date.now() - lastWrite >= settings.heartbeatMs - 5) {
-      if (!(await put(`: keep-alive ${Date.now()}\n\n`, cursor)))
-        return { delivered, reason: "slow_consumer" };
+    // Caught up: the hub serves this connection from here (one page read per distinct cursor and filters at each
+    // step, written to every connection there); it hands it back when it needs its own loop again.
+    const followed = await hub.follow(
+      {
+        filters: req.filters,
+        cursor,
+        // The ceiling this page was read under: a step past it has events this page could not hold.
+        seen:
+          page.ids.length > 0
+            ? afterPage(req.filters, page.ceiling ?? "")
+            : (page.ceiling ?? (await events.ceiling())),
+        sink,
+        lastWrite,
+        settings,
+      },
+      stop,
+    );
+    cursor = followed.cursor;
+    delivered += followed.delivered;
+    lastWrite = followed.lastWrite;
+    if (followed.reason === "closed") break;
+    if (followed.reason === "more") continue;
+    if (followed.reason === "slow" || !(await sink.drained(settings.drainMs))) {
+      cut(cursor);
+      return { delivered, reason: "slow_consumer" };
     }
   }
   if (hub.closing.aborted && !sink.closed) {

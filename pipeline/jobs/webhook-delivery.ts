@@ -18,17 +18,24 @@
  * The cursor is never ahead of a 2xx, a batch is re-sent until one, and any number of worker processes may run:
  * pg-boss hands each message to one of them (a message expired after WEBHOOK_EXPIRE_S is retried, and the fencing
  * keeps the late handler's writes out).
+ *
+ * Live: a caught-up webhook's next message waits WEBHOOK_POLL_S, but each worker process reads the events' ceiling
+ * every WEBHOOK_WAKE_MS and, on a step (new events served), makes every such waiting message due at once and wakes
+ * its delivery loops: the messages themselves, their steps and fencing are unchanged, only their start comes sooner
+ * (a message waiting out a retry's backoff is not touched). A step seen while a batch was on its way sends the next
+ * message due at once instead of after WEBHOOK_POLL_S.
  */
 
 import type PgBoss from "pg-boss";
 import type { Config } from "../../lib/config.ts";
 import { createLabelCache } from "../../lib/events/label-cache.ts";
 import { createEventsReader } from "../../lib/events/reader.ts";
-import { createEventsService, type EventsService } from "../../lib/events/service.ts";
+import { createEventsService, type EventsPage, type EventsService } from "../../lib/events/service.ts";
 import { WEBHOOK_DEAD_QUEUE, WEBHOOK_QUEUE } from "../../lib/jobs/queue.ts";
 import { createAddressLabelsRepo } from "../../lib/labels/repo.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { Metrics } from "../../lib/metrics.ts";
+import { sleep } from "../../lib/retry.ts";
 import type { Ch } from "../../lib/stores/clickhouse.ts";
 import type { Pg } from "../../lib/stores/postgres.ts";
 import { createAddressPolicy } from "../../lib/webhooks/address.ts";
@@ -52,42 +59,70 @@ export interface WebhookDeliveryDeps {
   metrics?: Metrics;
 }
 
-/** The events service of a worker process: as the API's (api/deps.ts), without the in-memory tail. */
-export function workerEventsService(pg: Pg, ch: Ch, config: Config): EventsService {
+/**
+ * The events service of a worker process: as the API's (api/deps.ts), without the in-memory tail or page cache.
+ * `watermarkCacheMs` 0 reads the watermark for every page (the wake's reads, a message's first batch); the reads of
+ * the next batch while one is posted reuse it for up to WEBHOOK_WAKE_MS (stale-while-revalidate), so a webhook
+ * catching up does not wait for a watermark read per batch.
+ */
+export function workerEventsService(pg: Pg, ch: Ch, config: Config, watermarkCacheMs = 0): EventsService {
   return createEventsService({
     reader: createEventsReader(ch),
     labels: createLabelCache(createAddressLabelsRepo(pg), { checkMs: config.EVENTS_PAGE_CACHE_MS }),
     tail: null,
     hydration: config.PAYLOAD_HYDRATION,
-    watermarkCacheMs: 0,
+    watermarkCacheMs,
     pageCacheMs: 0,
   });
 }
 
-/** Registers the delivery handlers (WEBHOOK_CONCURRENCY of them) and the dead-letter handler on a started boss. */
-export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<void> {
+/**
+ * Registers the delivery handlers (WEBHOOK_CONCURRENCY of them) and the dead-letter handler on a started boss, and
+ * starts the wake on steps; `stop` ends the wake (before the boss stops).
+ */
+export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<{ stop(): Promise<void> }> {
   const { boss, config } = deps;
-  if (config.WEBHOOK_CONCURRENCY === 0) return;
+  if (config.WEBHOOK_CONCURRENCY === 0) return { stop: async () => {} };
   const log = deps.log.child({ component: "webhooks" });
   const events = deps.events ?? workerEventsService(deps.pg, deps.ch, config);
+  const ahead = deps.events ?? workerEventsService(deps.pg, deps.ch, config, config.WEBHOOK_WAKE_MS);
   const repo = createWebhooksRepo(deps.pg, config, async () => boss);
   const policy = createAddressPolicy(config.WEBHOOK_ALLOWED_CIDRS);
+  const workers: string[] = [];
+  /** Lets every delivery loop of this process fetch at once instead of at its next poll. */
+  const notify = () => {
+    for (const id of workers) boss.notifyWorker(id);
+  };
+  /** The highest ceiling the wake saw: a page read under a lower one missed events already served. */
+  let seen = "";
+  /** The delay of a caught-up webhook's next message: none when a step came after its page was read. */
+  const pollDelay = (ceiling: string | undefined) =>
+    ceiling !== undefined && seen > ceiling ? 0 : config.WEBHOOK_POLL_S;
+
+  /** A webhook's next batch of matching events after `afterId` under the watermark, as a poller reads it. */
+  const read = (hook: StoredWebhook, afterId: string, service = events) =>
+    service.page(hook.filters, { limit: config.WEBHOOK_BATCH, afterId, poll: true });
 
   /**
-   * Sends the next batch of a claimed webhook: `empty` when nothing matched (the step idled), `stopped` when the
-   * webhook moved on meanwhile, else the acknowledged batch's log entry and whether it was full. Throws on a failure.
+   * Sends the next batch of a claimed webhook (read now, or `prefetched` while the previous batch was posted):
+   * `empty` when nothing matched (the step idled), `stopped` when the webhook moved on meanwhile, else the
+   * acknowledged batch's log entry, whether it was full, the ceiling it was read under and the next batch's read when
+   * it was full. Throws on a failure.
    */
+
   async function sendBatch(
     hook: StoredWebhook,
-  ): Promise<"empty" | "stopped" | { entry: DeliveryLog; full: boolean }> {
+    prefetched: Promise<EventsPage> | null,
+  ): Promise<
+    | "empty"
+    | "stopped"
+    | { entry: DeliveryLog; full: boolean; ceiling?: string; next: Promise<EventsPage> | null }
+  > {
     let ids: readonly string[];
     let docs: readonly string[];
+    let ceiling: string | undefined;
     try {
-      ({ ids, docs } = await events.page(hook.filters, {
-        limit: config.WEBHOOK_BATCH,
-        afterId: hook.after_id,
-        poll: true,
-      }));
+      ({ ids, docs, ceiling } = await (prefetched ?? read(hook, hook.after_id)));
     } catch (error) {
       // The service's own stores failing is no failure of the receiver: the step is tried again later, the pending
       // batch and the failure count kept. When even that cannot be written, pg-boss retries the message.
@@ -110,9 +145,16 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<v
     }
     const lastId = ids.at(-1);
     if (!lastId) {
-      await repo.idle(hook, config.WEBHOOK_POLL_S, true);
+      const delay = pollDelay(ceiling);
+      await repo.idle(hook, delay, true);
+      if (delay === 0) notify();
       return "empty";
     }
+    const full = ids.length >= config.WEBHOOK_BATCH;
+    // Catching up, the next batch is read while this one is posted (the page after its last id: what the next
+    // sendBatch would read once this one is acknowledged); dropped when this one fails.
+    const next = full && !pending ? read(hook, lastId, ahead) : null;
+    next?.catch(() => undefined);
     if (pending !== lastId && !(await repo.setPending(hook, lastId))) return "stopped";
     const id = messageId(hook.webhook_id, lastId);
     const result = await deliver(policy, {
@@ -138,7 +180,7 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<v
       await repo.failed(hook, entry);
       throw new Error(`webhook ${hook.webhook_id} delivery failed: ${result.error}`);
     }
-    return { entry, full: ids.length >= config.WEBHOOK_BATCH };
+    return { entry, full, ...(ceiling ? { ceiling } : {}), next };
   }
 
   // A message catching up sends full batches back to back (WEBHOOK_STEP_BATCHES), each acknowledged on its own 2xx,
@@ -150,15 +192,19 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<v
     let hook = await repo.claim(m);
     if (!hook) return; // deleted, disabled, or the chain moved past this message
     const started = Date.now();
+    let prefetched: Promise<EventsPage> | null = null;
     for (let sent = 1; ; sent++) {
-      const batch = await sendBatch(hook);
+      const batch = await sendBatch(hook, prefetched);
       if (batch === "empty" || batch === "stopped") return;
       const more = batch.full && sent < config.WEBHOOK_STEP_BATCHES && Date.now() - started < budgetMs;
       if (!more) {
-        await repo.acknowledge(hook, batch.entry, batch.full ? 0 : config.WEBHOOK_POLL_S);
+        const delay = batch.full ? 0 : pollDelay(batch.ceiling);
+        await repo.acknowledge(hook, batch.entry, delay);
+        if (delay === 0) notify();
         return;
       }
       if (!(await repo.advance(hook, batch.entry))) return;
+      prefetched = batch.next;
       hook = {
         ...hook,
         after_id: batch.entry.lastEventId,
@@ -199,6 +245,39 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<v
   };
   // pg-boss runs each `work` call as its own polling loop: one per concurrent delivery.
   for (let i = 0; i < config.WEBHOOK_CONCURRENCY; i++)
-    await boss.work<WebhookMessage>(WEBHOOK_QUEUE, options, handler);
+    workers.push(await boss.work<WebhookMessage>(WEBHOOK_QUEUE, options, handler));
   await boss.work<WebhookMessage>(WEBHOOK_DEAD_QUEUE, options, dead);
+
+  // The wake: one ceiling read per WEBHOOK_WAKE_MS; on a step, one statement makes every caught-up webhook's
+  // waiting message due (state `created` with a later start; retries wait in state `retry`, untouched).
+  const stopping = new AbortController();
+  const wake = async () => {
+    while (!stopping.signal.aborted) {
+      try {
+        const ceiling = await events.ceiling();
+        if (seen !== "" && ceiling > seen) {
+          seen = ceiling;
+          const [due] = await deps.pg.query<{ n: number }>(
+            "webhook_wake",
+            `WITH due AS (
+               UPDATE pgboss.job SET start_after = now()
+                WHERE name = $1 AND state = 'created' AND start_after > now() RETURNING 1)
+             SELECT count(*)::int AS n FROM due`,
+            [WEBHOOK_QUEUE],
+          );
+          if ((due?.n ?? 0) > 0) notify();
+        } else if (ceiling > seen) seen = ceiling;
+      } catch (error) {
+        log.debug({ err: error }, "Webhook wake: the ceiling could not be read; trying again.");
+      }
+      await sleep(config.WEBHOOK_WAKE_MS, stopping.signal).catch(() => undefined);
+    }
+  };
+  const waking = config.WEBHOOK_WAKE_MS > 0 ? wake() : Promise.resolve();
+  return {
+    async stop() {
+      stopping.abort();
+      await waking;
+    },
+  };
 }

@@ -146,7 +146,14 @@ export async function startJobWorker(deps: PipelineDeps, options: WorkerOptions 
     );
   }
   // Outbound webhooks share the queue and this process (WEBHOOK_CONCURRENCY deliveries at once; lib/webhooks).
-  await startWebhookDelivery({ boss, pg, ch: deps.ch, config, log: deps.log, metrics: deps.metrics });
+  const webhooks = await startWebhookDelivery({
+    boss,
+    pg,
+    ch: deps.ch,
+    config,
+    log: deps.log,
+    metrics: deps.metrics,
+  });
   // NFT token and collection URIs are fetched here too, off the API's request path (pipeline/jobs/nft-metadata.ts).
   const nftMetadata = createNftMetadataWorker({ pg, config, log: deps.log, metrics: deps.metrics });
   nftMetadata.start();
@@ -156,6 +163,7 @@ export async function startJobWorker(deps: PipelineDeps, options: WorkerOptions 
     repo,
     async stop() {
       await nftMetadata.stop();
+      await webhooks.stop();
       await boss.stop({ graceful: true, close: false, timeout: 30_000 });
     },
   };

@@ -166,16 +166,20 @@ export async function startTestPipeline(options: TestPipelineOptions = {}): Prom
   };
 }
 
-/** Polls `check` until it returns true, failing after `timeoutMs` with `what` in the message. */
+/**
+ * Polls `check` until it returns true, failing after `timeoutMs` with `what` in the message. The pause between
+ * checks grows from 10 ms to 200 ms: a condition met soon is seen soon, and a long wait does not spend the
+ * machine's CPU on checks (many are ClickHouse queries) that the files beside it need.
+ */
 export async function waitFor(
   what: string,
   check: () => Promise<boolean>,
   timeoutMs = 30_000,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
+  for (let pause = 10; Date.now() < deadline; pause = Math.min(200, pause * 1.5)) {
     if (await check()) return;
-    await new Promise((r) => setTimeout(r, 25));
+    await new Promise((r) => setTimeout(r, pause));
   }
   throw new Error(`timed out waiting for ${what}`);
 }

@@ -231,8 +231,9 @@ describe.each(modes)("reorg notices in the poll stream ($name)", ({ kafka }) => 
     let running = true;
     const follow = async (poller: Poller) => {
       while (running) {
-        await pollOnce(poller);
-        await new Promise((r) => setTimeout(r, 10));
+        // As a client does: the next page at once after a full one, a pause once it has what there is.
+        const got = await pollOnce(poller);
+        await new Promise((r) => setTimeout(r, got >= 200 ? 0 : 50));
       }
     };
     const early = Array.from({ length: 10 }, () => new Poller());

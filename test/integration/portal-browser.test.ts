@@ -72,7 +72,7 @@ describe.skipIf(!hasChromium)("admin portal in chromium", () => {
   const consoleErrors: string[] = [];
 
   beforeAll(async () => {
-    p = await startTestPipeline({ blocks: 1500, env: JOB_ENV });
+    p = await startTestPipeline({ blocks: 800, env: JOB_ENV });
     await p.catchUp();
     t = await startPortalTest({
       stores: { pg: p.pg, ch: p.ch },

@@ -390,7 +390,7 @@ describe.skipIf(serverPass)("README quick start", () => {
     expect((dapps[4] as { feeds: { key: string }[] }).feeds.map((f) => f.key)).toContain("ALPH/USD");
 
     // The README's reorg line: the simulated network's live reorgs deeper than CONFIRMATIONS reach the events as
-    // reorg notices (the demo has run a few minutes by now; a notice comes about every two minutes on average).
+    // reorg notices (the demo has run a few minutes by now; a notice comes about once a minute on average).
     const reorgLine =
       /`(curl -s "http:\/\/127\.0\.0\.1:\$\{PORT:-3000\}\/events\/all\?category=chain&limit=5")`/.exec(
         readme.replace(/\s+/g, " "),

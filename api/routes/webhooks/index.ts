@@ -35,7 +35,8 @@ the repository's docs/webhooks.md has a Node example.
 
 **Delivery and retries.** Any 2xx answered within WEBHOOK_TIMEOUT_MS (default 10 s) acknowledges the batch: the
 cursor \`after_id\` moves to its last event and the next batch follows (at once when the batch was full, otherwise
-after WEBHOOK_POLL_S, default 5 s). Anything else (another status, redirects included; a timeout; a refused
+when new events are served: the job workers look every WEBHOOK_WAKE_MS, default 200 ms; at the latest after
+WEBHOOK_POLL_S, default 5 s). Anything else (another status, redirects included; a timeout; a refused
 connection; an address refused as below) is a failed attempt: logged, and the same batch with the same
 \`webhook-id\` is sent again after an exponential backoff (WEBHOOK_RETRY_DELAY_S × 2^n, times 1 to 2 for jitter; by
 default 10 s, 20 s, 40 s, …). The cursor never moves ahead of a 2xx. Delivery is at least once: a batch may arrive
