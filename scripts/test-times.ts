@@ -27,7 +27,9 @@ for (const f of files.slice(0, count)) {
   );
 }
 const tests = files.reduce((s, f) => s + f.tests, 0);
-const load = report.load ? `, load average ${report.load[0].toFixed(1)} at the start and ${report.load[1].toFixed(1)} at the end` : "";
+const load = report.load
+  ? `, load average ${report.load[0].toFixed(1)} at the start and ${report.load[1].toFixed(1)} at the end`
+  : "";
 console.log(
   `\n${files.length} files, ${tests} tests: wall ${report.wallSeconds.toFixed(0)} s, sum of file times ${sum.toFixed(0)} s${load}`,
 );
