@@ -26,7 +26,7 @@ import { createActivity } from "./activity.ts";
 import { createBlockProducer } from "./blocks.ts";
 import { createChainReaction } from "./dapps/chain-reaction.ts";
 import { createDefiDapps } from "./dapps/defi.ts";
-import { createFurnace } from "./dapps/furnace.ts";
+import { createFurnace, furnaceNftCall } from "./dapps/furnace.ts";
 import { createGuessingWar } from "./dapps/guessing-war.ts";
 import { createRandomness } from "./dapps/randomness.ts";
 import { createDex } from "./dex.ts";
@@ -322,7 +322,7 @@ export function createDevnetChain(options: DevnetOptions = {}): DevnetChain {
     },
     dappCall(address, methodIndex, args) {
       const c = ledger.contractByAddress(address);
-      return c && defi.call(c, methodIndex, args);
+      return c && (furnaceNftCall(c, methodIndex) ?? defi.call(c, methodIndex, args));
     },
     addresses: () => accounts.users,
     miners: () => accounts.miners,

@@ -593,7 +593,7 @@ export const CONFIG_SPEC = {
   ),
   JOBS_WORKERS: bool(
     true,
-    "Run the job workers (reindex jobs and webhook deliveries) in `start` (they also run alone as `process jobs`); false leaves both to other processes.",
+    "Run the job workers (reindex jobs, webhook deliveries and NFT metadata fetches) in `start` (they also run alone as `process jobs`); false leaves them to other processes.",
   ),
   JOBS_CONCURRENCY: int(1, 1, 64, "Reindex job chunks one worker process runs at once."),
   JOBS_CHUNK_BLOCKS: int(
@@ -680,6 +680,64 @@ export const CONFIG_SPEC = {
   ),
   WEBHOOK_LOG_KEEP: int(1_000, 10, 1_000_000, "Delivery log rows kept per webhook (the newest)."),
   WEBHOOK_MAX_PER_OWNER: int(20, 1, 100_000, "Webhooks one owner (`user_id` of API keys) may have."),
+  NFT_METADATA_FETCH: bool(
+    true,
+    "Fetch NFT token and collection URIs (http(s)://, ipfs:// through NFT_METADATA_IPFS_GATEWAY, data:) in the job worker and fill the NFT details' display fields from their JSON; off leaves every URI `pending`.",
+  ),
+  NFT_METADATA_IPFS_GATEWAY: str(
+    "https://ipfs.io/ipfs/",
+    "HTTP gateway `ipfs://<cid>/<path>` URIs are fetched through (and NFT images shown through): `<gateway><cid>/<path>`.",
+    /^https?:\/\/[^\s]+\/$/,
+    "an http(s) URL ending with /",
+  ),
+  NFT_METADATA_TIMEOUT_MS: int(
+    10_000,
+    100,
+    120_000,
+    "How long one NFT metadata fetch may take, redirects included; past it the fetch failed.",
+  ),
+  NFT_METADATA_MAX_BYTES: int(
+    262_144,
+    1_024,
+    16_777_216,
+    "Bytes of an NFT metadata document at most (the body of an http(s) answer, or a data: URI's decoded content); a larger one failed.",
+  ),
+  NFT_METADATA_MAX_REDIRECTS: int(
+    3,
+    0,
+    10,
+    "Redirects one NFT metadata fetch follows, each target's addresses checked again; one more failed.",
+  ),
+  NFT_METADATA_ALLOWED_CIDRS: list(
+    [],
+    "Address ranges NFT metadata may be fetched from although they are loopback, private, link-local or reserved (comma-separated CIDR ranges or addresses, as WEBHOOK_ALLOWED_CIDRS); empty allows public addresses only.",
+    isIpRange,
+    "IP addresses or CIDR ranges",
+  ),
+  NFT_METADATA_RETRY_BASE_S: int(
+    60,
+    1,
+    86_400,
+    "Seconds before a failed NFT metadata URI is fetched again; doubles with each failure up to NFT_METADATA_RETRY_MAX_S.",
+  ),
+  NFT_METADATA_RETRY_MAX_S: int(
+    86_400,
+    1,
+    30 * 86_400,
+    "Longest wait between two fetches of a failing NFT metadata URI; a refused URI is tried again after this long.",
+  ),
+  NFT_METADATA_CONCURRENCY: int(
+    4,
+    0,
+    64,
+    "NFT metadata URIs one job worker process fetches at once; 0 fetches none in this process.",
+  ),
+  NFT_METADATA_POLL_S: int(
+    5,
+    1,
+    3_600,
+    "Seconds the NFT metadata fetcher waits, once nothing is due, before looking for due URIs again.",
+  ),
   PAYMENT_ADDRESS: str(
     "",
     "Alephium address that receives ALPH payments for plans; empty turns payments off.",
@@ -925,6 +983,10 @@ const CONFIG_RULES: ((c: Config) => string | null)[] = [
   (c) =>
     c.SERIES_S3_ENDPOINT && !c.SERIES_S3_BUCKET
       ? 'SERIES_S3_BUCKET="": expected a bucket name with SERIES_S3_ENDPOINT'
+      : null,
+  (c) =>
+    c.NFT_METADATA_RETRY_BASE_S > c.NFT_METADATA_RETRY_MAX_S
+      ? `NFT_METADATA_RETRY_BASE_S=${c.NFT_METADATA_RETRY_BASE_S}: expected at most NFT_METADATA_RETRY_MAX_S (${c.NFT_METADATA_RETRY_MAX_S})`
       : null,
 ];
 

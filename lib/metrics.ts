@@ -33,6 +33,7 @@ export interface Metrics {
   sqlQueries: Counter<"outcome">;
   webhooks: Gauge<"state">;
   webhookDeliveries: Counter<"outcome">;
+  nftMetadataFetches: Counter<"outcome">;
 }
 
 /** Every metric of the service carries this prefix. */
@@ -213,6 +214,12 @@ export function createMetrics(): Metrics {
     webhookDeliveries: new Counter({
       name: `${METRICS_PREFIX}webhook_deliveries_total`,
       help: "Webhook delivery attempts by outcome (ok: a 2xx answer; failed: an error, a timeout or another status).",
+      labelNames: ["outcome"],
+      registers: [registry],
+    }),
+    nftMetadataFetches: new Counter({
+      name: `${METRICS_PREFIX}nft_metadata_fetches_total`,
+      help: "NFT token and collection URI fetches by outcome (ok: a JSON document read; failed: an error, a timeout, too large or not JSON; refused: a scheme or an address the fetcher refuses).",
       labelNames: ["outcome"],
       registers: [registry],
     }),

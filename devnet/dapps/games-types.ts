@@ -82,6 +82,15 @@ export interface GuessingPlayer {
 export type DappState =
   | { kind: "randomness"; lastRound: number }
   | { kind: "furnace"; nfts: number }
+  /** A BurnerNFT: its index in its furnace, the furnace's group and id, and the burn that minted it. */
+  | {
+      kind: "furnace-nft";
+      index: number;
+      group: number;
+      furnaceId: string;
+      tokenBurned: string;
+      amount: string;
+    }
   | { kind: "cr-factory"; games: number; nextGameAt: number }
   | {
       kind: "cr-game";

@@ -4,6 +4,7 @@
  * node's `GET /contracts/{address}/state`) as parsed fields, named where the layout is known.
  */
 import { addressFromContractId, hexToString, type node } from "@alephium/web3";
+import { displayImage } from "../nfts/metadata.ts";
 import type { Pg } from "../stores/postgres.ts";
 import type { Contract, RegistryRepo } from "./repo.ts";
 import { HEX_ID } from "./repo-shared.ts";
@@ -84,6 +85,7 @@ export async function contractDetails(
   pg: Pg,
   registry: RegistryRepo,
   contract: Contract,
+  options: { ipfsGateway: string },
 ): Promise<ContractDetails> {
   const [dapp, token, nft, collection, extra] = await Promise.all([
     contract.dapp_id ? registry.getDapp(contract.dapp_id, { includeDeleted: true }) : null,
@@ -104,6 +106,20 @@ export async function contractDetails(
   ]);
   const since = extra[0]?.code_since_ts;
   const label = contract.label;
+  // An NFT's or a collection's fetched metadata (its URI's JSON, when read) names it where the registry does not.
+  const fetched = await registry.nftMetadata([nft?.uri, collection?.uri]);
+  const okMeta = (uri: string | null | undefined) => {
+    const row = uri ? fetched.get(uri) : undefined;
+    return row?.state === "ok" ? row : null;
+  };
+  const nftMeta = okMeta(nft?.uri);
+  const collectionMeta = okMeta(collection?.uri);
+  const nftName = collection
+    ? (collection.name ?? collectionMeta?.name ?? null)
+    : (nft?.name ?? nftMeta?.name ?? null);
+  const nftImage = collection
+    ? (collection.image ?? collectionMeta?.image ?? null)
+    : (nft?.image ?? nftMeta?.image ?? null);
   return {
     address: contract.address,
     contract_id: contract.contract_id,
@@ -113,7 +129,7 @@ export async function contractDetails(
     dapp: contract.dapp_id,
     dapp_name: dapp?.name ?? null,
     interface_id: contract.std_interface_id,
-    contract_name: label ?? token?.name ?? nft?.name ?? collection?.name ?? null,
+    contract_name: label ?? token?.name ?? nftName,
     kind: contract.kind,
     token_symbol: token?.symbol ?? token?.symbolOnChain ?? null,
     minter: token?.minter ?? nft?.minter ?? null,
@@ -124,8 +140,8 @@ export async function contractDetails(
     token_lp_kind: contract.kind === "pool" ? "dex_pair" : null,
     nft_registry_kind: collection ? "collection" : nft ? "nft" : null,
     nft_registry_collection_address: collection ? collection.address : (nft?.collection_address ?? null),
-    nft_registry_name: collection?.name ?? nft?.name ?? null,
-    nft_registry_image: collection?.image ?? nft?.image ?? null,
+    nft_registry_name: nftName,
+    nft_registry_image: displayImage(nftImage, options.ipfsGateway),
     dia_oracle_display: null,
     token_metadata: token ? { website: token.website, name: token.name, decimals: token.decimals } : null,
     contract_metadata: { registered: contract.registered, label, updated_at: contract.updated_at },

@@ -5,6 +5,7 @@
  */
 import { binToHex, contractIdFromAddress } from "@alephium/web3";
 import { badRequest } from "../errors.ts";
+import { createNftMetadataRepo, enqueueNftMetadata, type NftMetadataRow } from "../nfts/metadata-repo.ts";
 import type { Pg } from "../stores/postgres.ts";
 import { contractAddressOf, groupOfContractId, HEX_ID, now, num, pageWithTotal } from "./repo-shared.ts";
 
@@ -115,6 +116,8 @@ export interface OnchainRepo {
   nftTraitDefinitions(
     collectionAddress: string,
   ): Promise<{ trait_key: string; count: number; values: { value_text: string; count: number }[] }[]>;
+  /** The NFT metadata cache's rows of these token or collection URIs, by URI (lib/nfts/metadata-repo.ts). */
+  nftMetadata(uris: Iterable<string | null | undefined>): Promise<Map<string, NftMetadataRow>>;
   /** One NFT by its contract address or 64-hex token id. */
   getNftToken(addressOrId: string): Promise<NftToken | null>;
   upsertNftCollection(row: NftCollectionInput): Promise<NftCollection>;
@@ -185,7 +188,11 @@ export function createOnchainRepo(pg: Pg): OnchainRepo {
     return rows[0] ? toCollection(rows[0]) : null;
   };
 
+  const metadata = createNftMetadataRepo(pg);
+
   return {
+    nftMetadata: (uris) => metadata.get(uris),
+
     async upsertContracts(rows) {
       const byAddress = new Map<string, Record<string, unknown>>();
       for (const r of rows) {
@@ -267,8 +274,13 @@ export function createOnchainRepo(pg: Pg): OnchainRepo {
       const rows = await pg.query<{ trait_key: string; value_text: string; n: unknown }>(
         "nft_trait_definitions",
         `SELECT t->>'trait_key' AS trait_key, t->>'value_text' AS value_text, count(*)::int AS n
-         FROM nft_tokens k, jsonb_array_elements(k.traits) AS t
-         WHERE k.collection_address = $1 AND jsonb_typeof(k.traits) = 'array'
+         FROM (SELECT CASE WHEN jsonb_typeof(k.traits) = 'array' AND jsonb_array_length(k.traits) > 0 THEN k.traits
+                 ELSE m.attributes END AS traits
+               FROM nft_tokens k LEFT JOIN nft_metadata m
+                 ON k.uri IS NOT NULL AND m.uri_sha256 = encode(sha256(convert_to(k.uri, 'UTF8')), 'hex')
+                   AND m.state = 'ok'
+               WHERE k.collection_address = $1) AS k, jsonb_array_elements(k.traits) AS t
+         WHERE jsonb_typeof(k.traits) = 'array'
          GROUP BY 1, 2 ORDER BY 1, 2`,
         [collectionAddress],
       );
@@ -324,6 +336,7 @@ export function createOnchainRepo(pg: Pg): OnchainRepo {
           now(),
         ],
       );
+      await enqueueNftMetadata(pg, [row.uri]);
       return (await getNftCollection(address)) as NftCollection;
     },
 
@@ -358,6 +371,10 @@ export function createOnchainRepo(pg: Pg): OnchainRepo {
            traits = COALESCE(EXCLUDED.traits, k.traits), updated_at = EXCLUDED.updated_at
          RETURNING k.token_id`,
         [JSON.stringify([...unique.values()]), now()],
+      );
+      await enqueueNftMetadata(
+        pg,
+        [...unique.values()].map((r) => r.uri as string | null),
       );
       return result.length;
     },

@@ -4,7 +4,8 @@
  * unique local), link-local, unspecified, multicast or reserved address refuses the URL, unless it falls in a range an
  * operator allows (WEBHOOK_ALLOWED_CIDRS). IPv4-mapped IPv6 addresses are checked as the IPv4 address they carry.
  * Checked when a webhook is created and again before every delivery, which then connects to exactly the addresses
- * checked (no second lookup a DNS change could answer differently).
+ * checked (no second lookup a DNS change could answer differently). NFT metadata fetches (lib/nfts/metadata.ts) use
+ * the same policy with their own allow-list (NFT_METADATA_ALLOWED_CIDRS) and wording.
  */
 import { lookup } from "node:dns/promises";
 import { BlockList, isIP } from "node:net";
@@ -57,16 +58,28 @@ function rangeList(ranges: readonly string[]): BlockList {
   return list;
 }
 
-const refusedUrl = (field: string, message: string, details: Record<string, unknown> = {}) =>
-  new AppError("webhook_url_refused", message, { status: 400, details: { field, ...details } });
+export interface AddressPolicyOptions {
+  lookupTimeoutMs?: number;
+  /** What goes to the URL, in a refusal's sentence (default `webhooks`). */
+  subject?: string;
+  /** The config key whose ranges are allowed, in a refusal's sentence (default `WEBHOOK_ALLOWED_CIDRS`). */
+  allowKey?: string;
+  /** The Problem code of a refusal (default `webhook_url_refused`). */
+  code?: string;
+}
 
 export function createAddressPolicy(
   allowedCidrs: readonly string[],
-  options: { lookupTimeoutMs?: number } = {},
+  options: AddressPolicyOptions = {},
 ): AddressPolicy {
   const refused = REFUSED.map(([range, kind]) => ({ list: rangeList([range]), kind }));
   const allowed = rangeList(allowedCidrs);
   const timeoutMs = options.lookupTimeoutMs ?? 5_000;
+  const subject = options.subject ?? "webhooks";
+  const allowKey = options.allowKey ?? "WEBHOOK_ALLOWED_CIDRS";
+  const code = options.code ?? "webhook_url_refused";
+  const refusedUrl = (field: string, message: string, details: Record<string, unknown> = {}) =>
+    new AppError(code, message, { status: 400, details: { field, ...details } });
 
   const refusal = (address: string): string | null => {
     const a = clientAddress(address);
@@ -115,7 +128,7 @@ export function createAddressPolicy(
         if (why) {
           throw refusedUrl(
             field,
-            `${field} host ${host} resolves to ${a.address}, a ${why} address; webhooks go to public addresses only (an operator allows ranges with WEBHOOK_ALLOWED_CIDRS)`,
+            `${field} host ${host} resolves to ${a.address}, a ${why} address; ${subject} go to public addresses only (an operator allows ranges with ${allowKey})`,
             { host, address: a.address },
           );
         }

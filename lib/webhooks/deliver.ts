@@ -45,8 +45,8 @@ export interface DeliveryRequest {
 /** Bytes of a response body read (and dropped) before the connection is closed. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
-/** Answers the connection's lookup with the checked addresses only. */
-function pinned(addresses: ResolvedAddress[]): LookupFunction {
+/** Answers the connection's lookup with the checked addresses only (also NFT metadata fetches, lib/nfts). */
+export function pinned(addresses: ResolvedAddress[]): LookupFunction {
   return ((_host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
     if (options?.all) callback(null, addresses);
     else callback(null, addresses[0]!.address, addresses[0]!.family);

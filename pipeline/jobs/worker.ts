@@ -24,6 +24,7 @@ import type { Pg } from "../../lib/stores/postgres.ts";
 import { KNOWN_DAPP_CONTRACTS } from "../../lib/tokens/known-contracts.ts";
 import type { PipelineDeps } from "../deps.ts";
 import { republish } from "../reprocess.ts";
+import { createNftMetadataWorker } from "./nft-metadata.ts";
 import { startWebhookDelivery } from "./webhook-delivery.ts";
 
 export interface JobWorker {
@@ -58,8 +59,9 @@ export interface WorkerOptions {
 }
 
 /**
- * Starts a worker on the reindex queue with `JOBS_CONCURRENCY` handlers, and the webhook deliveries
- * (`WEBHOOK_CONCURRENCY` handlers, pipeline/jobs/webhook-delivery.ts) on the same queue connection.
+ * Starts a worker on the reindex queue with `JOBS_CONCURRENCY` handlers, the webhook deliveries
+ * (`WEBHOOK_CONCURRENCY` handlers, pipeline/jobs/webhook-delivery.ts) on the same queue connection, and the NFT
+ * metadata fetcher (`NFT_METADATA_CONCURRENCY` fetches at once, pipeline/jobs/nft-metadata.ts).
  */
 export async function startJobWorker(deps: PipelineDeps, options: WorkerOptions = {}): Promise<JobWorker> {
   const pg = options.pg ?? deps.pg;
@@ -152,11 +154,15 @@ export async function startJobWorker(deps: PipelineDeps, options: WorkerOptions 
     log: deps.log,
     metrics: deps.metrics,
   });
+  // NFT token and collection URIs are fetched here too, off the API's request path (pipeline/jobs/nft-metadata.ts).
+  const nftMetadata = createNftMetadataWorker({ pg, config, log: deps.log, metrics: deps.metrics });
+  nftMetadata.start();
 
   return {
     boss,
     repo,
     async stop() {
+      await nftMetadata.stop();
       await webhooks.stop();
       await boss.stop({ graceful: true, close: false, timeout: 30_000 });
     },

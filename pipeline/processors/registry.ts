@@ -7,7 +7,9 @@
  * - contracts created with the NFT collection interface (0002…) → `nft_collections`, and those with the
  *   NFT interface (0003) → `nft_tokens` of their parent collection (a parent without the collection interface,
  *   such as the Token Furnace, gets a collection row too); a Token Furnace burn that minted a BurnerNFT gives the
- *   NFT its traits (`token_burned`, `amount_burned`).
+ *   NFT its traits (`token_burned`, `amount_burned`); an NFT's token URI and index (INFT methods 0 and 1) and a
+ *   collection's URI and supply (INFTCollection methods 0 and 1) are asked of the node, and each URI waits in the
+ *   NFT metadata cache for the job worker's fetch (lib/nfts/metadata-repo.ts, pipeline/jobs/nft-metadata.ts).
  * Upserts are idempotent and never overwrite what an admin edited (see lib/tokens/tokens-repo.ts).
  */
 import { hexToString, NodeProvider } from "@alephium/web3";
@@ -39,6 +41,85 @@ export interface TokenMetadata {
 
 export type MetadataSource = (tokenId: string) => Promise<TokenMetadata | null>;
 
+/** What an NFT contract says of itself: its token URI and, when it answers, its collection and index. */
+export interface NftUris {
+  tokenUri: string | null;
+  nftIndex: string | null;
+}
+
+/** What an NFT collection contract says of itself. */
+export interface CollectionUris {
+  collectionUri: string | null;
+  totalSupply: string | null;
+}
+
+export interface NftUriSource {
+  nft(tokenId: string): Promise<NftUris | null>;
+  collection(collectionId: string): Promise<CollectionUris | null>;
+}
+
+/** Longest URI kept (a data: URI carries its whole document); a longer one, or one with a NUL, is not stored. */
+const MAX_URI_CHARS = 1_048_576;
+const storableUri = (uri: string | null | undefined): string | null =>
+  uri && uri.length <= MAX_URI_CHARS && !uri.includes("\u0000") ? uri.trim() || null : null;
+
+/** One node call with `retries` retries and, when given, a limit per attempt; throws the last error. */
+async function nodeCall<T>(
+  label: string,
+  call: () => Promise<T>,
+  options: { retries?: number; timeoutMs?: number },
+): Promise<T> {
+  const once = () => {
+    const attempt = call().catch((error: unknown) => {
+      // The contract answered (a failed call, a deprecated NFT): asking again gives the same answer.
+      if (/^(Failed to call contract|Deprecated NFT)/.test((error as Error)?.message ?? "")) throw error;
+      throw nodeError(label, error);
+    });
+    if (options.timeoutMs === undefined) return attempt;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${label} timed out`)), options.timeoutMs);
+    });
+    return Promise.race([attempt, timeout]).finally(() => clearTimeout(timer));
+  };
+  return withRetry(once, { retries: options.retries ?? 3, baseMs: 200, maxMs: 2_000 });
+}
+
+/**
+ * NFT and collection URIs from the node (`fetchNFTMetaData`, `fetchNFTCollectionMetaData` of @alephium/web3); null
+ * when the contract does not answer the interface's methods (a deprecated NFT, a parent that is no collection).
+ */
+export function nodeNftUriSource(
+  deps: Pick<PipelineDeps, "config" | "log">,
+  options: { retries?: number; timeoutMs?: number } = {},
+): NftUriSource {
+  const provider = new NodeProvider(deps.config.NODE_URL, deps.config.NODE_API_KEY || undefined);
+  return {
+    async nft(tokenId) {
+      try {
+        const m = await nodeCall("nft-metadata", () => provider.fetchNFTMetaData(tokenId), options);
+        return { tokenUri: storableUri(m.tokenUri), nftIndex: m.nftIndex.toString() };
+      } catch (error) {
+        deps.log.debug({ token_id: tokenId, err: String(error) }, "No token URI for NFT.");
+        return null;
+      }
+    },
+    async collection(collectionId) {
+      try {
+        const m = await nodeCall(
+          "nft-collection-metadata",
+          () => provider.fetchNFTCollectionMetaData(collectionId),
+          options,
+        );
+        return { collectionUri: storableUri(m.collectionUri), totalSupply: m.totalSupply.toString() };
+      } catch (error) {
+        deps.log.debug({ collection_id: collectionId, err: String(error) }, "No collection URI.");
+        return null;
+      }
+    },
+  };
+}
+
 /**
  * Fungible-token metadata from the node; null when the contract does not implement the interface.
  * `retries` (default 3) retries a failed call; `timeoutMs` gives up on one attempt (default: no limit).
@@ -50,23 +131,11 @@ export function nodeMetadataSource(
   const provider = new NodeProvider(deps.config.NODE_URL, deps.config.NODE_API_KEY || undefined);
   return async (tokenId) => {
     try {
-      const call = provider.fetchFungibleTokenMetaData.bind(provider);
-      const fetch = () => {
-        const attempt = call(tokenId).catch((error: unknown) => {
-          throw nodeError("fungible-metadata", error);
-        });
-        if (options.timeoutMs === undefined) return attempt;
-        let timer: NodeJS.Timeout | undefined;
-        const timeout = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error("fungible-metadata timed out")), options.timeoutMs);
-        });
-        return Promise.race([attempt, timeout]).finally(() => clearTimeout(timer));
-      };
-      const m = await withRetry(fetch, {
-        retries: options.retries ?? 3,
-        baseMs: 200,
-        maxMs: 2_000,
-      });
+      const m = await nodeCall(
+        "fungible-metadata",
+        () => provider.fetchFungibleTokenMetaData(tokenId),
+        options,
+      );
       return {
         symbol: hexToString(m.symbol),
         name: hexToString(m.name),
@@ -83,6 +152,7 @@ export function nodeMetadataSource(
 interface RegistryState {
   repo: ReturnType<typeof createRegistryRepo>;
   metadata: MetadataSource;
+  uris: NftUriSource;
 }
 
 export const registryProcessor = defineProcessor<EventsMessage, RegistryState>({
@@ -93,6 +163,7 @@ export const registryProcessor = defineProcessor<EventsMessage, RegistryState>({
   setup: (deps) => ({
     repo: createRegistryRepo(deps.pg),
     metadata: nodeMetadataSource(deps),
+    uris: nodeNftUriSource(deps),
   }),
   async handle(messages, { deps, state }) {
     const contracts: ContractInput[] = [];
@@ -176,7 +247,14 @@ export const registryProcessor = defineProcessor<EventsMessage, RegistryState>({
       }
     }
     if (contracts.length > 0) await state.repo.upsertContracts(contracts);
-    for (const c of collections) await state.repo.upsertNftCollection(c);
+    for (const c of collections) {
+      const uris = await state.uris.collection(c.collectionId);
+      await state.repo.upsertNftCollection({
+        ...c,
+        uri: uris?.collectionUri ?? null,
+        totalSupply: uris?.totalSupply ?? null,
+      });
+    }
     for (const parent of parentsOfNfts) {
       const id = contractIdOf(parent);
       if (id && !(await state.repo.getNftCollection(parent)))
@@ -185,6 +263,9 @@ export const registryProcessor = defineProcessor<EventsMessage, RegistryState>({
     for (const n of nfts) {
       const address = [...burnerTraits.keys()].find((a) => contractIdOf(a) === n.tokenId);
       if (address) n.traits = burnerTraits.get(address)!;
+      const uris = await state.uris.nft(n.tokenId);
+      n.uri = uris?.tokenUri ?? null;
+      n.nftIndex = uris?.nftIndex ?? null;
     }
     if (nfts.length > 0) await state.repo.upsertNftTokens(nfts);
     if (tokens.length > 0) await state.repo.upsertDiscoveredTokens(tokens);

@@ -4,10 +4,13 @@
  * short simulated chain (seed 31, 200 blocks: tokens, DEX pools, a Token Furnace that has minted a BurnerNFT, games
  * with rooms), the demo's labels are written, and the API runs with `DECORATION_KEY=alphscan`. Every field the
  * client reads is checked present with its type; then the new routes' 400 (naming the field) and 404 ("not found").
+ * The NFT calls are checked before and after the job worker's NFT metadata round: the BurnerNFT's token URI (a data:
+ * URI its contract gives) is `pending`, then `ok` with the display fields read from its JSON.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { labelDevnetContracts } from "../../devnet/labels.ts";
 import { DEVNET_DAPP } from "../../devnet/register.ts";
+import { createNftMetadataWorker } from "../../pipeline/jobs/nft-metadata.ts";
 import { startTestPipeline, type TestPipeline } from "../helpers/pipeline.ts";
 
 type Json = Record<string, unknown>;
@@ -156,6 +159,25 @@ describe("the AlphScan client's 13 calls on the demo's data", () => {
       nft_registry_kind: "nft",
     });
 
+    // Before the job worker's round: the token URI the contract gave is known, its JSON not read yet.
+    const before = (await ok(`/nft/${address}/details`)).nft;
+    expect(before).toMatchObject({
+      ...DISPLAY,
+      token_uri: expect.stringMatching(/^data:application\/json;base64,/),
+      token_uri_state: "pending",
+      display_description: null,
+      display_image: null,
+    });
+    const worker = createNftMetadataWorker({ pg: p.pg.pg, config: p.config, log: p.deps.log });
+    expect(await worker.drain()).toBeGreaterThan(0);
+
+    // The contract record names the NFT from its token URI's JSON too.
+    expect((await ok(`/contract/${address}/details`)).contract).toMatchObject({
+      contract_name: expect.stringMatching(/^BurnerNFT #\d+$/),
+      nft_registry_name: expect.stringMatching(/^BurnerNFT #\d+$/),
+      nft_registry_image: expect.stringMatching(/^data:image\/svg\+xml;base64,/),
+    });
+
     const { nft, traits } = await ok(`/nft/${address}/details`);
     expect(nft).toMatchObject({
       ...DISPLAY,
@@ -165,6 +187,13 @@ describe("the AlphScan client's 13 calls on the demo's data", () => {
       index_in_collection: strOrNull,
       dapp: str,
       mint_time: numOrNull,
+    });
+    expect(nft).toMatchObject({
+      token_uri_state: "ok",
+      display_name: `BurnerNFT #${nft.index_in_collection}`,
+      display_description: expect.stringContaining("Token Furnace"),
+      display_image: expect.stringMatching(/^data:image\/svg\+xml;base64,/),
+      index_in_collection: expect.stringMatching(/^\d+$/),
     });
     expect(traits).toEqual([
       { trait_key: "token_burned", value_text: expect.stringMatching(/^[0-9a-f]{64}$/), display_order: 0 },
@@ -178,6 +207,8 @@ describe("the AlphScan client's 13 calls on the demo's data", () => {
       collection_uri_state: str,
       token_count: num,
     });
+    // The Token Furnace is the BurnerNFTs' parent, not an INFTCollection: it gives no collection URI.
+    expect(collection.collection).toMatchObject({ collection_uri: null, collection_uri_state: "none" });
     expect(collection.collection.token_count).toBeGreaterThan(0);
     expect(collection.trait_definitions).toContainEqual({
       trait_key: "token_burned",

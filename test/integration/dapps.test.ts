@@ -2,7 +2,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRegistryRepo, type RegistryRepo } from "../../lib/tokens/repo.ts";
 import { contractAddressOf } from "../../lib/tokens/repo-shared.ts";
+import { createNftMetadataWorker } from "../../pipeline/jobs/nft-metadata.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
+import { quietLog } from "../helpers/stores.ts";
 
 const POOL_ID = `${"ab".repeat(31)}01`;
 const COLLECTION_ID = `${"cd".repeat(31)}02`;
@@ -183,5 +185,108 @@ describe("chain, contracts and NFT routes", () => {
     const missing = contractAddressOf("99".repeat(32));
     expect((await t.app.inject({ url: `/nft/collections/${missing}` })).statusCode).toBe(404);
     expect((await t.app.inject({ url: `/nft/collections/${missing}/tokens` })).statusCode).toBe(404);
+  });
+
+  it("fills the NFT details from fetched metadata, and says what became of each URI", async () => {
+    const json = (doc: unknown) => `data:application/json,${encodeURIComponent(JSON.stringify(doc))}`;
+    const collectionUri = json({
+      name: "ignored: the registry names it",
+      description: "Cats",
+      image: "ipfs://bafyc/logo.png",
+    });
+    const collection = await repo.upsertNftCollection({
+      collectionId: `${"c7".repeat(31)}02`,
+      name: "Cats",
+      uri: collectionUri,
+    });
+    const uris = [
+      json({
+        name: "Cat #0",
+        description: "First",
+        image: "ipfs://bafyt/0.png",
+        attributes: [{ trait_type: "Fur", value: "Grey" }],
+      }),
+      json({
+        name: "Cat #1",
+        image: "javascript:alert(1)",
+        attributes: [{ trait_type: "Fur", value: "Black" }],
+      }),
+      "data:text/html,<b>not json</b>",
+      "http://10.0.0.7/cat.json",
+      "gopher://cats.example/3",
+    ];
+    const ids = uris.map((_, i) => `${String(i).padStart(2, "0")}${"c8".repeat(31)}`);
+    await repo.upsertNftTokens(
+      ids.map((tokenId, i) => ({
+        tokenId,
+        collectionAddress: collection.address,
+        nftIndex: String(i),
+        uri: uris[i],
+      })),
+    );
+    // One more NFT whose contract gave no URI, with the chain's own traits.
+    const bare = `05${"c8".repeat(31)}`;
+    await repo.upsertNftTokens([
+      {
+        tokenId: bare,
+        collectionAddress: collection.address,
+        nftIndex: "5",
+        traits: [{ trait_key: "Fur", value_text: "Grey" }],
+      },
+    ]);
+    const details = async (id: string) => (await t.app.inject({ url: `/nft/${id}/details` })).json();
+
+    expect((await details(ids[0]!)).nft).toMatchObject({
+      token_uri_state: "pending",
+      display_name: "Cats #0",
+    });
+    // The gateway is a loopback address here, refused: the earlier test's ipfs:// URIs make no request either.
+    const config = { ...t.deps.config, NFT_METADATA_IPFS_GATEWAY: "http://127.0.0.1:9/ipfs/" };
+    const worker = createNftMetadataWorker({ pg: t.deps.pg!, config, log: quietLog });
+    expect(await worker.drain()).toBe(6 + 4);
+
+    const first = await details(ids[0]!);
+    expect(first.nft).toMatchObject({
+      token_uri_state: "ok",
+      display_name: "Cat #0",
+      display_description: "First",
+      display_image: "https://ipfs.io/ipfs/bafyt/0.png",
+    });
+    expect(first.traits).toEqual([{ trait_key: "Fur", value_text: "Grey", display_order: 0 }]);
+    expect((await details(ids[1]!)).nft).toMatchObject({ display_name: "Cat #1", display_image: null });
+    for (const [i, state] of [
+      [2, "failed"],
+      [3, "refused"],
+      [4, "refused"],
+    ] as const) {
+      const { nft, traits } = await details(ids[i]!);
+      expect(nft, uris[i]).toMatchObject({
+        token_uri_state: state,
+        display_name: `Cats #${i}`,
+        display_image: null,
+      });
+      expect(traits).toEqual([]);
+    }
+    expect((await details(bare)).nft).toMatchObject({ token_uri: null, token_uri_state: "none" });
+
+    const c = (await t.app.inject({ url: `/nft/collection/${collection.address}/details` })).json();
+    expect(c.collection).toMatchObject({
+      collection_uri: collectionUri,
+      collection_uri_state: "ok",
+      display_name: "Cats",
+      display_description: "Cats",
+      display_image: "https://ipfs.io/ipfs/bafyc/logo.png",
+    });
+    // The chain's traits where it gives some, the token URIs' attributes elsewhere.
+    expect(c.trait_definitions).toEqual([
+      {
+        trait_key: "Fur",
+        count: 3,
+        values: [
+          { value_text: "Black", count: 1 },
+          { value_text: "Grey", count: 2 },
+        ],
+      },
+    ]);
   });
 });

@@ -295,5 +295,17 @@ describe("discovery upserts", () => {
     await repo.upsertNftTokens([{ ...token, minter: "m2", name: "Cat #0" }]);
     const page = await repo.listNftTokens(first.address, { page: 1, pageSize: 10 });
     expect(page.tokens).toEqual([expect.objectContaining({ minter: "m1", name: "Cat #0", nft_index: "0" })]);
+    // Each URI stored waits in the NFT metadata cache for the job worker's first fetch, once per URI.
+    await repo.upsertNftTokens([{ ...token, uri: "ipfs://t/0.json" }]);
+    await repo.upsertNftTokens([{ ...token, tokenId: `${"9b".repeat(31)}02`, uri: "ipfs://t/0.json" }]);
+    const cached = await repo.nftMetadata(["ipfs://c", "ipfs://t/0.json", "ipfs://unknown", null]);
+    expect([...cached.keys()].sort()).toEqual(["ipfs://c", "ipfs://t/0.json"]);
+    for (const row of cached.values())
+      expect(row).toMatchObject({
+        state: "pending",
+        attempts: 0,
+        name: null,
+        next_try_at: expect.any(Number),
+      });
   });
 });

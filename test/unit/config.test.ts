@@ -48,6 +48,21 @@ describe("loadConfig", () => {
       /SERIES_S3_BUCKET="": expected a bucket name with SERIES_S3_ENDPOINT/,
     ],
     ["EVM_RPC_URLS", "[1]", /EVM_RPC_URLS="\[1\]": expected a JSON object of EVM chain id/],
+    [
+      "NFT_METADATA_RETRY_MAX_S",
+      "30",
+      /NFT_METADATA_RETRY_BASE_S=60: expected at most NFT_METADATA_RETRY_MAX_S \(30\)/,
+    ],
+    [
+      "NFT_METADATA_IPFS_GATEWAY",
+      "https://ipfs.io/ipfs",
+      /NFT_METADATA_IPFS_GATEWAY=.*an http\(s\) URL ending with \//,
+    ],
+    [
+      "NFT_METADATA_ALLOWED_CIDRS",
+      "10.0.0.0/8,intranet",
+      /NFT_METADATA_ALLOWED_CIDRS=.*\("intranet" is not one\)/,
+    ],
   ])("rejects %s=%s naming the key, the value and what is allowed", (key, value, message) => {
     expect(() => loadConfig({ [key]: value })).toThrow(message);
   });

@@ -56,8 +56,12 @@ const ContractDetailsSchema = Type.Object(
     token_lp_kind: S("`dex_pair` for a DEX pool's LP token, else null."),
     nft_registry_kind: S("`collection` or `nft` when the NFT registry holds it."),
     nft_registry_collection_address: S(),
-    nft_registry_name: S(),
-    nft_registry_image: S(),
+    nft_registry_name: S(
+      "The NFT's or collection's name: the registry's, else its URI's JSON `name` once fetched.",
+    ),
+    nft_registry_image: S(
+      "The NFT's or collection's image: the registry's, else its URI's JSON `image` once fetched (`ipfs://` through the IPFS gateway).",
+    ),
     dia_oracle_display: Nullable(
       Type.Record(Type.String(), Nullable(Type.String()), {
         description: "DIA oracle display values; null (no DIA oracle is decoded into this record yet).",
@@ -163,7 +167,9 @@ export async function contractRoutes(app: App, deps: ApiDeps): Promise<void> {
     async (request) => {
       const contract = await need("registry").getContract(request.params.address);
       if (!contract) throw notFound(`Contract ${request.params.address} not found`);
-      const record = await contractDetails(need("pg"), need("registry"), contract);
+      const record = await contractDetails(need("pg"), need("registry"), contract, {
+        ipfsGateway: deps.config.NFT_METADATA_IPFS_GATEWAY,
+      });
       let state = null;
       try {
         state = node ? await node.state(contract.address) : null;

@@ -1248,7 +1248,7 @@ export interface paths {
         };
         /**
          * One NFT with its traits, as the AlphScan explorer reads it
-         * @description `address` is the NFT's base58 contract address or its 64-hex token id. `traits` are its token URI's attributes as stored in the NFT registry (empty until they are known).
+         * @description `address` is the NFT's base58 contract address or its 64-hex token id. The display fields come from the registry, else from the token URI's JSON, which the job worker fetches in the background (`token_uri_state` says how far it got; this call never waits on a remote server). `traits` are the ones the chain gives (a BurnerNFT's burn), else the token URI's `attributes` (`trait_type`, `value`); empty while neither is known.
          *
          *     Access: Public: no key needed.
          */
@@ -1270,7 +1270,7 @@ export interface paths {
         };
         /**
          * One NFT collection with its trait definitions, as the AlphScan explorer reads it
-         * @description The same collection as `GET /nft/collections/{address}` (both answer), with the display fields and `trait_definitions`: every trait key of its NFTs with its values and counts.
+         * @description The same collection as `GET /nft/collections/{address}` (both answer), with the display fields (from the registry, else the collection URI's JSON once the job worker fetched it) and `trait_definitions`: every trait key of its NFTs (the chain's traits, else their token URIs' attributes) with its values and counts.
          *
          *     Access: Public: no key needed.
          */
@@ -3490,9 +3490,11 @@ export interface components {
             /** @description Contracts it created (GET /contract/{address}/children). */
             n_childs: number;
             nft_registry_collection_address: string | null;
+            /** @description The NFT's or collection's image: the registry's, else its URI's JSON `image` once fetched (`ipfs://` through the IPFS gateway). */
             nft_registry_image: string | null;
             /** @description `collection` or `nft` when the NFT registry holds it. */
             nft_registry_kind: string | null;
+            /** @description The NFT's or collection's name: the registry's, else its URI's JSON `name` once fetched. */
             nft_registry_name: string | null;
             /** @description The contract that created it; null when a script deployed it. */
             parent_address: string | null;
@@ -3766,21 +3768,26 @@ export interface components {
         NftCollectionDetails: {
             address: string;
             collection_id: string;
+            /** @description The collection URI the collection contract gives (INFTCollection `getCollectionUri`); null for a parent that is no collection contract (the Token Furnace). */
             collection_uri: string | null;
-            /** @description `ok` when the collection URI's content is stored, else `pending`. */
-            collection_uri_state: string;
+            /**
+             * @description What became of the collection URI: `none` (the contract gave no URI, or it could not be asked), `pending` (known, not fetched yet; also while NFT_METADATA_FETCH is off), `ok` (its JSON was read: the display fields come from it), `failed` (the last fetch failed: an error, a timeout, too large or not JSON; retried later with a growing delay), `refused` (a scheme or an address the fetcher does not go to, such as a private one).
+             * @enum {string}
+             */
+            collection_uri_state: "none" | "pending" | "ok" | "failed" | "refused";
             /** @description Unix ms. */
             created_at: number | null;
             created_tx: string | null;
             dapp: string | null;
+            /** @description The registry's description, else the URI's JSON `description`. */
             display_description: string | null;
-            /** @description Image URL from the token or collection URI. */
+            /** @description Image to show: the registry's, else the URI's JSON `image`; an `ipfs://` image is given through the configured IPFS gateway (NFT_METADATA_IPFS_GATEWAY), a `data:image/…` one as is, any other scheme as null. */
             display_image: string | null;
             /** @description Cached preview of the image; null (this service keeps no image cache). */
             display_image_cdn_preview_url: string | null;
             /** @description Cached copy of the image; null (this service keeps no image cache). */
             display_image_cdn_url: string | null;
-            /** @description Name to show: the registry's name, else the collection's name with the index. */
+            /** @description Name to show: the registry's name, else the URI's JSON `name`, else (an NFT) the collection's name with the index. */
             display_name: string | null;
             std_interface_id: string | null;
             token_count: number;
@@ -3794,14 +3801,15 @@ export interface components {
             collection_address: string;
             /** @description Dapp of the NFT contract or of its collection. */
             dapp: string | null;
+            /** @description The registry's description, else the URI's JSON `description`. */
             display_description: string | null;
-            /** @description Image URL from the token or collection URI. */
+            /** @description Image to show: the registry's, else the URI's JSON `image`; an `ipfs://` image is given through the configured IPFS gateway (NFT_METADATA_IPFS_GATEWAY), a `data:image/…` one as is, any other scheme as null. */
             display_image: string | null;
             /** @description Cached preview of the image; null (this service keeps no image cache). */
             display_image_cdn_preview_url: string | null;
             /** @description Cached copy of the image; null (this service keeps no image cache). */
             display_image_cdn_url: string | null;
-            /** @description Name to show: the registry's name, else the collection's name with the index. */
+            /** @description Name to show: the registry's name, else the URI's JSON `name`, else (an NFT) the collection's name with the index. */
             display_name: string | null;
             /** @description Index in the collection (decimal string). */
             index_in_collection: string | null;
@@ -3813,9 +3821,13 @@ export interface components {
             owner_address: string | null;
             /** @description 64-hex NFT token id. */
             token_id: string;
+            /** @description The token URI the NFT contract gives (INFT `getTokenUri`). */
             token_uri: string | null;
-            /** @description `ok` when the token URI's content is stored, `pending` before. */
-            token_uri_state: string;
+            /**
+             * @description What became of the token URI: `none` (the contract gave no URI, or it could not be asked), `pending` (known, not fetched yet; also while NFT_METADATA_FETCH is off), `ok` (its JSON was read: the display fields come from it), `failed` (the last fetch failed: an error, a timeout, too large or not JSON; retried later with a growing delay), `refused` (a scheme or an address the fetcher does not go to, such as a private one).
+             * @enum {string}
+             */
+            token_uri_state: "none" | "pending" | "ok" | "failed" | "refused";
         };
         /** NftToken */
         NftToken: {
@@ -3837,7 +3849,7 @@ export interface components {
         };
         /** NftTrait */
         NftTrait: {
-            /** @description Position in the token URI's attributes. */
+            /** @description Position among the NFT's traits. */
             display_order: number;
             /** @description The attribute's `trait_type`. */
             trait_key: string;
