@@ -173,6 +173,20 @@ interface ChdbPool {
 }
 const chdbPools = new Map<string, ChdbPool>();
 
+/**
+ * Closes every chDB directory still open in this process and returns their paths (none when every store was
+ * closed). For test runners that run several files in one process: chDB allows one open directory per process, so
+ * a file that leaves its store open would fail every later file's; the runner closes it and names the leak.
+ */
+export function closeOpenChdbDirectories(): string[] {
+  const open = [...chdbPools.keys()];
+  for (const [dir, pool] of chdbPools) {
+    for (const c of pool.connections) c.session.close();
+    chdbPools.delete(dir);
+  }
+  return open;
+}
+
 /** Default size of a chDB directory's connection pool (`CHDB_CONNECTIONS`). */
 export const CHDB_CONNECTIONS = 3;
 

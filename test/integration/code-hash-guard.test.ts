@@ -14,7 +14,7 @@ import { type DevnetServer, startDevnetServer } from "../../devnet/server.ts";
 import { DECODER_KIND } from "../../lib/dapps/kinds.ts";
 import { reprocessRange } from "../../pipeline/reprocess.ts";
 import { eventsStateHash, startTestPipeline, type TestPipeline, waitFor } from "../helpers/pipeline.ts";
-import { openTestCh, openTestPg } from "../helpers/stores.ts";
+import { openTestCh, openTestPg, type TestCh, type TestPg } from "../helpers/stores.ts";
 
 const WRONG = "00".repeat(32);
 
@@ -24,13 +24,14 @@ describe("code-hash guard on the simulated network", () => {
   let p: TestPipeline;
   let factory: string;
   let checkStartedAt: number;
+  let stores: { pg: TestPg; ch: TestCh } | undefined;
 
   beforeAll(async () => {
     // Seed 3 launches its three MyOnion tokens and upgrades the launcher within 16 minutes of chain time.
     chain = createDevnetChain({ seed: 3 });
     chain.produceUntil(chain.options.startTimestamp + 17 * 60_000);
     server = await startDevnetServer(chain, { port: 0 });
-    const stores = { pg: await openTestPg(), ch: await openTestCh() };
+    stores = { pg: await openTestPg(), ch: await openTestCh() };
     factory = chain.plan().elexium.factory.address;
     // An operator registered the Elexium factory with a code hash its deployed code does not have.
     await stores.pg.pg.query(
@@ -54,6 +55,9 @@ describe("code-hash guard on the simulated network", () => {
   afterAll(async () => {
     await p?.close();
     await server?.close();
+    // The pipeline was given these stores: they are the file's to close.
+    await stores?.pg.close();
+    await stores?.ch.close();
   });
 
   const eventsOf = (address: string) =>

@@ -75,6 +75,12 @@ const expectedBlocks = (p: TestPipeline) =>
     0,
   );
 
+/**
+ * Each case builds a 3,200-block pipeline and backfills it in many small rounds: about 15 s on an idle machine, past
+ * the default 60 s at a load of 15–20 (a liveness bound, not a speed check).
+ */
+const BACKFILL_TIMEOUT_MS = 240_000;
+
 describe("ingest prefetch", () => {
   // One pipeline at a time (chDB opens one data directory per process); small windows, so that a backfill of this
   // chain takes many rounds.
@@ -91,33 +97,45 @@ describe("ingest prefetch", () => {
   };
   afterAll(async () => p?.close());
 
-  it("fetches the next windows while a round publishes and uses them: each window asked once, each block published once", async () => {
-    const p = await start();
-    const { calls, published } = await backfill(p, () => false);
-    const early = calls.filter((c) => c.duringPublish);
-    expect(early.length).toBeGreaterThan(2);
-    // The rounds used the early answers instead of asking again.
-    const windows = calls.map((c) => c.window);
-    expect(new Set(windows).size).toBe(windows.length);
-    expect(published).toBe(expectedBlocks(p));
-  });
+  it(
+    "fetches the next windows while a round publishes and uses them: each window asked once, each block published once",
+    async () => {
+      const p = await start();
+      const { calls, published } = await backfill(p, () => false);
+      const early = calls.filter((c) => c.duringPublish);
+      expect(early.length).toBeGreaterThan(2);
+      // The rounds used the early answers instead of asking again.
+      const windows = calls.map((c) => c.window);
+      expect(new Set(windows).size).toBe(windows.length);
+      expect(published).toBe(expectedBlocks(p));
+    },
+    BACKFILL_TIMEOUT_MS,
+  );
 
-  it("a failed early fetch is fetched again by its round, and nothing is lost or published twice", async () => {
-    const q = await start();
-    // Every other early fetch fails.
-    const { calls, published } = await backfill(q, (n) => n % 2 === 1);
-    const failed = calls.filter((c) => c.failed);
-    expect(failed.length).toBeGreaterThan(0);
-    // Each failed window was asked again, outside a publish (by its own round).
-    for (const f of failed)
-      expect(calls.some((c) => c.window === f.window && !c.failed && !c.duringPublish)).toBe(true);
-    expect(published).toBe(expectedBlocks(q));
-  });
+  it(
+    "a failed early fetch is fetched again by its round, and nothing is lost or published twice",
+    async () => {
+      const q = await start();
+      // Every other early fetch fails.
+      const { calls, published } = await backfill(q, (n) => n % 2 === 1);
+      const failed = calls.filter((c) => c.failed);
+      expect(failed.length).toBeGreaterThan(0);
+      // Each failed window was asked again, outside a publish (by its own round).
+      for (const f of failed)
+        expect(calls.some((c) => c.window === f.window && !c.failed && !c.duringPublish)).toBe(true);
+      expect(published).toBe(expectedBlocks(q));
+    },
+    BACKFILL_TIMEOUT_MS,
+  );
 
-  it("INGEST_PREFETCH=false fetches each round's windows when the round starts", async () => {
-    const r = await start({ INGEST_PREFETCH: "false" });
-    const { calls, published } = await backfill(r, () => false);
-    expect(calls.filter((c) => c.duringPublish)).toHaveLength(0);
-    expect(published).toBe(expectedBlocks(r));
-  });
+  it(
+    "INGEST_PREFETCH=false fetches each round's windows when the round starts",
+    async () => {
+      const r = await start({ INGEST_PREFETCH: "false" });
+      const { calls, published } = await backfill(r, () => false);
+      expect(calls.filter((c) => c.duringPublish)).toHaveLength(0);
+      expect(published).toBe(expectedBlocks(r));
+    },
+    BACKFILL_TIMEOUT_MS,
+  );
 });

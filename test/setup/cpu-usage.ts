@@ -1,29 +1,41 @@
 /**
  * Records the CPU time of each test file's worker process (every thread: JavaScript, chDB's, PGlite's) and of
  * the child processes it waited for (the quick start's demo, replica processes), for scripts/times-reporter.ts.
- * Every file runs in its own forked process (vitest.config.ts), so the process's usage at the end of its last hook
- * is the file's. Wall times follow the machine's load; CPU times much less, so these say what an idle machine
- * would take (the sum over 2 workers halved is its floor).
+ * A worker process runs several files one after the other (vitest.config.ts: `isolate: false`), so a file's share
+ * is what the process used from the end of the worker's previous file (or the worker's start, for its first file:
+ * the worker's start and the imports the later files find cached are charged to it) to the end of this file's
+ * last hook. Wall times follow the machine's load; CPU times much less, so these say what an idle machine would
+ * take (the sum over 2 workers halved is its floor).
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, expect } from "vitest";
 
+interface Mark {
+  user: number;
+  system: number;
+  children: number;
+}
+
+/** The process's usage at the end of the previous file it ran (kept across files: setup files run per file). */
+const marks = globalThis as typeof globalThis & { __cpuUsageMark?: Mark };
+
 const dir = process.env.TEST_CPU_DIR;
 afterAll(() => {
-  // The file whose hooks these are (the worker runs one file).
   const file = expect.getState().testPath ?? "";
   if (!dir || !file) return;
   const self = process.cpuUsage();
-  const children = childrenCpuSeconds();
+  const now: Mark = { user: self.user / 1e6, system: self.system / 1e6, children: childrenCpuSeconds() };
+  const before: Mark = marks.__cpuUsageMark ?? { user: 0, system: 0, children: 0 };
+  marks.__cpuUsageMark = now;
   mkdirSync(dir, { recursive: true });
   writeFileSync(
     join(dir, `${encodeURIComponent(file)}.json`),
     JSON.stringify({
       file,
-      userSeconds: self.user / 1e6,
-      systemSeconds: self.system / 1e6,
-      childrenSeconds: children,
+      userSeconds: now.user - before.user,
+      systemSeconds: now.system - before.system,
+      childrenSeconds: now.children - before.children,
     }),
   );
 });

@@ -46,9 +46,10 @@ describe("response serializers shared by equal schemas", () => {
       const after = SERIALIZERS.stats();
       const requested = after.requested - before.requested;
       const compiled = after.compiled - before.compiled;
-      // Every route, method and status of the app asked; far fewer distinct schemas were compiled.
+      // Every route, method and status of the app asked; far fewer distinct schemas were compiled (none, when an
+      // app built earlier in this process already compiled them: test files share their worker's modules).
       expect(requested).toBeGreaterThan(t.app.routeTable.length);
-      expect(compiled).toBeGreaterThan(0);
+      expect(after.compiled).toBeGreaterThan(0);
       expect(compiled * 5).toBeLessThan(requested);
       // An error body (through the shared Problem serializer) carries the Problem's fields, and no other.
       const r = await t.app.inject({ url: "/events/all?limit=0" });
