@@ -880,6 +880,12 @@ export const CONFIG_SPEC = {
     URL_OR_EMPTY,
     "an http(s) URL, or empty",
   ),
+  DEVNET_BLOCKS: int(
+    14_400,
+    16,
+    1_000_000,
+    "The demo (`npm run demo`, `start --devnet`): blocks the simulated network makes ahead at its first start, across its 16 chains (14400: two hours of chain time; 3600: half an hour). `--devnet-blocks` wins over it; a data directory whose `devnet.json` exists keeps the history it was made with.",
+  ),
 } as const satisfies Record<string, Spec>;
 
 type SpecValue<S> = S extends { kind: "list" }

@@ -13,7 +13,7 @@ import {
   startIdentityProvider,
 } from "../../devnet/identity-provider.ts";
 import { labelDevnetContracts } from "../../devnet/labels.ts";
-import { DEVNET_RUN_DEFAULTS, type RunningDevnet, runDevnet } from "../../devnet/main.ts";
+import { type RunningDevnet, runDevnet } from "../../devnet/main.ts";
 import { registerDevnetDapps, watchDevnetExchangePair } from "../../devnet/register.ts";
 import { DEVNET_PAYMENT_ADDRESS, startTelegramDouble, type TelegramDouble } from "../../devnet/telegram.ts";
 import { ensureAdminKey } from "../../lib/admin-key.ts";
@@ -45,9 +45,8 @@ export function installStartCommand(program: Command): void {
     .option("--devnet", "follow a simulated Alephium network started in this process (offline demo)")
     .option(
       "--devnet-blocks <n>",
-      "blocks the simulated network makes ahead at its first start (14400: two hours of chain time)",
+      "blocks the simulated network makes ahead at its first start (default: DEVNET_BLOCKS, 14400: two hours of chain time)",
       positiveInt("--devnet-blocks"),
-      DEVNET_RUN_DEFAULTS.blocks,
     )
     .option(
       "--devnet-live <rate>",
@@ -82,7 +81,7 @@ export function installStartCommand(program: Command): void {
     .action(
       async (opts: {
         devnet?: boolean;
-        devnetBlocks: number;
+        devnetBlocks?: number;
         devnetLive: number;
         devnetReorgEvery: number;
         devnetPort: number;
@@ -101,7 +100,7 @@ export function installStartCommand(program: Command): void {
             devnet = await runDevnet(
               {
                 port: opts.devnetPort,
-                blocks: opts.devnetBlocks,
+                blocks: opts.devnetBlocks ?? base.config.DEVNET_BLOCKS,
                 live: opts.devnetLive,
                 reorgEvery: opts.devnetReorgEvery,
                 reorgDepth: DEMO_REORG_DEPTH,

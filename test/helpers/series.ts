@@ -10,14 +10,19 @@ import type { TestCh } from "./stores.ts";
 export const HOUR = 3_600_000;
 
 /**
- * A devnet that spans about 28 hours from a midnight (blocks every 15 minutes per chain, 1,800 blocks):
- * with a 3-hour raw retention and 1-day pages, the first day is archived.
+ * A devnet that starts 4 hours before a midnight (blocks every 15 minutes per chain): {@link SERIES_BLOCKS} blocks
+ * span 8.5 hours, so the series roll into a second day and, with a 3-hour raw retention and 1-day pages, the first
+ * day's page (20:00 to midnight) is archived. A test's cost follows its chain time (ingest rounds of at most 30
+ * minutes, each costing every processor its statements), hence the shortest chain that crosses both boundaries.
  */
-export const SERIES_DEVNET = { startTimestamp: 1752537600000, blockIntervalMs: 15 * 60_000 };
+export const SERIES_DEVNET = { startTimestamp: 1752537600000 - 4 * HOUR, blockIntervalMs: 15 * 60_000 };
 
-/** Small segments (10 buckets, 1-hour raw spans) so the 1m scale of the `all` instances has more than 128. */
+/** 34 blocks on each of the 16 chains: 8.5 hours of {@link SERIES_DEVNET}, to 04:30 on the second day. */
+export const SERIES_BLOCKS = 544;
+
+/** Small segments (3 buckets, 1-hour raw spans) so the 1m scale of the `all` instances has more than 128. */
 export const SERIES_TEST_ENV = {
-  SERIES_SEGMENT_POINTS: "10",
+  SERIES_SEGMENT_POINTS: "3",
   SERIES_RAW_SEGMENT_MS: String(HOUR),
   SERIES_RAW_RETENTION_HOURS: "3",
   SERIES_RAW_ARCHIVE_PAGE_DAYS: "1",

@@ -22,8 +22,25 @@ async function rawStateHash(ch: Ch) {
   return r;
 }
 
-/** A clean pass over the same simulated chain into fresh stores. */
-async function cleanPass(p: TestPipeline, confirmations: number) {
+type CleanState = Awaited<ReturnType<typeof runCleanPass>>;
+const cleanPasses = new Map<string, Promise<CleanState>>();
+
+/**
+ * A clean pass over the same simulated chain into fresh stores. The cases that replay the same chain (same main-chain
+ * tips) with the same confirmations share one: the first and last cases both run the 400 blocks of seed 7.
+ */
+function cleanPass(p: TestPipeline, confirmations: number): Promise<CleanState> {
+  const tips = Array.from({ length: 16 }, (_, c) => p.chain.mainChain(c).at(-1)?.block.hash);
+  const key = `${confirmations} ${tips.join(",")}`;
+  let state = cleanPasses.get(key);
+  if (!state) {
+    state = runCleanPass(p, confirmations);
+    cleanPasses.set(key, state);
+  }
+  return state;
+}
+
+async function runCleanPass(p: TestPipeline, confirmations: number) {
   // chDB allows one data directory per process: the clean pass uses a new database in the same one.
   const pg = await openTestPg();
   const ch = await openTestCh({ dataDir: p.ch.dataDir });

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { ProcessorName } from "../../pipeline/runtime.ts";
 import { startTestPipeline, type TestPipeline } from "../helpers/pipeline.ts";
-import { SERIES_DEVNET, SERIES_TEST_ENV, seriesStateHash } from "../helpers/series.ts";
+import { SERIES_BLOCKS, SERIES_DEVNET, SERIES_TEST_ENV, seriesStateHash } from "../helpers/series.ts";
 import { openTestCh, openTestPg, type TestCh } from "../helpers/stores.ts";
 
 const PROCESSORS: ProcessorName[] = ["normalize", "raw-sink", "registry", "series", "series-recompute"];
@@ -38,9 +38,9 @@ describe("series: raw points left below an archive's end", () => {
   afterAll(async () => p?.close());
 
   it("are deleted when the crashed pass's batch comes again, leaving the state of a clean pass", async () => {
-    // 1,800 blocks, 15 minutes apart on each of the 16 chains: 28 hours, past a day's page and the 3 hours' retention.
+    // 8.5 hours from 20:00 (helpers/series.ts): past the first day's page and the 3 hours' retention.
     p = await startTestPipeline({
-      blocks: 1800,
+      blocks: SERIES_BLOCKS,
       devnet: SERIES_DEVNET,
       env: envWith(),
       processors: PROCESSORS,
@@ -69,7 +69,7 @@ describe("series: raw points left below an archive's end", () => {
     expect(state.pages!.rows).toBeGreaterThan(3);
 
     // A clean pass over the same chain, into fresh stores, on the in-process bus whichever bus the crashed run
-    // used (the state does not depend on the bus, and over Kafka a second 1,800-block run costs CI about 80 s).
+    // used (the state does not depend on the bus, and over Kafka a second run costs CI as much again).
     const pg = await openTestPg();
     const ch = await openTestCh({ dataDir: pipeline.ch.dataDir });
     const clean = await startTestPipeline({

@@ -9,13 +9,20 @@ import { createObjectStore } from "../../lib/stores/object-store.ts";
 import { createTestApp } from "../helpers/app.ts";
 import { KAFKA_BROKERS, startTestPipeline, type TestPipeline } from "../helpers/pipeline.ts";
 import { startS3, type TestS3 } from "../helpers/s3.ts";
-import { type ChartPoint, HOUR, readAllPoints, SERIES_DEVNET, SERIES_TEST_ENV } from "../helpers/series.ts";
+import {
+  type ChartPoint,
+  HOUR,
+  readAllPoints,
+  SERIES_BLOCKS,
+  SERIES_DEVNET,
+  SERIES_TEST_ENV,
+} from "../helpers/series.ts";
 
 const CREDENTIALS = { region: "us-east-1", accessKeyId: "S3RVER", secretAccessKey: "S3RVER" };
 
 // Over the kcat mock cluster's small batches (about five blocks, each costing the series processor about 9
-// statements on the shared chDB session) these 28 hours of chain time outlast the drain timeout in CI, so this
-// file uses the in-process bus in every pass (the PostgreSQL pass still runs it on PostgreSQL); series over
+// statements on the shared chDB session) the 28 hours of chain time it had then outlasted the drain timeout in CI,
+// so this file uses the in-process bus in every pass (the PostgreSQL pass still runs it on PostgreSQL); series over
 // Kafka: series-guarantees.test.ts's reorg case and replay-reorg.test.ts.
 if (KAFKA_BROKERS)
   console.warn(
@@ -58,7 +65,7 @@ describe("series archive on S3", () => {
     };
     // chain-blocks comes from the series processor alone (holders write only token-holders).
     p = await startTestPipeline({
-      blocks: 1800,
+      blocks: SERIES_BLOCKS,
       devnet: SERIES_DEVNET,
       env,
       kafka: false,

@@ -1,5 +1,6 @@
 // Test passes: embedded (configuration parsing only: KAFKA_BROKERS appears as a value to refuse; no bus or database is opened).
 import { describe, expect, it } from "vitest";
+import { DEVNET_RUN_DEFAULTS } from "../../devnet/main.ts";
 import { CONFIG_SPEC, clickhouseDatabase, configText, describeConfig, loadConfig } from "../../lib/config.ts";
 
 describe("loadConfig", () => {
@@ -10,6 +11,8 @@ describe("loadConfig", () => {
     expect(c.DATABASES).toBe("on");
     expect(clickhouseDatabase(c)).toBe("alephium_prod");
     expect(clickhouseDatabase(loadConfig({ STAGE: "dev" }))).toBe("alephium_dev");
+    // The demo's history (lib/config.ts cannot import the devnet): the same default as the devnet's own.
+    expect(c.DEVNET_BLOCKS).toBe(DEVNET_RUN_DEFAULTS.blocks);
   });
 
   it("coerces integers and booleans", () => {
@@ -22,6 +25,7 @@ describe("loadConfig", () => {
   it.each([
     ["PORT", "70000", /PORT="70000": expected an integer from 0 to 65535/],
     ["PORT", "12abc", /PORT="12abc"/],
+    ["DEVNET_BLOCKS", "0", /DEVNET_BLOCKS="0": expected an integer from 16 to 1000000/],
     ["STAGE", "staging", /STAGE="staging": expected one of prod, dev/],
     ["TRUST_PROXY", "maybe", /TRUST_PROXY="maybe": expected true or false/],
     ["POSTGRES_URL", "localhost:5432", /POSTGRES_URL="localhost:5432": expected a postgres:\/\/ URL/],
