@@ -791,6 +791,12 @@ export const CONFIG_SPEC = {
     86_400_000,
     "Time span of a raw-scale series segment in ms (a divisor of one day, so pages hold whole segments).",
   ),
+  RECOMPUTE_COALESCE_MS: int(
+    60_000,
+    0,
+    86_400_000,
+    "Embedded pipeline (no KAFKA_BROKERS) only: series-recompute and holders-recompute hold rounds whose blocks span less than this (ms of block time) and recompute the held rounds together once their span reaches it, or this long (wall clock) after the first was held, or with a round at least this long (backfill), or on shutdown. A held round is kept in PostgreSQL (`processor_held_batches`) until its recompute is written, so a crash loses nothing. While following, series points, segments, instances and token holders then lag the served events by up to this much; 0 = recompute every round (no lag, more CPU per block: `npm run bench:follow`).",
+  ),
   WG_SERVER_PUBLIC_KEY: str(
     "",
     "WireGuard: public key of the server's interface (`wg pubkey < server.key`), written as the [Peer] of every client configuration; empty turns peer creation off (POST /system/wireguard/peers answers 503 `wireguard_not_configured`).",

@@ -31,6 +31,13 @@ import {
 } from "../lib/stores/pg-lock.ts";
 import { mapWithTurns } from "../lib/turns.ts";
 import type { PipelineDeps } from "./deps.ts";
+import {
+  type BlockSpan,
+  createHoldPolicy,
+  deleteHeldBatches,
+  loadHeldBatches,
+  saveHeldBatch,
+} from "./held-batches.ts";
 import { type Codecs, TOPICS, type TopicName } from "./messages.ts";
 
 /** What `handle` receives besides the batch: the deps, a child logger and the state `setup` built. */
@@ -125,6 +132,13 @@ export interface ProcessorDefinition<M, S, B = undefined> {
    * handles a batch of its new assignment; not on the in-process bus.
    */
   onAssigned?: (ctx: ProcessorContext<S>) => void;
+  /**
+   * On the in-process bus, rounds may be held and handled together (RECOMPUTE_COALESCE_MS, ./held-batches.ts): for a
+   * processor whose `handle` merges its messages into one pass that costs about the same whatever it holds, and that
+   * writes the same state from several rounds' messages at once as from each in turn. `spanOf` gives the block times
+   * a round covers.
+   */
+  hold?: { spanOf: (messages: M[]) => BlockSpan };
 }
 
 /**
@@ -136,7 +150,10 @@ export const processorLockName = (group: string) => `processor:${group}`;
 export interface Processor {
   readonly name: string;
   start(): Promise<void>;
+  /** Stops taking batches; held rounds are handled first (or, when that fails, at the next start). */
   stop(): Promise<void>;
+  /** Handles the held rounds now (a processor that holds none resolves at once). */
+  flush(): Promise<void>;
 }
 
 export type ProcessorFactory = ((deps: PipelineDeps) => Processor) & {
@@ -219,6 +236,98 @@ export function defineProcessor<M, S = undefined, B = undefined>(
       }
     };
 
+    // Held rounds (./held-batches.ts): on the in-process bus only. Over Kafka a replica's partitions can move to
+    // another replica, which would then recompute the held rounds' instances beside this one's release.
+    const holding = definition.hold && deps.bus.kind === "memory" ? definition.hold : null;
+    const windowMs = holding ? deps.config.RECOMPUTE_COALESCE_MS : 0;
+    const policy = createHoldPolicy(windowMs);
+    let held: { id: number; messages: M[] }[] = [];
+    let heldTimer: NodeJS.Timeout | null = null;
+    let current: { ctx: ProcessorContext<S>; recorder: ProcessorProgressRecorder } | null = null;
+    // Deliveries, releases on the timer and flushes, one at a time.
+    let queue: Promise<unknown> = Promise.resolve();
+    const serially = <T>(fn: () => Promise<T>): Promise<T> => {
+      const run = queue.then(fn);
+      queue = run.catch(() => undefined);
+      return run;
+    };
+    const newestOf = (messages: M[]) => {
+      let newest = 0;
+      for (const m of messages) newest = Math.max(newest, blockTsOf(m));
+      return newest;
+    };
+    const clearHeldTimer = () => {
+      if (heldTimer) clearTimeout(heldTimer);
+      heldTimer = null;
+    };
+
+    /** Handles the held rounds (with `extra`, the round that releases them) as one batch, then forgets them. */
+    const release = async (
+      ctx: ProcessorContext<S>,
+      recorder: ProcessorProgressRecorder,
+      extra: M[] = [],
+    ) => {
+      const rounds = held;
+      const messages = [...rounds.flatMap((h) => h.messages), ...extra];
+      if (messages.length === 0) return;
+      await handleWithRetry(messages, ctx);
+      const last = rounds.at(-1);
+      if (last) await deleteHeldBatches(ctx.deps.pg, definition.group, last.id);
+      held = [];
+      policy.clear();
+      clearHeldTimer();
+      recorder.record(newestOf(messages));
+      if (rounds.length > 0)
+        log.debug({ rounds: rounds.length, messages: messages.length }, "Held rounds handled.");
+    };
+
+    /** A round that reached no window while rounds wait: they are released after the window in wall time. */
+    const armHeldTimer = (ctx: ProcessorContext<S>, recorder: ProcessorProgressRecorder) => {
+      if (heldTimer || held.length === 0) return;
+      heldTimer = setTimeout(() => {
+        heldTimer = null;
+        serially(() => release(ctx, recorder)).catch((error) => {
+          log.warn({ err: error }, "Handling the held rounds failed; trying again later.");
+          if (!stopping.signal.aborted) armHeldTimer(ctx, recorder);
+        });
+      }, windowMs);
+      heldTimer.unref();
+    };
+
+    /** Holds a round: stored before the delivery resolves, so the bus may move past it. */
+    const hold = async (
+      records: BusRecord[],
+      messages: M[],
+      span: BlockSpan,
+      ctx: ProcessorContext<S>,
+      recorder: ProcessorProgressRecorder,
+    ) => {
+      const id = await saveHeldBatch(
+        ctx.deps.pg,
+        definition.group,
+        span,
+        records.map((r) => r.value),
+      );
+      held.push({ id, messages });
+      policy.add(span);
+      armHeldTimer(ctx, recorder);
+    };
+
+    /** What an earlier run held and did not handle (it stopped, or was killed): handled before any new batch. */
+    const recoverHeld = async (ctx: ProcessorContext<S>, recorder: ProcessorProgressRecorder) => {
+      held = [];
+      policy.clear();
+      clearHeldTimer();
+      const rows = await loadHeldBatches(ctx.deps.pg, definition.group);
+      const last = rows.at(-1);
+      if (!last) return;
+      const messages = rows.flatMap((r) => r.values.map((v) => codec.decode(v)));
+      await handleWithRetry(messages, ctx);
+      await deleteHeldBatches(ctx.deps.pg, definition.group, last.id);
+      recorder.record(newestOf(messages));
+      log.info({ rounds: rows.length, messages: messages.length }, "Held rounds of an earlier run handled.");
+    };
+
     const { onAssigned } = definition;
     const subscribe = async () => {
       const held = lock;
@@ -230,6 +339,10 @@ export function defineProcessor<M, S = undefined, B = undefined>(
       const ctx: ProcessorContext<S> = { deps: own, log, state };
       const recorder = createProcessorProgressRecorder(deps, definition.name);
       progress = recorder;
+      if (holding) {
+        current = { ctx, recorder };
+        await serially(() => recoverHeld(ctx, recorder));
+      }
       sub = await deps.bus.subscribe({
         topic,
         group: definition.group,
@@ -238,10 +351,21 @@ export function defineProcessor<M, S = undefined, B = undefined>(
         lingerMs: definition.lingerMs,
         handle: async (records) => {
           const messages = await mapWithTurns(records, decode);
-          await handleWithRetry(messages, ctx);
-          let newest = 0;
-          for (const m of messages) newest = Math.max(newest, blockTsOf(m));
-          recorder.record(newest);
+          if (holding && windowMs > 0) {
+            await serially(async () => {
+              const span = holding.spanOf(messages);
+              const decision = policy.decide(span);
+              if (decision === "hold") await hold(records, messages, span, ctx, recorder);
+              else if (decision === "release") await release(ctx, recorder, messages);
+              else {
+                await handleWithRetry(messages, ctx);
+                recorder.record(newestOf(messages));
+              }
+            });
+          } else {
+            await handleWithRetry(messages, ctx);
+            recorder.record(newestOf(messages));
+          }
           deps.metrics.pipelineMessages.inc({ stage: definition.name, topic }, records.length);
           log.debug({ messages: records.length }, "Batch handled.");
         },
@@ -304,10 +428,21 @@ export function defineProcessor<M, S = undefined, B = undefined>(
         await standingBy;
         await sub?.stop();
         sub = null;
+        clearHeldTimer();
+        const last = current;
+        if (last && held.length > 0)
+          await serially(() => release(last.ctx, last.recorder)).catch((error) =>
+            log.warn({ err: error }, "Handling the held rounds at stop failed; the next start handles them."),
+          );
+        current = null;
         await progress?.stop();
         progress = null;
         await lock?.release();
         lock = null;
+      },
+      async flush() {
+        const last = current;
+        if (last) await serially(() => release(last.ctx, last.recorder));
       },
     };
   };
