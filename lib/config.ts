@@ -652,7 +652,7 @@ export const CONFIG_SPEC = {
     200,
     0,
     60_000,
-    "How often each job worker process reads the events watermark for webhooks; on a step (new events served), every caught-up webhook waiting out WEBHOOK_POLL_S is made due at once, so live events go out right after they are served (0 = off: they wait for WEBHOOK_POLL_S).",
+    "How often a job worker process reads the events watermark for webhooks while a caught-up webhook's message it left waiting has not been taken (none waiting: no reads); on a step (new events served), every caught-up webhook waiting out WEBHOOK_POLL_S is made due at once, so live events go out right after they are served (0 = off: they wait for WEBHOOK_POLL_S).",
   ),
   WEBHOOK_RETRY_LIMIT: int(
     12,
