@@ -281,16 +281,22 @@ export function defineProcessor<M, S = undefined, B = undefined>(
         log.debug({ rounds: rounds.length, messages: messages.length }, "Held rounds handled.");
     };
 
-    /** A round that reached no window while rounds wait: they are released after the window in wall time. */
+    /**
+     * Rounds wait: they are released after the window in wall time (at least a second: rounds an earlier run left
+     * whose recompute failed at start wait for it with any window).
+     */
     const armHeldTimer = (ctx: ProcessorContext<S>, recorder: ProcessorProgressRecorder) => {
       if (heldTimer || held.length === 0) return;
-      heldTimer = setTimeout(() => {
-        heldTimer = null;
-        serially(() => release(ctx, recorder)).catch((error) => {
-          log.warn({ err: error }, "Handling the held rounds failed; trying again later.");
-          if (!stopping.signal.aborted) armHeldTimer(ctx, recorder);
-        });
-      }, windowMs);
+      heldTimer = setTimeout(
+        () => {
+          heldTimer = null;
+          serially(() => release(ctx, recorder)).catch((error) => {
+            log.warn({ err: error }, "Handling the held rounds failed; trying again later.");
+            if (!stopping.signal.aborted) armHeldTimer(ctx, recorder);
+          });
+        },
+        Math.max(windowMs, 1_000),
+      );
       heldTimer.unref();
     };
 
@@ -313,27 +319,39 @@ export function defineProcessor<M, S = undefined, B = undefined>(
       armHeldTimer(ctx, recorder);
     };
 
-    /** What an earlier run held and did not handle (it stopped, or was killed): handled before any new batch. */
+    /**
+     * What an earlier run held and did not handle (it stopped, or was killed): handled before any new batch. When
+     * that fails they stay held (and stored): the next delivery, flush or the timer handles them.
+     */
     const recoverHeld = async (ctx: ProcessorContext<S>, recorder: ProcessorProgressRecorder) => {
       held = [];
       policy.clear();
       clearHeldTimer();
       const rows = await loadHeldBatches(ctx.deps.pg, definition.group);
-      const last = rows.at(-1);
-      if (!last) return;
-      const messages = rows.flatMap((r) => r.values.map((v) => codec.decode(v)));
-      await handleWithRetry(messages, ctx);
-      await deleteHeldBatches(ctx.deps.pg, definition.group, last.id);
-      recorder.record(newestOf(messages));
-      log.info({ rounds: rows.length, messages: messages.length }, "Held rounds of an earlier run handled.");
+      if (rows.length === 0) return;
+      for (const r of rows) {
+        const messages = r.values.map((v) => codec.decode(v));
+        held.push({ id: r.id, messages });
+        policy.add(holding?.spanOf(messages) ?? { lo: 0, hi: 0 });
+      }
+      try {
+        await release(ctx, recorder);
+        log.info({ rounds: rows.length }, "Held rounds of an earlier run handled.");
+      } catch (error) {
+        log.warn(
+          { err: error, rounds: rows.length },
+          "Held rounds of an earlier run failed; they stay held.",
+        );
+        armHeldTimer(ctx, recorder);
+      }
     };
 
     const { onAssigned } = definition;
     const subscribe = async () => {
-      const held = lock;
+      const owned = lock;
       // A lock holder writes through its fence: a write after a takeover fails instead of overwriting.
-      const own: PipelineDeps = held
-        ? { ...deps, ch: fencedClickHouse(deps.ch, held), fence: () => held.check() }
+      const own: PipelineDeps = owned
+        ? { ...deps, ch: fencedClickHouse(deps.ch, owned), fence: () => owned.check() }
         : deps;
       const state = (await definition.setup?.(own)) as S;
       const ctx: ProcessorContext<S> = { deps: own, log, state };
@@ -351,10 +369,11 @@ export function defineProcessor<M, S = undefined, B = undefined>(
         lingerMs: definition.lingerMs,
         handle: async (records) => {
           const messages = await mapWithTurns(records, decode);
-          if (holding && windowMs > 0) {
+          if (holding && (windowMs > 0 || held.length > 0)) {
             await serially(async () => {
               const span = holding.spanOf(messages);
-              const decision = policy.decide(span);
+              let decision = policy.decide(span);
+              if (decision === "run" && held.length > 0) decision = "release";
               if (decision === "hold") await hold(records, messages, span, ctx, recorder);
               else if (decision === "release") await release(ctx, recorder, messages);
               else {
