@@ -652,7 +652,7 @@ export const CONFIG_SPEC = {
     200,
     0,
     60_000,
-    "How often each job worker process reads the events watermark for webhooks; on a step (new events served), every caught-up webhook waiting out WEBHOOK_POLL_S is made due at once, so live events go out right after they are served (0 = off: they wait for WEBHOOK_POLL_S).",
+    "How often a job worker process reads the events watermark for webhooks while a caught-up webhook's message it left waiting has not been taken (none waiting: no reads); on a step (new events served), every caught-up webhook waiting out WEBHOOK_POLL_S is made due at once, so live events go out right after they are served (0 = off: they wait for WEBHOOK_POLL_S).",
   ),
   WEBHOOK_RETRY_LIMIT: int(
     12,
@@ -790,6 +790,12 @@ export const CONFIG_SPEC = {
     1_000,
     86_400_000,
     "Time span of a raw-scale series segment in ms (a divisor of one day, so pages hold whole segments).",
+  ),
+  RECOMPUTE_COALESCE_MS: int(
+    60_000,
+    0,
+    86_400_000,
+    "Embedded pipeline (no KAFKA_BROKERS) only: series-recompute and holders-recompute hold rounds whose blocks span less than this (ms of block time) and recompute the held rounds together once their span reaches it, or this long (wall clock) after the first was held, or with a round at least this long (backfill), or on shutdown. A held round is kept in PostgreSQL (`processor_held_batches`) until its recompute is written, so a crash loses nothing. While following, series points, segments, instances and token holders then lag the served events by up to this much; 0 = recompute every round (no lag, more CPU per block: `npm run bench:follow`).",
   ),
   WG_SERVER_PUBLIC_KEY: str(
     "",

@@ -31,6 +31,13 @@ import {
 } from "../lib/stores/pg-lock.ts";
 import { mapWithTurns } from "../lib/turns.ts";
 import type { PipelineDeps } from "./deps.ts";
+import {
+  type BlockSpan,
+  createHoldPolicy,
+  deleteHeldBatches,
+  loadHeldBatches,
+  saveHeldBatch,
+} from "./held-batches.ts";
 import { type Codecs, TOPICS, type TopicName } from "./messages.ts";
 
 /** What `handle` receives besides the batch: the deps, a child logger and the state `setup` built. */
@@ -125,6 +132,13 @@ export interface ProcessorDefinition<M, S, B = undefined> {
    * handles a batch of its new assignment; not on the in-process bus.
    */
   onAssigned?: (ctx: ProcessorContext<S>) => void;
+  /**
+   * On the in-process bus, rounds may be held and handled together (RECOMPUTE_COALESCE_MS, ./held-batches.ts): for a
+   * processor whose `handle` merges its messages into one pass that costs about the same whatever it holds, and that
+   * writes the same state from several rounds' messages at once as from each in turn. `spanOf` gives the block times
+   * a round covers.
+   */
+  hold?: { spanOf: (messages: M[]) => BlockSpan };
 }
 
 /**
@@ -136,7 +150,10 @@ export const processorLockName = (group: string) => `processor:${group}`;
 export interface Processor {
   readonly name: string;
   start(): Promise<void>;
+  /** Stops taking batches; held rounds are handled first (or, when that fails, at the next start). */
   stop(): Promise<void>;
+  /** Handles the held rounds now (a processor that holds none resolves at once). */
+  flush(): Promise<void>;
 }
 
 export type ProcessorFactory = ((deps: PipelineDeps) => Processor) & {
@@ -219,17 +236,131 @@ export function defineProcessor<M, S = undefined, B = undefined>(
       }
     };
 
+    // Held rounds (./held-batches.ts): on the in-process bus only. Over Kafka a replica's partitions can move to
+    // another replica, which would then recompute the held rounds' instances beside this one's release.
+    const holding = definition.hold && deps.bus.kind === "memory" ? definition.hold : null;
+    const windowMs = holding ? deps.config.RECOMPUTE_COALESCE_MS : 0;
+    const policy = createHoldPolicy(windowMs);
+    let held: { id: number; messages: M[] }[] = [];
+    let heldTimer: NodeJS.Timeout | null = null;
+    let current: { ctx: ProcessorContext<S>; recorder: ProcessorProgressRecorder } | null = null;
+    // Deliveries, releases on the timer and flushes, one at a time.
+    let queue: Promise<unknown> = Promise.resolve();
+    const serially = <T>(fn: () => Promise<T>): Promise<T> => {
+      const run = queue.then(fn);
+      queue = run.catch(() => undefined);
+      return run;
+    };
+    const newestOf = (messages: M[]) => {
+      let newest = 0;
+      for (const m of messages) newest = Math.max(newest, blockTsOf(m));
+      return newest;
+    };
+    const clearHeldTimer = () => {
+      if (heldTimer) clearTimeout(heldTimer);
+      heldTimer = null;
+    };
+
+    /** Handles the held rounds (with `extra`, the round that releases them) as one batch, then forgets them. */
+    const release = async (
+      ctx: ProcessorContext<S>,
+      recorder: ProcessorProgressRecorder,
+      extra: M[] = [],
+    ) => {
+      const rounds = held;
+      const messages = [...rounds.flatMap((h) => h.messages), ...extra];
+      if (messages.length === 0) return;
+      await handleWithRetry(messages, ctx);
+      const last = rounds.at(-1);
+      if (last) await deleteHeldBatches(ctx.deps.pg, definition.group, last.id);
+      held = [];
+      policy.clear();
+      clearHeldTimer();
+      recorder.record(newestOf(messages));
+      if (rounds.length > 0)
+        log.debug({ rounds: rounds.length, messages: messages.length }, "Held rounds handled.");
+    };
+
+    /**
+     * Rounds wait: they are released after the window in wall time (at least a second: rounds an earlier run left
+     * whose recompute failed at start wait for it with any window).
+     */
+    const armHeldTimer = (ctx: ProcessorContext<S>, recorder: ProcessorProgressRecorder) => {
+      if (heldTimer || held.length === 0) return;
+      heldTimer = setTimeout(
+        () => {
+          heldTimer = null;
+          serially(() => release(ctx, recorder)).catch((error) => {
+            log.warn({ err: error }, "Handling the held rounds failed; trying again later.");
+            if (!stopping.signal.aborted) armHeldTimer(ctx, recorder);
+          });
+        },
+        Math.max(windowMs, 1_000),
+      );
+      heldTimer.unref();
+    };
+
+    /** Holds a round: stored before the delivery resolves, so the bus may move past it. */
+    const hold = async (
+      records: BusRecord[],
+      messages: M[],
+      span: BlockSpan,
+      ctx: ProcessorContext<S>,
+      recorder: ProcessorProgressRecorder,
+    ) => {
+      const id = await saveHeldBatch(
+        ctx.deps.pg,
+        definition.group,
+        span,
+        records.map((r) => r.value),
+      );
+      held.push({ id, messages });
+      policy.add(span);
+      armHeldTimer(ctx, recorder);
+    };
+
+    /**
+     * What an earlier run held and did not handle (it stopped, or was killed): handled before any new batch. When
+     * that fails they stay held (and stored): the next delivery, flush or the timer handles them.
+     */
+    const recoverHeld = async (ctx: ProcessorContext<S>, recorder: ProcessorProgressRecorder) => {
+      held = [];
+      policy.clear();
+      clearHeldTimer();
+      const rows = await loadHeldBatches(ctx.deps.pg, definition.group);
+      if (rows.length === 0) return;
+      for (const r of rows) {
+        const messages = r.values.map((v) => codec.decode(v));
+        held.push({ id: r.id, messages });
+        policy.add(holding?.spanOf(messages) ?? { lo: 0, hi: 0 });
+      }
+      try {
+        await release(ctx, recorder);
+        log.info({ rounds: rows.length }, "Held rounds of an earlier run handled.");
+      } catch (error) {
+        log.warn(
+          { err: error, rounds: rows.length },
+          "Held rounds of an earlier run failed; they stay held.",
+        );
+        armHeldTimer(ctx, recorder);
+      }
+    };
+
     const { onAssigned } = definition;
     const subscribe = async () => {
-      const held = lock;
+      const owned = lock;
       // A lock holder writes through its fence: a write after a takeover fails instead of overwriting.
-      const own: PipelineDeps = held
-        ? { ...deps, ch: fencedClickHouse(deps.ch, held), fence: () => held.check() }
+      const own: PipelineDeps = owned
+        ? { ...deps, ch: fencedClickHouse(deps.ch, owned), fence: () => owned.check() }
         : deps;
       const state = (await definition.setup?.(own)) as S;
       const ctx: ProcessorContext<S> = { deps: own, log, state };
       const recorder = createProcessorProgressRecorder(deps, definition.name);
       progress = recorder;
+      if (holding) {
+        current = { ctx, recorder };
+        await serially(() => recoverHeld(ctx, recorder));
+      }
       sub = await deps.bus.subscribe({
         topic,
         group: definition.group,
@@ -238,10 +369,22 @@ export function defineProcessor<M, S = undefined, B = undefined>(
         lingerMs: definition.lingerMs,
         handle: async (records) => {
           const messages = await mapWithTurns(records, decode);
-          await handleWithRetry(messages, ctx);
-          let newest = 0;
-          for (const m of messages) newest = Math.max(newest, blockTsOf(m));
-          recorder.record(newest);
+          if (holding && (windowMs > 0 || held.length > 0)) {
+            await serially(async () => {
+              const span = holding.spanOf(messages);
+              let decision = policy.decide(span);
+              if (decision === "run" && held.length > 0) decision = "release";
+              if (decision === "hold") await hold(records, messages, span, ctx, recorder);
+              else if (decision === "release") await release(ctx, recorder, messages);
+              else {
+                await handleWithRetry(messages, ctx);
+                recorder.record(newestOf(messages));
+              }
+            });
+          } else {
+            await handleWithRetry(messages, ctx);
+            recorder.record(newestOf(messages));
+          }
           deps.metrics.pipelineMessages.inc({ stage: definition.name, topic }, records.length);
           log.debug({ messages: records.length }, "Batch handled.");
         },
@@ -304,10 +447,21 @@ export function defineProcessor<M, S = undefined, B = undefined>(
         await standingBy;
         await sub?.stop();
         sub = null;
+        clearHeldTimer();
+        const last = current;
+        if (last && held.length > 0)
+          await serially(() => release(last.ctx, last.recorder)).catch((error) =>
+            log.warn({ err: error }, "Handling the held rounds at stop failed; the next start handles them."),
+          );
+        current = null;
         await progress?.stop();
         progress = null;
         await lock?.release();
         lock = null;
+      },
+      async flush() {
+        const last = current;
+        if (last) await serially(() => release(last.ctx, last.recorder));
       },
     };
   };

@@ -19,11 +19,13 @@
  * pg-boss hands each message to one of them (a message expired after WEBHOOK_EXPIRE_S is retried, and the fencing
  * keeps the late handler's writes out).
  *
- * Live: a caught-up webhook's next message waits WEBHOOK_POLL_S, but each worker process reads the events' ceiling
- * every WEBHOOK_WAKE_MS and, on a step (new events served), makes every such waiting message due at once and wakes
- * its delivery loops: the messages themselves, their steps and fencing are unchanged, only their start comes sooner
- * (a message waiting out a retry's backoff is not touched). A step seen while a batch was on its way sends the next
- * message due at once instead of after WEBHOOK_POLL_S.
+ * Live: a caught-up webhook's next message waits WEBHOOK_POLL_S, but a worker process whose delivery loops left such
+ * a message waiting reads the events' ceiling every WEBHOOK_WAKE_MS until that message is due and, on a step (new
+ * events served), makes every such waiting message due at once and wakes its delivery loops: the messages themselves,
+ * their steps and fencing are unchanged, only their start comes sooner (a message waiting out a retry's backoff is
+ * not touched). A step seen while a batch was on its way sends the next message due at once instead of after
+ * WEBHOOK_POLL_S. With no caught-up message waiting (no webhook, or every one catching up or backing off) the wake
+ * reads nothing; a process learns at its start of the messages earlier processes left waiting.
  */
 
 import type PgBoss from "pg-boss";
@@ -98,6 +100,17 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<{
   /** The delay of a caught-up webhook's next message: none when a step came after its page was read. */
   const pollDelay = (ceiling: string | undefined) =>
     ceiling !== undefined && seen > ceiling ? 0 : config.WEBHOOK_POLL_S;
+  /** Until when (ms) a caught-up message this process knows of waits: the wake reads the ceiling until then. */
+  let waitingUntil = 0;
+  let rouse: (() => void) | null = null;
+  /** A caught-up message now waits `delayS`, its page read under `ceiling`: the wake watches for a step above it. */
+  const waiting = (delayS: number, ceiling: string | undefined) => {
+    if (delayS <= 0) return;
+    if (ceiling !== undefined && ceiling > seen) seen = ceiling;
+    // Until a worker has taken the message (its next poll after the start, JOBS_POLL_S) and left the next one waiting.
+    waitingUntil = Math.max(waitingUntil, Date.now() + (delayS + config.JOBS_POLL_S + 1) * 1000);
+    rouse?.();
+  };
 
   /** A webhook's next batch of matching events after `afterId` under the watermark, as a poller reads it. */
   const read = (hook: StoredWebhook, afterId: string, service = events) =>
@@ -148,6 +161,7 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<{
       const delay = pollDelay(ceiling);
       await repo.idle(hook, delay, true);
       if (delay === 0) notify();
+      else waiting(delay, ceiling);
       return "empty";
     }
     const full = ids.length >= config.WEBHOOK_BATCH;
@@ -201,6 +215,7 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<{
         const delay = batch.full ? 0 : pollDelay(batch.ceiling);
         await repo.acknowledge(hook, batch.entry, delay);
         if (delay === 0) notify();
+        else waiting(delay, batch.ceiling);
         return;
       }
       if (!(await repo.advance(hook, batch.entry))) return;
@@ -248,11 +263,38 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<{
     workers.push(await boss.work<WebhookMessage>(WEBHOOK_QUEUE, options, handler));
   await boss.work<WebhookMessage>(WEBHOOK_DEAD_QUEUE, options, dead);
 
-  // The wake: one ceiling read per WEBHOOK_WAKE_MS; on a step, one statement makes every caught-up webhook's
-  // waiting message due (state `created` with a later start; retries wait in state `retry`, untouched).
+  // The wake: while a caught-up message waits, one ceiling read per WEBHOOK_WAKE_MS; on a step, one statement makes
+  // every caught-up webhook's waiting message due (state `created` with a later start; retries wait in state
+  // `retry`, untouched). With none waiting it rests, reading nothing, until a delivery loop leaves one waiting.
   const stopping = new AbortController();
+  const rest = () =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        rouse = null;
+        stopping.signal.removeEventListener("abort", done);
+        resolve();
+      };
+      rouse = done;
+      stopping.signal.addEventListener("abort", done);
+    });
   const wake = async () => {
+    try {
+      // Messages earlier processes left waiting.
+      const [row] = await deps.pg.query<{ until: string | null }>(
+        "webhook_wake_waiting",
+        `SELECT (extract(epoch FROM max(start_after)) * 1000)::bigint AS until FROM pgboss.job
+          WHERE name = $1 AND state = 'created' AND start_after > now()`,
+        [WEBHOOK_QUEUE],
+      );
+      if (row?.until) waitingUntil = Math.max(waitingUntil, Number(row.until));
+    } catch (error) {
+      log.debug({ err: error }, "Webhook wake: the waiting messages could not be read.");
+    }
     while (!stopping.signal.aborted) {
+      if (Date.now() >= waitingUntil) {
+        await rest();
+        continue;
+      }
       try {
         const ceiling = await events.ceiling();
         if (seen !== "" && ceiling > seen) {

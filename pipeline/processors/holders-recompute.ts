@@ -26,6 +26,18 @@ export const holdersRecomputeProcessor = defineProcessor<HoldersTouchedMessage, 
   lingerMs: RECOMPUTE_LINGER_MS,
   setup: (deps) => createSeriesDeps({ ...deps, log: deps.log.child({ component: "holders-recompute" }) }),
   onAssigned: ({ state }) => refreshVersionClock(state.ch),
+  // Following the chain, small rounds are held and recomputed together (RECOMPUTE_COALESCE_MS).
+  hold: {
+    spanOf: (messages) => {
+      let lo = Number.POSITIVE_INFINITY;
+      let hi = 0;
+      for (const m of messages) {
+        hi = Math.max(hi, m.block_timestamp);
+        for (const p of m.pairs) lo = Math.min(lo, p.t0);
+      }
+      return { lo: Math.min(lo, hi), hi };
+    },
+  },
   async handle(messages, { deps, state }) {
     const pairs: HolderPairs = new Map();
     for (const m of messages)

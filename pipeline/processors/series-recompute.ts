@@ -50,6 +50,18 @@ export const seriesRecomputeProcessor = defineProcessor<
     };
   },
   onAssigned: ({ state }) => refreshVersionClock(state.ch),
+  // Following the chain, small rounds are held and recomputed together (RECOMPUTE_COALESCE_MS).
+  hold: {
+    spanOf: (messages) => {
+      let lo = Number.POSITIVE_INFINITY;
+      let hi = 0;
+      for (const m of messages) {
+        lo = Math.min(lo, m.lo);
+        hi = Math.max(hi, m.hi, m.block_timestamp);
+      }
+      return { lo: Math.min(lo, hi), hi };
+    },
+  },
   async handle(messages, { state }) {
     const touched: SeriesTouched = new Map();
     for (const m of messages) {

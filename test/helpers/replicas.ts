@@ -82,6 +82,8 @@ export async function expectStateOfCleanPass(
     reference?: CleanPassCache;
   } = {},
 ): Promise<void> {
+  // Rounds the recomputes hold (a run with TEST_RECOMPUTE_COALESCE_MS) are handled first.
+  for (const p of pipeline.processors.values()) await p.flush();
   const replicated = await replicaStateOf(pipeline.ch);
   expect(replicated.events.rows).toBeGreaterThan(200);
   expect(replicated.series.points!.rows).toBeGreaterThan(100);

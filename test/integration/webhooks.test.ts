@@ -115,6 +115,8 @@ describe("outbound webhooks", () => {
   let strict: TestApp;
   const receivers: Receiver[] = [];
   let categories: string[] = [];
+  let ceilingReads = 0;
+  let wakeSteps = 0;
 
   beforeAll(async () => {
     p = await startTestPipeline({
@@ -138,7 +140,25 @@ describe("outbound webhooks", () => {
       },
     });
     await p.catchUp();
-    worker = await startJobWorker(p.deps);
+    // The worker's reads of the chains' progress (the webhook wake's ceiling reads) and the wake's steps are counted.
+    const { ch, pg } = p.deps;
+    worker = await startJobWorker({
+      ...p.deps,
+      ch: {
+        ...ch,
+        query: (label, sql, params) => {
+          if (label === "chain_progress_read") ceilingReads++;
+          return ch.query(label, sql, params);
+        },
+      },
+      pg: {
+        ...pg,
+        query: (label, sql, params) => {
+          if (label === "webhook_wake") wakeSteps++;
+          return pg.query(label, sql, params);
+        },
+      },
+    });
     // The same stores without the allowance: the default policy.
     strict = await createTestApp({ stores: { pg: p.pg, ch: p.ch } });
     const all = (await p.api.app.inject({ url: "/events/all?limit=200" })).json().events as {
@@ -178,6 +198,13 @@ describe("outbound webhooks", () => {
       after = events.at(-1)!.id;
     }
   }
+
+  it("reads no watermark for the wake while no webhook waits (WEBHOOK_WAKE_MS)", async () => {
+    // Five wake periods with no webhook: the wake rests instead of reading the ceiling every 200 ms.
+    const before = ceilingReads;
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(ceilingReads).toBe(before);
+  });
 
   it("delivers every matching event in order, at least once, through a 500 and a timeout, signed, the cursor never ahead of a 2xx", async () => {
     const category = categories[0]!;
@@ -319,6 +346,17 @@ describe("outbound webhooks", () => {
     });
     expect(shown.webhook.last_success_at).not.toBeNull();
     expect(JSON.stringify(shown)).not.toContain(secret.slice(6));
+
+    // Caught up, its next message waits WEBHOOK_POLL_S while the wake reads the ceiling: new events are a step,
+    // on which it makes the waiting message due at once.
+    // (A delivery that reads the new events before the wake does sees them itself, so a few rounds of blocks.)
+    const steps = wakeSteps;
+    for (let i = 0; i < 10 && wakeSteps === steps; i++) {
+      p.chain.advance(2);
+      await p.catchUp();
+      for (let t = 0; t < 20 && wakeSteps === steps; t++) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(wakeSteps).toBeGreaterThan(steps);
 
     // Deleting removes the webhook and its log.
     expect((await post(api().userKey, `/webhooks/${webhookId}/delete`)).statusCode).toBe(200);
