@@ -40,7 +40,8 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    // Each file's worker process records its CPU time (test/setup/cpu-usage.ts, into TEST_CPU_DIR)...
+    // A file that left chDB open fails by name (test/setup/leaks.ts); each file's share of its worker process's CPU
+    // time is recorded (test/setup/cpu-usage.ts, into TEST_CPU_DIR)...
     setupFiles: ["test/setup/leaks.ts", "test/setup/cpu-usage.ts"],
     // ...and each file's wall and CPU time go to test-output/times-<pass>.json: `npm run test:times` prints the slowest.
     reporters: ["default", new TimesReporter(timesFile, cpuDir)],
