@@ -5,7 +5,8 @@
  */
 import { expect } from "vitest";
 import type { TestApp } from "./app.ts";
-import type { TestCh } from "./stores.ts";
+import { startTestPipeline, type TestPipeline, type TestPipelineOptions } from "./pipeline.ts";
+import { openTestCh, openTestPg, type TestCh } from "./stores.ts";
 
 export const HOUR = 3_600_000;
 
@@ -192,4 +193,35 @@ export async function seriesStateHash(ch: TestCh): Promise<Record<string, { rows
        UNION ALL SELECT 'h', token_id, address, '', '', hour, '', toString(net) FROM holder_hour_sums FINAL WHERE net != 0`,
     ),
   };
+}
+
+/**
+ * The series state hash of one clean pass over `source`'s chain into fresh stores (a new PostgreSQL database, a new
+ * ClickHouse database in `dataDir`: chDB opens one directory per process): what a run that crashed, replayed or held
+ * rounds must end with.
+ */
+export async function cleanSeriesState(
+  source: { chain: TestPipeline["chain"]; server: TestPipeline["server"] },
+  dataDir: string,
+  options: Pick<TestPipelineOptions, "confirmations" | "env" | "processors" | "kafka">,
+): Promise<Awaited<ReturnType<typeof seriesStateHash>>> {
+  const pg = await openTestPg();
+  const ch = await openTestCh({ dataDir });
+  try {
+    const clean = await startTestPipeline({
+      ...options,
+      chain: source.chain,
+      server: source.server,
+      stores: { pg, ch },
+    });
+    try {
+      await clean.catchUp();
+      return await seriesStateHash(ch);
+    } finally {
+      await clean.close();
+    }
+  } finally {
+    await pg.close();
+    await ch.close();
+  }
 }

@@ -23,7 +23,13 @@ import { CONSUMER_GROUPS } from "../../pipeline/messages.ts";
 import type { ProcessorName } from "../../pipeline/runtime.ts";
 import { serveChOverIpc } from "../helpers/ch-over-ipc.ts";
 import { startTestPipeline, type TestPipeline, waitFor } from "../helpers/pipeline.ts";
-import { HOUR, SERIES_DEVNET, SERIES_TEST_ENV, seriesStateHash } from "../helpers/series.ts";
+import {
+  cleanSeriesState,
+  HOUR,
+  SERIES_DEVNET,
+  SERIES_TEST_ENV,
+  seriesStateHash,
+} from "../helpers/series.ts";
 import { openTestCh, openTestPg, quietLog, type TestCh, type TestPg } from "../helpers/stores.ts";
 
 const PROCESSORS: ProcessorName[] = [
@@ -40,25 +46,13 @@ const ENTRY = fileURLToPath(new URL("../helpers/follow-process.ts", import.meta.
 const archiveDir = () => mkdtempSync(join(tmpdir(), "series-held-"));
 
 /** A clean pass over the same chain (every round recomputed at once) into fresh stores beside `ch`'s. */
-async function cleanState(p: { chain: TestPipeline["chain"]; server: TestPipeline["server"] }, ch: TestCh) {
-  const pg = await openTestPg();
-  const cleanCh = await openTestCh({ dataDir: ch.dataDir });
-  const clean = await startTestPipeline({
-    chain: p.chain,
-    server: p.server,
-    stores: { pg, ch: cleanCh },
+const cleanState = (p: { chain: TestPipeline["chain"]; server: TestPipeline["server"] }, ch: TestCh) =>
+  cleanSeriesState(p, ch.dataDir, {
     confirmations: 0,
     kafka: false,
     env: { ...SERIES_TEST_ENV, SERIES_ARCHIVE_DIR: archiveDir(), RECOMPUTE_COALESCE_MS: "0" },
     processors: PROCESSORS,
   });
-  await clean.catchUp();
-  const state = await seriesStateHash(cleanCh);
-  await clean.close();
-  await pg.close();
-  await cleanCh.close();
-  return state;
-}
 
 const pointRows = async (ch: TestCh) =>
   Number(

@@ -12,8 +12,14 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { ProcessorName } from "../../pipeline/runtime.ts";
 import { startTestPipeline, type TestPipeline } from "../helpers/pipeline.ts";
-import { SERIES_BLOCKS, SERIES_DEVNET, SERIES_TEST_ENV, seriesStateHash } from "../helpers/series.ts";
-import { openTestCh, openTestPg, type TestCh } from "../helpers/stores.ts";
+import {
+  cleanSeriesState,
+  SERIES_BLOCKS,
+  SERIES_DEVNET,
+  SERIES_TEST_ENV,
+  seriesStateHash,
+} from "../helpers/series.ts";
+import type { TestCh } from "../helpers/stores.ts";
 
 const PROCESSORS: ProcessorName[] = ["normalize", "raw-sink", "registry", "series", "series-recompute"];
 const envWith = () => ({
@@ -70,21 +76,11 @@ describe("series: raw points left below an archive's end", () => {
 
     // A clean pass over the same chain, into fresh stores, on the in-process bus whichever bus the crashed run
     // used (the state does not depend on the bus, and over Kafka a second run costs CI as much again).
-    const pg = await openTestPg();
-    const ch = await openTestCh({ dataDir: pipeline.ch.dataDir });
-    const clean = await startTestPipeline({
-      chain: pipeline.chain,
-      server: pipeline.server,
-      stores: { pg, ch },
+    const expected = await cleanSeriesState(pipeline, pipeline.ch.dataDir, {
       env: envWith(),
       processors: PROCESSORS,
       kafka: false,
     });
-    await clean.catchUp();
-    const expected = await seriesStateHash(ch);
-    await clean.close();
-    await pg.close();
-    await ch.close();
     expect(state).toEqual(expected);
   }, 300_000);
 });

@@ -14,8 +14,13 @@ import { startDevnetServer } from "../../devnet/server.ts";
 import { reprocessRange } from "../../pipeline/reprocess.ts";
 import type { ProcessorName } from "../../pipeline/runtime.ts";
 import { KAFKA_BROKERS, startTestPipeline, type TestPipeline } from "../helpers/pipeline.ts";
-import { SERIES_BLOCKS, SERIES_DEVNET, SERIES_TEST_ENV, seriesStateHash } from "../helpers/series.ts";
-import { openTestCh, openTestPg } from "../helpers/stores.ts";
+import {
+  cleanSeriesState,
+  SERIES_BLOCKS,
+  SERIES_DEVNET,
+  SERIES_TEST_ENV,
+  seriesStateHash,
+} from "../helpers/series.ts";
 
 const envWith = () => ({ ...SERIES_TEST_ENV, SERIES_ARCHIVE_DIR: mkdtempSync(join(tmpdir(), "series-g-")) });
 
@@ -37,24 +42,8 @@ const SERIES_PROCESSORS: ProcessorName[] = [
 ];
 
 /** A clean pass over the same simulated chain into fresh stores and a fresh archive directory. */
-async function cleanPass(p: TestPipeline, confirmations: number) {
-  const pg = await openTestPg();
-  const ch = await openTestCh({ dataDir: p.ch.dataDir });
-  const clean = await startTestPipeline({
-    chain: p.chain,
-    server: p.server,
-    stores: { pg, ch },
-    confirmations,
-    env: envWith(),
-    processors: SERIES_PROCESSORS,
-  });
-  await clean.catchUp();
-  const state = await seriesStateHash(ch);
-  await clean.close();
-  await pg.close();
-  await ch.close();
-  return state;
-}
+const cleanPass = (p: TestPipeline, confirmations: number) =>
+  cleanSeriesState(p, p.ch.dataDir, { confirmations, env: envWith(), processors: SERIES_PROCESSORS });
 
 // Over Kafka this case took about five minutes here on the 28 hours of chain time it had then (the mock cluster's
 // small batches, each costing the series processor about 9 statements; 298 s on 2026-11-24; the 8.5 hours it has
