@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { defineConfig } from "vitest/config";
 import { TimesReporter } from "./scripts/times-reporter.ts";
 import { serverPassFiles } from "./test/passes.ts";
+import { weightedSequencer } from "./test/sequencer.ts";
 
 // `npm run test:server` (TEST_PASS=server): only the files declared for the PostgreSQL + Kafka pass (test/passes.ts).
 const pass = process.env.TEST_PASS ?? "embedded";
@@ -37,7 +38,12 @@ export default defineConfig({
     pool: "forks",
     isolate: false,
     fileParallelism: true,
-    maxWorkers: 2,
+    // The embedded pass is bound by CPU (2 workers on 2 cores); the PostgreSQL + Kafka pass mostly waits on Kafka's
+    // group joins, pg-boss and child processes (396 s of wall against 172 s of CPU over 2 cores with 2 workers), so
+    // it runs 4 at once (docs/development.md#test-times). TEST_WORKERS overrides both.
+    maxWorkers: workers(),
+    // The longest files first (measured wall times in test/weights.json): a long file started last is the pass's tail.
+    sequence: { sequencer: weightedSequencer(pass) },
     testTimeout: 60_000,
     hookTimeout: 120_000,
     // A file that left chDB open fails by name (test/setup/leaks.ts); each file's share of its worker process's CPU
@@ -47,6 +53,14 @@ export default defineConfig({
     reporters: ["default", new TimesReporter(timesFile, cpuDir)],
   },
 });
+
+function workers(): number {
+  const set = process.env.TEST_WORKERS;
+  if (set === undefined || set === "") return pass === "server" ? 4 : 2;
+  const n = Number(set);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`TEST_WORKERS is ${set}: a whole number of at least 1`);
+  return n;
+}
 
 function roomIn(dir: string, bytes: number): boolean {
   try {

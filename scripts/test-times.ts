@@ -1,14 +1,26 @@
 /**
  * Prints each test file's time in its worker, slowest first, and the run's total, from the report the last
  * `npm test` wrote (scripts/times-reporter.ts, configured in vitest.config.ts).
- * Usage: `npm run test:times -- [report] [count]`; defaults: test-output/times-embedded.json (the PostgreSQL + Kafka
- * pass writes test-output/times-server.json), 20.
+ * Usage: `npm run test:times -- [report] [count] [--save-weights <pass>]`; defaults: test-output/times-embedded.json
+ * (the PostgreSQL + Kafka pass writes test-output/times-server.json), 20. `--save-weights embedded|server` also
+ * writes the report's wall seconds per file into test/weights.json under that pass: the order in which the pass
+ * hands its files to the workers (test/sequencer.ts), longest first.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { readWeights, WEIGHTS_FILE } from "../test/sequencer.ts";
 import type { TimesReport } from "./times-reporter.ts";
 
-const file = process.argv[2] ?? "test-output/times-embedded.json";
-const count = Number(process.argv[3] ?? 20);
+const args = process.argv.slice(2);
+const saveAt = args.indexOf("--save-weights");
+const savePass = saveAt >= 0 ? args.splice(saveAt, 2)[1] : undefined;
+if (saveAt >= 0 && savePass !== "embedded" && savePass !== "server") {
+  console.error(
+    `--save-weights takes the pass the report is of (embedded or server), got ${savePass ?? "nothing"}`,
+  );
+  process.exit(2);
+}
+const file = args[0] ?? "test-output/times-embedded.json";
+const count = Number(args[1] ?? 20);
 if (!existsSync(file)) {
   console.error(`no test times at ${file}: run the tests first`);
   process.exit(1);
@@ -44,4 +56,12 @@ if (measured.length > 0) {
       .map((f) => `${f.path.replace(/^test\//, "")} ${(f.cpuSeconds ?? 0).toFixed(0)} s`)
       .join(", ")}`,
   );
+}
+if (savePass) {
+  const weights = readWeights();
+  // Only files that ran to the end: a failed or cut-short file's time says little about its length.
+  const measuredFiles = files.filter((f) => f.state === "passed" || f.state === "skipped");
+  weights[savePass] = Object.fromEntries(measuredFiles.map((f) => [f.path, Math.round(f.seconds)]));
+  writeFileSync(WEIGHTS_FILE, `${JSON.stringify(weights, null, 2)}\n`);
+  console.log(`wrote the ${savePass} pass's order (${measuredFiles.length} files) to ${WEIGHTS_FILE}`);
 }
