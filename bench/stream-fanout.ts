@@ -122,8 +122,11 @@ async function bareServer(after: string) {
           for (;;) {
             const page = await events.page({}, { limit: 200, afterId: cursor, poll: true });
             if (page.ids.length === 0) break;
-            const text = page.ids.map((id, i) => `id: ${id}\ndata: ${page.docs[i]}\n\n`).join("");
-            for (const res of open) res.write(text);
+            // Encoded once, as the route does: the same bytes to every response.
+            const bytes = Buffer.from(
+              page.ids.map((id, i) => `id: ${id}\ndata: ${page.docs[i]}\n\n`).join(""),
+            );
+            for (const res of open) res.write(bytes);
             cursor = page.ids.at(-1)!;
             if (page.ids.length < 200) break;
           }

@@ -59,8 +59,8 @@ export function streamSettings(
 
 /** Where a stream writes: the HTTP response, seen as a byte sink with back-pressure. */
 export interface StreamSink {
-  /** False when the sink's buffer is full (wait for `drained`). */
-  write(text: string): boolean;
+  /** False when the sink's buffer is full (wait for `drained`). Pages come as bytes, shared by every connection. */
+  write(chunk: string | Uint8Array): boolean;
   /** Bytes written but not yet sent. */
   readonly pending: number;
   /** Resolves when the buffer drained, or false after `ms`. */
@@ -149,8 +149,9 @@ export function createStreamHub(events: EventsService, settings: Pick<StreamSett
 
   const groupKey = (filters: EventFilters, cursor: string, pageSize: number) =>
     `${JSON.stringify(filters)}\n${cursor}\n${pageSize}`;
-  const join = (f: Followed) => {
-    f.key = groupKey(f.filters, f.cursor, f.settings.pageSize);
+  /** `key` when the caller computed it once for many connections moving together (a group after its page). */
+  const join = (f: Followed, key = groupKey(f.filters, f.cursor, f.settings.pageSize)) => {
+    f.key = key;
     let g = groups.get(f.key);
     if (!g) {
       g = {
@@ -170,9 +171,9 @@ export function createStreamHub(events: EventsService, settings: Pick<StreamSett
   };
 
   /** Writes to one followed connection; false when it was handed back (drain, slow). */
-  const put = (f: Followed, text: string): boolean => {
+  const put = (f: Followed, text: string | Uint8Array, now: number): boolean => {
     const fits = f.sink.write(text);
-    f.lastWrite = Date.now();
+    f.lastWrite = now;
     if (f.sink.pending > f.settings.bufferBytes) f.done("slow");
     else if (!fits) f.done("drain");
     else return true;
@@ -211,6 +212,11 @@ export function createStreamHub(events: EventsService, settings: Pick<StreamSett
             if (groups.get(key) === g) groups.delete(key);
             // A filtered group reads again at once from its new cursor (see afterPage).
             if (isFiltered(g.filters)) again = true;
+            // Every member moves to the same cursor: one key for all of them (10,000 connections at one cursor
+            // would otherwise serialize the same filters 10,000 times per step), one clock read for the pass.
+            const nextKey = groupKey(g.filters, lastId, g.pageSize);
+            const seen = afterPage(g.filters, ceiling);
+            const now = Date.now();
             for (const f of members) {
               if (f.sink.closed) {
                 f.done("closed");
@@ -219,10 +225,10 @@ export function createStreamHub(events: EventsService, settings: Pick<StreamSett
               // Written before any `end` event that may follow: the connection resumes after the page's last id.
               f.cursor = lastId;
               f.delivered += page.ids.length;
-              f.seen = afterPage(g.filters, ceiling);
-              if (!put(f, text)) continue;
+              f.seen = seen;
+              if (!put(f, text, now)) continue;
               if (full) f.done("more");
-              else join(f);
+              else join(f, nextKey);
             }
           }),
         );
@@ -268,7 +274,7 @@ export function createStreamHub(events: EventsService, settings: Pick<StreamSett
         if (now - f.lastWrite >= f.settings.heartbeatMs - 5) {
           due = true;
           if (f.sink.closed) f.done("closed");
-          else put(f, `: keep-alive ${now}\n\n`);
+          else put(f, `: keep-alive ${now}\n\n`, now);
         }
       if (due && g.members.size > 0) {
         g.seen = "";
@@ -377,8 +383,8 @@ export async function serveStream(
   };
 
   /** Writes, then cuts the client when it cannot keep up; false when the stream must end. */
-  const put = async (text: string, resumeAfter: string): Promise<boolean> => {
-    const fits = sink.write(text);
+  const put = async (bytes: Uint8Array, resumeAfter: string): Promise<boolean> => {
+    const fits = sink.write(bytes);
     lastWrite = Date.now();
     if (sink.pending > settings.bufferBytes || (!fits && !(await sink.drained(settings.drainMs)))) {
       cut(resumeAfter);
@@ -449,15 +455,16 @@ export async function serveStream(
 }
 
 /**
- * A page as Server-Sent Events, built once per page: connections at the same cursor get the same page from the
- * service's page cache, so its rendering is shared too.
+ * A page as Server-Sent Events, built once per page and encoded once: connections at the same cursor get the same
+ * page from the service's page cache, so its bytes are shared too (a string written to each socket would be encoded
+ * to UTF-8 again for every one of them).
  */
-const renderedPages = new WeakMap<EventsPage, string>();
-function rendered(page: EventsPage): string {
-  let text = renderedPages.get(page);
-  if (text === undefined) {
-    text = page.ids.map((id, i) => sse(id, page.docs[i]!)).join("");
-    renderedPages.set(page, text);
+const renderedPages = new WeakMap<EventsPage, Buffer>();
+function rendered(page: EventsPage): Buffer {
+  let bytes = renderedPages.get(page);
+  if (bytes === undefined) {
+    bytes = Buffer.from(page.ids.map((id, i) => sse(id, page.docs[i]!)).join(""), "utf8");
+    renderedPages.set(page, bytes);
   }
-  return text;
+  return bytes;
 }

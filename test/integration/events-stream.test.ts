@@ -317,9 +317,10 @@ describe("events stream", () => {
     const written: string[] = [];
     let ended = false;
     const sink = {
-      write(text: string) {
+      write(chunk: string | Uint8Array) {
+        const text = typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8");
         written.push(text);
-        pending += text.length;
+        pending += Buffer.byteLength(text);
         return pending < 2_000;
       },
       get pending() {

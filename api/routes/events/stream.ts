@@ -158,7 +158,7 @@ export async function eventStreamRoutes(app: App, deps: ApiDeps): Promise<void> 
       const gone = new AbortController();
       raw.on("close", () => gone.abort());
       const sink = {
-        write: (text: string) => raw.write(text),
+        write: (chunk: string | Uint8Array) => raw.write(chunk),
         get pending() {
           return raw.writableLength;
         },

@@ -1,0 +1,85 @@
+/**
+ * Bench (issue 46): what one Server-Sent Events page costs the API process per connection it is written to, as a
+ * string (node encodes it to UTF-8 again for every socket) and as bytes encoded once (what the stream hub writes,
+ * lib/events/stream.ts `rendered`). A node:http server holds BENCH_CLIENTS responses from a client process that
+ * reads and drops what it gets; each round writes one page of BENCH_PAGE_EVENTS events to every response, then
+ * waits BENCH_GAP_MS for the sockets to drain. The two modes alternate BENCH_PAIRS times on the same connections;
+ * each line prints the server's CPU per write (user and system time of the whole process).
+ * Run: npx tsx bench/sse-writes.ts   (BENCH_CLIENTS=4000 BENCH_ROUNDS=40 BENCH_PAIRS=3 BENCH_PAGE_EVENTS=20)
+ */
+import { spawn } from "node:child_process";
+import { createServer, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 4000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 40);
+const PAIRS = Number(process.env.BENCH_PAIRS ?? 3);
+const PAGE_EVENTS = Number(process.env.BENCH_PAGE_EVENTS ?? 20);
+const GAP_MS = Number(process.env.BENCH_GAP_MS ?? 50);
+
+const open: ServerResponse[] = [];
+const http = createServer((_req, res) => {
+  res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store" });
+  res.write("retry: 3000\n\n");
+  open.push(res);
+});
+http.maxConnections = CLIENTS + 10;
+await new Promise<void>((r) => http.listen(0, "127.0.0.1", CLIENTS, r));
+const port = (http.address() as AddressInfo).port;
+// The clients: plain node:http requests in their own process, reading and dropping every byte.
+const clientCode = `
+const { request } = require("node:http");
+(async () => {
+  for (let i = 0; i < ${CLIENTS}; i++) {
+    request({ port: ${port}, host: "127.0.0.1", path: "/", agent: false }, (res) => res.on("data", () => {})).end();
+    if (i % 500 === 499) await new Promise((r) => setTimeout(r, 20));
+  }
+  setInterval(() => {}, 1000);
+})();`;
+const clients = spawn(process.execPath, ["-e", clientCode], { stdio: ["ignore", "inherit", "inherit"] });
+while (open.length < CLIENTS) await new Promise((r) => setTimeout(r, 50));
+
+// A page shaped like the route's: `id:` and `data:` (an event's JSON, with a few non-ASCII characters) per event.
+const doc = JSON.stringify({
+  id: "00000000000000000000012345:0000000001:00003",
+  category: "dex",
+  sub_kind: "swap",
+  dapp_id: "ayin",
+  amounts: ["123456789012345678901", "98765432109876"],
+  address: "1DrDyTr9RpRsQnDnXo2YRiPzPW4ooHX5LLoqXrqfMrpQH",
+  tx_hash: "a".repeat(64),
+  token_symbol: "ALPH·ü",
+});
+const text = Array.from({ length: PAGE_EVENTS }, (_, i) => `id: ${i}\ndata: ${doc}\n\n`).join("");
+const bytes = Buffer.from(text, "utf8");
+await new Promise((r) => setTimeout(r, 500));
+
+async function run(mode: "string" | "bytes"): Promise<number> {
+  const chunk = mode === "bytes" ? bytes : text;
+  const start = process.cpuUsage();
+  for (let k = 0; k < ROUNDS; k++) {
+    for (const res of open) res.write(chunk);
+    await new Promise((r) => setTimeout(r, GAP_MS));
+  }
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / (CLIENTS * ROUNDS);
+}
+
+console.log(
+  `page of ${PAGE_EVENTS} events (${bytes.length} B) × ${CLIENTS} connections × ${ROUNDS} rounds, modes alternated ${PAIRS} times`,
+);
+const results: Record<string, number[]> = { string: [], bytes: [] };
+for (let i = 0; i < PAIRS; i++)
+  for (const mode of ["string", "bytes"] as const) {
+    const us = await run(mode);
+    results[mode]!.push(us);
+    console.log(`${mode.padEnd(6)} server CPU ${us.toFixed(2)} µs per write`);
+  }
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+console.log(
+  `mean: string ${mean(results.string!).toFixed(2)} µs, bytes ${mean(results.bytes!).toFixed(2)} µs per write ` +
+    `(bytes at ${((100 * mean(results.bytes!)) / mean(results.string!)).toFixed(0)} % of the string's)`,
+);
+clients.kill();
+for (const res of open) res.destroy();
+http.close();
