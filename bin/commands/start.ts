@@ -81,6 +81,10 @@ export function installStartCommand(program: Command): void {
       }) => {
         const base = context();
         await runProcess("start", base.log, async () => {
+          // Everything this process runs is loaded before any of it starts, as with static imports: a module
+          // evaluated later (ccxt's takes about a second) would hold the event loop while ingest and the API run.
+          // (The trade watcher's and the demo's registration modules are loaded here for that reason alone: the
+          // `import()` further down finds them loaded.)
           const [
             { createApiDeps },
             { startServer },
@@ -95,6 +99,7 @@ export function installStartCommand(program: Command): void {
             import("../../pipeline/ingest/progress.ts"),
             import("../../pipeline/jobs/worker.ts"),
             import("../../pipeline/runtime.ts"),
+            import("../../pipeline/trade-watcher/watcher.ts"),
           ]);
           let ctx = base;
           let devnet: RunningDevnet | null = null;
@@ -115,6 +120,8 @@ export function installStartCommand(program: Command): void {
               import("../../devnet/main.ts"),
               import("../../devnet/telegram.ts"),
               import("../../lib/wireguard/keys.ts"),
+              import("../../devnet/register.ts"),
+              import("../../devnet/labels.ts"),
             ]);
             // The state file makes a restart continue the same chain (the stored cursors and hashes stay valid).
             devnet = await runDevnet(
