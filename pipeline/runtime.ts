@@ -12,6 +12,7 @@ import { createIngestor, type IngestOptions, type Ingestor, type IngestProgress 
 import { createNodeClient } from "./ingest/node-client.ts";
 import { createCodecs } from "./messages.ts";
 import type { Processor, ProcessorFactory } from "./processor.ts";
+import type { ProcessorName } from "./processor-names.ts";
 import { candlesProcessor } from "./processors/candles.ts";
 import { eventsSinkProcessor } from "./processors/events-sink.ts";
 import { figuresProcessor } from "./processors/figures.ts";
@@ -24,7 +25,12 @@ import { registryProcessor } from "./processors/registry.ts";
 import { seriesProcessor } from "./processors/series.ts";
 import { seriesRecomputeProcessor } from "./processors/series-recompute.ts";
 
-/** Every processor by its command-line name (`process <name>`); `start` runs them all. */
+export type { ProcessorName } from "./processor-names.ts";
+
+/**
+ * Every processor by its command-line name (`process <name>`, pipeline/processor-names.ts, in its order); `start`
+ * runs them all.
+ */
 export const PROCESSORS = {
   normalize: normalizeProcessor,
   "raw-sink": rawSinkProcessor,
@@ -37,9 +43,7 @@ export const PROCESSORS = {
   "series-recompute": seriesRecomputeProcessor,
   holders: holdersProcessor,
   "holders-recompute": holdersRecomputeProcessor,
-} as const satisfies Record<string, ProcessorFactory>;
-
-export type ProcessorName = keyof typeof PROCESSORS;
+} as const satisfies Record<ProcessorName, ProcessorFactory>;
 
 export async function createPipelineDeps(
   ctx: { config: Config; log: Logger; metrics: Metrics },

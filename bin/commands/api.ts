@@ -1,12 +1,7 @@
 /** `api`: serve the HTTP API. */
 import type { Command } from "commander";
-import { createApiDeps } from "../../api/deps.ts";
-import { startServer } from "../../api/server.ts";
-import { ensureAdminKey } from "../../lib/admin-key.ts";
-import { prepareStores } from "../../lib/migrate.ts";
 import { runProcess } from "../../lib/run-process.ts";
-import { openStores } from "../../lib/stores/index.ts";
-import { context } from "./shared.ts";
+import { context, openPreparedStores } from "./shared.ts";
 
 export function installApiCommand(program: Command): void {
   program
@@ -15,8 +10,12 @@ export function installApiCommand(program: Command): void {
     .action(async () => {
       const ctx = context();
       await runProcess("api", ctx.log, async () => {
-        const stores = await openStores(ctx.config, ctx.log, { command: "api" });
-        await prepareStores(stores, ctx.log);
+        const [{ createApiDeps }, { startServer }, { ensureAdminKey }] = await Promise.all([
+          import("../../api/deps.ts"),
+          import("../../api/server.ts"),
+          import("../../lib/admin-key.ts"),
+        ]);
+        const stores = await openPreparedStores(ctx, "api");
         if (stores.pg) await ensureAdminKey(stores.pg, ctx.config, ctx.log);
         const server = await startServer(createApiDeps(ctx.config, stores, ctx.log, ctx.metrics));
         return async () => {

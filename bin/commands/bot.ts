@@ -1,13 +1,10 @@
 /** `bot`: the Telegram bot (set-webhook, poll). */
 import { type Command, InvalidArgumentError } from "commander";
-import { createApiDeps } from "../../api/deps.ts";
 import type { ApiDeps } from "../../api/types.ts";
 import { ConfigError } from "../../lib/errors.ts";
-import { prepareStores } from "../../lib/migrate.ts";
 import { runProcess } from "../../lib/run-process.ts";
-import { openStores } from "../../lib/stores/index.ts";
 import type { TelegramBot } from "../../lib/telegram/bot.ts";
-import { context } from "./shared.ts";
+import { context, openPreparedStores } from "./shared.ts";
 
 /** The Telegram bot of the API's deps, or a ConfigError naming what is missing. */
 function telegramOf(deps: ApiDeps): TelegramBot {
@@ -31,8 +28,8 @@ export function installBotCommands(program: Command): void {
       if (!url) throw new InvalidArgumentError("Give --url or set TELEGRAM_WEBHOOK_URL");
       if (!ctx.config.TELEGRAM_WEBHOOK_SECRET)
         throw new InvalidArgumentError("Set TELEGRAM_WEBHOOK_SECRET: the webhook refuses updates without it");
-      const stores = await openStores(ctx.config, ctx.log, { command: "bot set-webhook" });
-      await prepareStores(stores, ctx.log);
+      const { createApiDeps } = await import("../../api/deps.ts");
+      const stores = await openPreparedStores(ctx, "bot set-webhook");
       try {
         await telegramOf(createApiDeps(ctx.config, stores, ctx.log, ctx.metrics)).setWebhook(url);
         process.stdout.write(`${JSON.stringify({ ok: true, url })}\n`);
@@ -46,8 +43,8 @@ export function installBotCommands(program: Command): void {
     .action(async () => {
       const ctx = context();
       await runProcess("bot", ctx.log, async () => {
-        const stores = await openStores(ctx.config, ctx.log, { command: "bot poll" });
-        await prepareStores(stores, ctx.log);
+        const { createApiDeps } = await import("../../api/deps.ts");
+        const stores = await openPreparedStores(ctx, "bot poll");
         const telegram = telegramOf(createApiDeps(ctx.config, stores, ctx.log, ctx.metrics));
         await telegram.startPolling();
         return async () => {

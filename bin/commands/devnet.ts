@@ -1,6 +1,6 @@
 /** `devnet`: serve a simulated Alephium network. */
 import type { Command } from "commander";
-import { DEVNET_RUN_DEFAULTS, type DevnetRunOptions, runDevnet } from "../../devnet/main.ts";
+import { DEVNET_RUN_DEFAULTS, type DevnetRunOptions } from "../../devnet/run-options.ts";
 import { runProcess } from "../../lib/run-process.ts";
 import { context, positiveInt } from "./shared.ts";
 
@@ -42,6 +42,7 @@ export function installDevnetCommand(program: Command): void {
         const ctx = context();
         await runProcess("devnet", ctx.log, async () => {
           const { state, ...rest } = opts;
+          const { runDevnet } = await import("../../devnet/main.ts");
           const devnet = await runDevnet({ ...rest, ...(state ? { statePath: state } : {}) }, (line) =>
             process.stdout.write(`${line}\n`),
           );

@@ -1,9 +1,6 @@
 /** `exchange-wallets`: exchange wallets (backdate). */
 import { type Command, InvalidArgumentError } from "commander";
-import { createExchangeWalletsRepo, validateWalletAddress } from "../../lib/labels/exchange-wallets.ts";
-import { prepareStores } from "../../lib/migrate.ts";
-import { openStores } from "../../lib/stores/index.ts";
-import { context, positiveInt } from "./shared.ts";
+import { context, openPreparedStores, positiveInt } from "./shared.ts";
 
 export function installExchangeWalletsCommand(program: Command): void {
   const wallets = program
@@ -22,8 +19,10 @@ export function installExchangeWalletsCommand(program: Command): void {
         throw new InvalidArgumentError("give --address or --exchange (the wallets to backdate)");
       }
       const ctx = context();
-      const stores = await openStores(ctx.config, ctx.log, { command: "exchange-wallets" });
-      await prepareStores(stores, ctx.log);
+      const { createExchangeWalletsRepo, validateWalletAddress } = await import(
+        "../../lib/labels/exchange-wallets.ts"
+      );
+      const stores = await openPreparedStores(ctx, "exchange-wallets");
       try {
         if (!stores.pg) throw new Error("exchange-wallets needs the databases (DATABASES=on)");
         if (opts.address) validateWalletAddress(opts.address);

@@ -1,11 +1,6 @@
 /** `figures`: token market figures and TVL (backfill). */
 import type { Command } from "commander";
-import { backfillFigures } from "../../lib/figures/backfill.ts";
-import { factContext } from "../../lib/figures/facts.ts";
-import { refreshFigures, truncateFacts } from "../../lib/figures/store.ts";
-import { prepareStores } from "../../lib/migrate.ts";
-import { openStores } from "../../lib/stores/index.ts";
-import { context } from "./shared.ts";
+import { context, openPreparedStores } from "./shared.ts";
 
 export function installFiguresCommand(program: Command): void {
   const figures = program.command("figures").description("Token market figures and TVL");
@@ -20,8 +15,12 @@ export function installFiguresCommand(program: Command): void {
     )
     .action(async (opts: { rebuild?: boolean }) => {
       const ctx = context();
-      const stores = await openStores(ctx.config, ctx.log, { command: "figures backfill" });
-      await prepareStores(stores, ctx.log);
+      const [{ backfillFigures }, { factContext }, { refreshFigures, truncateFacts }] = await Promise.all([
+        import("../../lib/figures/backfill.ts"),
+        import("../../lib/figures/facts.ts"),
+        import("../../lib/figures/store.ts"),
+      ]);
+      const stores = await openPreparedStores(ctx, "figures backfill");
       try {
         if (!stores.pg || !stores.ch) throw new Error("figures backfill needs the databases (DATABASES=on)");
         const deps = { ch: stores.ch, pg: stores.pg, log: ctx.log };

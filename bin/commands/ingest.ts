@@ -1,11 +1,7 @@
 /** `ingest`: follow the node and publish blocks on the bus (distributed mode). */
 import type { Command } from "commander";
-import { prepareStores } from "../../lib/migrate.ts";
 import { runProcess } from "../../lib/run-process.ts";
-import { openStores } from "../../lib/stores/index.ts";
-import { createProgressReporter } from "../../pipeline/ingest/progress.ts";
-import { createPipelineDeps, startPipeline } from "../../pipeline/runtime.ts";
-import { context, withMetricsServer } from "./shared.ts";
+import { context, openPreparedStores, withMetricsServer } from "./shared.ts";
 
 export function installIngestCommand(program: Command): void {
   program
@@ -17,8 +13,11 @@ export function installIngestCommand(program: Command): void {
         "ingest",
         ctx.log,
         withMetricsServer(ctx, async () => {
-          const stores = await openStores(ctx.config, ctx.log, { command: "ingest" });
-          await prepareStores(stores, ctx.log);
+          const [{ createProgressReporter }, { createPipelineDeps, startPipeline }] = await Promise.all([
+            import("../../pipeline/ingest/progress.ts"),
+            import("../../pipeline/runtime.ts"),
+          ]);
+          const stores = await openPreparedStores(ctx, "ingest");
           const reporter = createProgressReporter(ctx.log);
           const pipeline = await startPipeline(await createPipelineDeps(ctx, stores), {
             processors: [],

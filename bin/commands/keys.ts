@@ -1,9 +1,6 @@
 /** `keys`: manage API keys from the shell. */
 import { type Command, InvalidArgumentError, Option } from "commander";
-import { createKeysRepo } from "../../lib/keys/repo.ts";
-import { prepareStores } from "../../lib/migrate.ts";
-import { openStores } from "../../lib/stores/index.ts";
-import { context } from "./shared.ts";
+import { context, openPreparedStores } from "./shared.ts";
 
 export function installKeysCommand(program: Command): void {
   const keys = program.command("keys").description("Manage API keys from the shell");
@@ -23,9 +20,9 @@ export function installKeysCommand(program: Command): void {
           `--valid-until must be an ISO 8601 time or none, got ${opts.validUntil}`,
         );
       const ctx = context();
-      const stores = await openStores(ctx.config, ctx.log, { command: "keys create" });
-      await prepareStores(stores, ctx.log);
+      const stores = await openPreparedStores(ctx, "keys create");
       try {
+        const { createKeysRepo } = await import("../../lib/keys/repo.ts");
         if (!stores.pg) throw new Error("keys create needs the database (DATABASES=on)");
         const created = await createKeysRepo(stores.pg).createKey({
           userId: opts.user,

@@ -1,10 +1,6 @@
 /** `prices`: price pairs, trades and candles (backfill). */
 import type { Command } from "commander";
-import { prepareStores } from "../../lib/migrate.ts";
-import { backfillPair } from "../../lib/prices/backfill.ts";
-import { loadPricePairIds } from "../../lib/prices/watched.ts";
-import { openStores } from "../../lib/stores/index.ts";
-import { context, positiveInt } from "./shared.ts";
+import { context, openPreparedStores, positiveInt } from "./shared.ts";
 
 export function installPricesCommand(program: Command): void {
   const prices = program.command("prices").description("Price pairs, trades and candles");
@@ -18,8 +14,11 @@ export function installPricesCommand(program: Command): void {
     .action(async (opts: { pair?: string[]; pending?: boolean }) => {
       const ids = opts.pair?.map((v) => positiveInt("--pair")(v));
       const ctx = context();
-      const stores = await openStores(ctx.config, ctx.log, { command: "prices backfill" });
-      await prepareStores(stores, ctx.log);
+      const [{ backfillPair }, { loadPricePairIds }] = await Promise.all([
+        import("../../lib/prices/backfill.ts"),
+        import("../../lib/prices/watched.ts"),
+      ]);
+      const stores = await openPreparedStores(ctx, "prices backfill");
       try {
         if (!stores.pg || !stores.ch) throw new Error("prices backfill needs the databases (DATABASES=on)");
         const pairs = await loadPricePairIds(stores.pg, ids, opts.pending === true);

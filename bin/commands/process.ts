@@ -1,11 +1,8 @@
 /** `process <name>`: one processor as its own consumer group, or the job worker. */
 import { Argument, type Command } from "commander";
-import { prepareStores } from "../../lib/migrate.ts";
 import { runProcess } from "../../lib/run-process.ts";
-import { openStores } from "../../lib/stores/index.ts";
-import { startJobWorker } from "../../pipeline/jobs/worker.ts";
-import { createPipelineDeps, PROCESSORS, type ProcessorName, startPipeline } from "../../pipeline/runtime.ts";
-import { context, withMetricsServer } from "./shared.ts";
+import { PROCESSOR_NAMES, type ProcessorName } from "../../pipeline/processor-names.ts";
+import { context, openPreparedStores, withMetricsServer } from "./shared.ts";
 
 export function installProcessCommand(program: Command): void {
   program
@@ -13,7 +10,7 @@ export function installProcessCommand(program: Command): void {
     .description(
       "Run one processor as its own consumer group (distributed mode), or `jobs`: a job worker (reindex jobs and webhook deliveries)",
     )
-    .addArgument(new Argument("<name>", "processor, or jobs").choices([...Object.keys(PROCESSORS), "jobs"]))
+    .addArgument(new Argument("<name>", "processor, or jobs").choices([...PROCESSOR_NAMES, "jobs"]))
     .action(async (name: ProcessorName | "jobs") => {
       const ctx = context();
       if (name === "jobs") {
@@ -21,8 +18,11 @@ export function installProcessCommand(program: Command): void {
           "jobs",
           ctx.log,
           withMetricsServer(ctx, async () => {
-            const stores = await openStores(ctx.config, ctx.log, { command: "process jobs" });
-            await prepareStores(stores, ctx.log);
+            const [{ startJobWorker }, { createPipelineDeps }] = await Promise.all([
+              import("../../pipeline/jobs/worker.ts"),
+              import("../../pipeline/runtime.ts"),
+            ]);
+            const stores = await openPreparedStores(ctx, "process jobs");
             if (!stores.pg) {
               await stores.close();
               throw new Error("reindex jobs need the databases (DATABASES=on)");
@@ -44,8 +44,8 @@ export function installProcessCommand(program: Command): void {
         name,
         ctx.log,
         withMetricsServer(ctx, async () => {
-          const stores = await openStores(ctx.config, ctx.log, { command: "process" });
-          await prepareStores(stores, ctx.log);
+          const { createPipelineDeps, startPipeline } = await import("../../pipeline/runtime.ts");
+          const stores = await openPreparedStores(ctx, "process");
           const pipeline = await startPipeline(await createPipelineDeps(ctx, stores), {
             processors: [name],
             ingest: false,

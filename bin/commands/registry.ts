@@ -1,9 +1,6 @@
 /** `registry`: the token registry (seed). */
 import type { Command } from "commander";
-import { prepareStores } from "../../lib/migrate.ts";
-import { openStores } from "../../lib/stores/index.ts";
-import { seedRegistry } from "../../lib/tokens/seed.ts";
-import { context } from "./shared.ts";
+import { context, openPreparedStores } from "./shared.ts";
 
 export function installRegistryCommand(program: Command): void {
   const registry = program.command("registry").description("Token registry");
@@ -14,8 +11,8 @@ export function installRegistryCommand(program: Command): void {
     )
     .action(async () => {
       const ctx = context();
-      const stores = await openStores(ctx.config, ctx.log, { command: "registry seed" });
-      await prepareStores(stores, ctx.log);
+      const { seedRegistry } = await import("../../lib/tokens/seed.ts");
+      const stores = await openPreparedStores(ctx, "registry seed");
       try {
         if (!stores.pg) throw new Error("registry seed needs the database (DATABASES=on)");
         const report = await seedRegistry({ pg: stores.pg, log: ctx.log });

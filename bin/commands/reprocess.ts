@@ -1,12 +1,9 @@
 /** `reprocess`: create a reindex job and follow it. */
 import { type Command, InvalidArgumentError } from "commander";
-import { followJob } from "../../lib/jobs/follow.ts";
-import { createJobsService } from "../../lib/jobs/service.ts";
-import { prepareStores } from "../../lib/migrate.ts";
-import { openStores } from "../../lib/stores/index.ts";
-import { type JobWorker, startJobWorker } from "../../pipeline/jobs/worker.ts";
-import { createPipelineDeps, PROCESSORS, type ProcessorName, startPipeline } from "../../pipeline/runtime.ts";
-import { context, positiveInt } from "./shared.ts";
+import type { JobWorker } from "../../pipeline/jobs/worker.ts";
+import { PROCESSOR_NAMES } from "../../pipeline/processor-names.ts";
+import type { RunningPipeline } from "../../pipeline/runtime.ts";
+import { context, openPreparedStores, positiveInt } from "./shared.ts";
 
 export function installReprocessCommand(program: Command): void {
   program
@@ -41,15 +38,15 @@ export function installReprocessCommand(program: Command): void {
         follow: boolean;
       }) => {
         const ctx = context();
-        const stores = await openStores(ctx.config, ctx.log, { command: "reprocess" });
-        await prepareStores(stores, ctx.log);
+        const { createJobsService } = await import("../../lib/jobs/service.ts");
+        const stores = await openPreparedStores(ctx, "reprocess");
         if (!stores.pg || !stores.ch) {
           await stores.close();
           throw new Error("reprocess needs the databases (DATABASES=on)");
         }
         const jobs = createJobsService(stores.pg, ctx.config, ctx.log);
         let worker: JobWorker | null = null;
-        let pipeline: Awaited<ReturnType<typeof startPipeline>> | null = null;
+        let pipeline: RunningPipeline | null = null;
         try {
           const job = await jobs.create({
             fromTs: opts.from,
@@ -62,14 +59,19 @@ export function installReprocessCommand(program: Command): void {
             process.stdout.write(`${JSON.stringify(job)}\n`);
             return;
           }
+          // Following loads what runs or watches the job; `--no-follow` (and a refused job) needs none of it.
+          const [{ followJob }, { startJobWorker }, { createPipelineDeps, startPipeline }] =
+            await Promise.all([
+              import("../../lib/jobs/follow.ts"),
+              import("../../pipeline/jobs/worker.ts"),
+              import("../../pipeline/runtime.ts"),
+            ]);
           const deps = await createPipelineDeps(ctx, stores);
           // Embedded stores belong to this process alone: nobody else can work the queue, so it runs here.
           if (opts.wait || deps.bus.kind === "memory") {
             // The in-process bus has no consumers of its own: run the processors here, but the raw sink (raw blocks
             // are what is republished) and the registry (it asks the node, which reprocessing does without).
-            const processors = (Object.keys(PROCESSORS) as ProcessorName[]).filter(
-              (name) => name !== "raw-sink" && name !== "registry",
-            );
+            const processors = PROCESSOR_NAMES.filter((name) => name !== "raw-sink" && name !== "registry");
             pipeline = await startPipeline(deps, {
               processors: deps.bus.kind === "memory" ? processors : [],
               ingest: false,

@@ -1,15 +1,7 @@
 /** `series`: series history (backfill). */
 import { type Command, InvalidArgumentError } from "commander";
-import { prepareStores } from "../../lib/migrate.ts";
-import { backfillSeries } from "../../lib/series/backfill.ts";
 import { TIMESERIES } from "../../lib/series/definitions/index.ts";
-import { backfillHolders } from "../../lib/series/holders.ts";
-import { createSeriesDeps } from "../../lib/series/settings.ts";
-import { openStores } from "../../lib/stores/index.ts";
-import { tryLock } from "../../lib/stores/pg-lock.ts";
-import { CONSUMER_GROUPS } from "../../pipeline/messages.ts";
-import { processorLockName } from "../../pipeline/processor.ts";
-import { context } from "./shared.ts";
+import { context, openPreparedStores } from "./shared.ts";
 
 export function installSeriesCommand(program: Command): void {
   const series = program
@@ -27,8 +19,22 @@ export function installSeriesCommand(program: Command): void {
       const defs = opts.series ? TIMESERIES.filter((d) => opts.series!.includes(d.id)) : TIMESERIES;
       const fromEvents = defs.filter((d) => (d.source ?? "events") === "events");
       const ctx = context();
-      const stores = await openStores(ctx.config, ctx.log, { command: "series backfill" });
-      await prepareStores(stores, ctx.log);
+      const [
+        { backfillSeries },
+        { backfillHolders },
+        { createSeriesDeps },
+        { tryLock },
+        { CONSUMER_GROUPS },
+        { processorLockName },
+      ] = await Promise.all([
+        import("../../lib/series/backfill.ts"),
+        import("../../lib/series/holders.ts"),
+        import("../../lib/series/settings.ts"),
+        import("../../lib/stores/pg-lock.ts"),
+        import("../../pipeline/messages.ts"),
+        import("../../pipeline/processor.ts"),
+      ]);
+      const stores = await openPreparedStores(ctx, "series backfill");
       const pg = stores.pg;
       if (!stores.ch || !pg) {
         await stores.close();

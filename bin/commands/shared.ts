@@ -1,4 +1,8 @@
-/** Helpers the commands share: the process context (validated config, logger, metrics) and option parsers. */
+/**
+ * Helpers the commands share: the process context (validated config, logger, metrics) and option parsers.
+ * Light on purpose, like every command module: `--help`, option parsing and each command's start load only what
+ * they use; a command loads the modules it runs on (stores, pipeline, API, ccxt …) when its action runs.
+ */
 
 import { InvalidArgumentError } from "commander";
 import { type Config, loadConfig } from "../../lib/config.ts";
@@ -8,11 +12,7 @@ import { createMetrics, type Metrics } from "../../lib/metrics.ts";
 import { startMetricsServer } from "../../lib/metrics-server.ts";
 import type { Main } from "../../lib/run-process.ts";
 import type { Stores } from "../../lib/stores/index.ts";
-import {
-  marketSettings,
-  startTradeWatcher,
-  type TradeWatcher,
-} from "../../pipeline/trade-watcher/watcher.ts";
+import type { TradeWatcher } from "../../pipeline/trade-watcher/watcher.ts";
 
 export interface ProcessContext {
   config: Config;
@@ -27,7 +27,6 @@ export function context(env: NodeJS.ProcessEnv = process.env): ProcessContext {
   let config: Config;
   try {
     config = loadConfig(env);
-    marketSettings(config);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(
@@ -44,6 +43,20 @@ export function context(env: NodeJS.ProcessEnv = process.env): ProcessContext {
     metrics: createMetrics(),
     isSet: (key) => set.has(key),
   };
+}
+
+/**
+ * The stores of the configuration, opened for `command` and migrated (lib/stores and lib/migrate, loaded here
+ * when a command runs).
+ */
+export async function openPreparedStores(ctx: ProcessContext, command: string): Promise<Stores> {
+  const [{ openStores }, { prepareStores }] = await Promise.all([
+    import("../../lib/stores/index.ts"),
+    import("../../lib/migrate.ts"),
+  ]);
+  const stores = await openStores(ctx.config, ctx.log, { command });
+  await prepareStores(stores, ctx.log);
+  return stores;
 }
 
 /**
@@ -88,6 +101,7 @@ export async function startProcessTradeWatcher(
   stores: Stores,
 ): Promise<TradeWatcher | null> {
   if (!stores.pg || !stores.ch) return null;
+  const { startTradeWatcher } = await import("../../pipeline/trade-watcher/watcher.ts");
   return startTradeWatcher({ pg: stores.pg, ch: stores.ch, log: ctx.log, metrics: ctx.metrics }, ctx.config);
 }
 

@@ -2,30 +2,21 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import type { Command } from "commander";
-import { createApiDeps } from "../../api/deps.ts";
-import { startServer } from "../../api/server.ts";
-import { defaultExchangePairs, type ExchangeDouble, startExchangeDouble } from "../../devnet/exchange.ts";
-import {
-  DEMO_ACCOUNTS,
-  DEMO_ADMIN_EMAIL,
-  DEMO_PASSWORD,
-  type IdentityProvider,
-  startIdentityProvider,
-} from "../../devnet/identity-provider.ts";
-import { labelDevnetContracts } from "../../devnet/labels.ts";
-import { type RunningDevnet, runDevnet } from "../../devnet/main.ts";
-import { registerDevnetDapps, watchDevnetExchangePair } from "../../devnet/register.ts";
-import { DEVNET_PAYMENT_ADDRESS, startTelegramDouble, type TelegramDouble } from "../../devnet/telegram.ts";
-import { ensureAdminKey } from "../../lib/admin-key.ts";
+import type { ExchangeDouble } from "../../devnet/exchange.ts";
+import type { IdentityProvider } from "../../devnet/identity-provider.ts";
+import type { RunningDevnet } from "../../devnet/main.ts";
+import type { TelegramDouble } from "../../devnet/telegram.ts";
 import type { Config } from "../../lib/config.ts";
-import { prepareStores } from "../../lib/migrate.ts";
 import { runProcess } from "../../lib/run-process.ts";
-import { openStores } from "../../lib/stores/index.ts";
-import { generateKeyPair } from "../../lib/wireguard/keys.ts";
-import { createProgressReporter } from "../../pipeline/ingest/progress.ts";
-import { type JobWorker, startJobWorker } from "../../pipeline/jobs/worker.ts";
-import { createPipelineDeps, PROCESSORS, type ProcessorName, startPipeline } from "../../pipeline/runtime.ts";
-import { context, eventsWritten, positiveInt, startProcessTradeWatcher } from "./shared.ts";
+import type { JobWorker } from "../../pipeline/jobs/worker.ts";
+import { PROCESSOR_NAMES } from "../../pipeline/processor-names.ts";
+import {
+  context,
+  eventsWritten,
+  openPreparedStores,
+  positiveInt,
+  startProcessTradeWatcher,
+} from "./shared.ts";
 
 /**
  * The demo's live reorgs: one every 60 blocks (half a minute at 2 blocks/s), 1 to 4 blocks deep, so that about
@@ -90,12 +81,48 @@ export function installStartCommand(program: Command): void {
       }) => {
         const base = context();
         await runProcess("start", base.log, async () => {
+          // Everything this process runs is loaded before any of it starts, as with static imports: a module
+          // evaluated later (ccxt's takes about a second) would hold the event loop while ingest and the API run.
+          // (The trade watcher's and the demo's registration modules are loaded here for that reason alone: the
+          // `import()` further down finds them loaded.)
+          const [
+            { createApiDeps },
+            { startServer },
+            { ensureAdminKey },
+            { createProgressReporter },
+            { startJobWorker },
+            { createPipelineDeps, startPipeline },
+          ] = await Promise.all([
+            import("../../api/deps.ts"),
+            import("../../api/server.ts"),
+            import("../../lib/admin-key.ts"),
+            import("../../pipeline/ingest/progress.ts"),
+            import("../../pipeline/jobs/worker.ts"),
+            import("../../pipeline/runtime.ts"),
+            import("../../pipeline/trade-watcher/watcher.ts"),
+          ]);
           let ctx = base;
           let devnet: RunningDevnet | null = null;
           let exchangeDouble: ExchangeDouble | null = null;
           let telegramDouble: TelegramDouble | null = null;
           let identityProvider: IdentityProvider | null = null;
           if (opts.devnet) {
+            // The simulated network and the demo's doubles are loaded only for the demo.
+            const [
+              { defaultExchangePairs, startExchangeDouble },
+              { DEMO_ACCOUNTS, DEMO_ADMIN_EMAIL, DEMO_PASSWORD, startIdentityProvider },
+              { runDevnet },
+              { DEVNET_PAYMENT_ADDRESS, startTelegramDouble },
+              { generateKeyPair },
+            ] = await Promise.all([
+              import("../../devnet/exchange.ts"),
+              import("../../devnet/identity-provider.ts"),
+              import("../../devnet/main.ts"),
+              import("../../devnet/telegram.ts"),
+              import("../../lib/wireguard/keys.ts"),
+              import("../../devnet/register.ts"),
+              import("../../devnet/labels.ts"),
+            ]);
             // The state file makes a restart continue the same chain (the stored cursors and hashes stay valid).
             devnet = await runDevnet(
               {
@@ -181,10 +208,13 @@ export function installStartCommand(program: Command): void {
             }
             ctx = { ...base, config };
           }
-          const stores = await openStores(ctx.config, ctx.log, { command: "start" });
-          await prepareStores(stores, ctx.log);
+          const stores = await openPreparedStores(ctx, "start");
           if (stores.pg) await ensureAdminKey(stores.pg, ctx.config, ctx.log);
           if (devnet && stores.pg) {
+            const [{ registerDevnetDapps }, { labelDevnetContracts }] = await Promise.all([
+              import("../../devnet/register.ts"),
+              import("../../devnet/labels.ts"),
+            ]);
             await registerDevnetDapps(stores.pg, devnet.chain);
             await labelDevnetContracts(stores.pg, devnet.chain);
           }
@@ -192,7 +222,7 @@ export function installStartCommand(program: Command): void {
           const pipelineDeps = stores.pg ? await createPipelineDeps(ctx, stores) : null;
           const pipeline = pipelineDeps
             ? await startPipeline(pipelineDeps, {
-                processors: Object.keys(PROCESSORS) as ProcessorName[],
+                processors: [...PROCESSOR_NAMES],
                 ingest: true,
                 onProgress: (p) => reporter.update(p),
               })
@@ -202,6 +232,7 @@ export function installStartCommand(program: Command): void {
           const tradeWatcher = await startProcessTradeWatcher(ctx, stores);
           const demoPair = new AbortController();
           if (exchangeDouble && tradeWatcher && stores.pg) {
+            const { watchDevnetExchangePair } = await import("../../devnet/register.ts");
             watchDevnetExchangePair(stores.pg, { signal: demoPair.signal })
               .then(
                 (id) =>

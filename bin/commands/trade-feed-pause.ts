@@ -1,9 +1,6 @@
 /** `trade-feed-pause`: pause a trade feed left active. */
 import type { Command } from "commander";
-import { prepareStores } from "../../lib/migrate.ts";
-import { openStores } from "../../lib/stores/index.ts";
-import { retireTradeFeed } from "../../pipeline/trade-watcher/feed.ts";
-import { context } from "./shared.ts";
+import { context, openPreparedStores } from "./shared.ts";
 
 export function installTradeFeedPauseCommand(program: Command): void {
   program
@@ -13,8 +10,8 @@ export function installTradeFeedPauseCommand(program: Command): void {
     )
     .action(async () => {
       const ctx = context();
-      const stores = await openStores(ctx.config, ctx.log, { command: "trade-feed-pause" });
-      await prepareStores(stores, ctx.log);
+      const { retireTradeFeed } = await import("../../pipeline/trade-watcher/feed.ts");
+      const stores = await openPreparedStores(ctx, "trade-feed-pause");
       try {
         if (!stores.pg || !stores.ch) throw new Error("trade-feed-pause needs the databases (DATABASES=on)");
         const paused = await retireTradeFeed({

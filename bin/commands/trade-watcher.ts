@@ -3,10 +3,8 @@
  * pool pollers and the feed they hand trades to (pipeline/trade-watcher).
  */
 import type { Command } from "commander";
-import { prepareStores } from "../../lib/migrate.ts";
 import { runProcess } from "../../lib/run-process.ts";
-import { openStores } from "../../lib/stores/index.ts";
-import { context, startProcessTradeWatcher, withMetricsServer } from "./shared.ts";
+import { context, openPreparedStores, startProcessTradeWatcher, withMetricsServer } from "./shared.ts";
 
 export function installTradeWatcherCommand(program: Command): void {
   program
@@ -21,8 +19,7 @@ export function installTradeWatcherCommand(program: Command): void {
         "trade-watcher",
         ctx.log,
         withMetricsServer(ctx, async () => {
-          const stores = await openStores(ctx.config, ctx.log, { command: "trade-watcher" });
-          await prepareStores(stores, ctx.log);
+          const stores = await openPreparedStores(ctx, "trade-watcher");
           if (!stores.pg || !stores.ch) throw new Error("trade-watcher needs the databases (DATABASES=on)");
           const watcher = await startProcessTradeWatcher(ctx, stores);
           if (!watcher)

@@ -26,6 +26,29 @@ function importedFiles(file: string): string[] {
   return out;
 }
 
+/**
+ * What a module's start loads: the files and packages its static value imports reach, transitively (`import type`
+ * and dynamic `import()` left out: the first is erased, the second loads when it runs).
+ */
+function staticallyLoaded(entry: string): { files: string[]; packages: string[] } {
+  const files = new Set<string>();
+  const packages = new Set<string>();
+  const visit = (file: string) => {
+    if (files.has(file)) return;
+    files.add(file);
+    const text = readFileSync(file, "utf8");
+    for (const m of text.matchAll(
+      /^(?:import|export)\s+(?!type\s)[^;]*?\sfrom\s*["']([^"']+)["']|^import\s+["']([^"']+)["']/gms,
+    )) {
+      const spec = (m[1] ?? m[2]) as string;
+      if (spec.startsWith(".")) visit(resolve(file, "..", spec));
+      else packages.add(spec);
+    }
+  };
+  visit(join(root, entry));
+  return { files: [...files].map((f) => relative(root, f)), packages: [...packages].sort() };
+}
+
 /** The top-level folders a file's relative imports reach. */
 const importedFolders = (file: string): string[] => importedFiles(file).map((t) => t.split("/")[0] as string);
 
@@ -76,6 +99,22 @@ describe("layout", () => {
     expect(files.length).toBeGreaterThan(200);
     const cycles = importCycles(files, (f) => importedFiles(join(root, f)));
     expect(cycles.map((c) => c.join(" → "))).toEqual([]);
+  });
+
+  it("starts the CLI without its commands' dependencies (each command loads them when it runs)", () => {
+    // `--help`, option parsing and every command's start load the command line alone: the stores, the pipeline, the
+    // API and their packages (ccxt, grammy, pg-boss, @alephium/web3, chDB, PGlite …) cost 3 s of CPU per process.
+    const loaded = staticallyLoaded("bin/cli.ts");
+    expect(loaded.files).toContain("bin/commands/start.ts");
+    expect(loaded.packages.filter((p) => !p.startsWith("node:"))).toEqual([
+      "commander",
+      "pino",
+      "prom-client",
+    ]);
+    const heavy = loaded.files.filter((f) =>
+      /^(api|pipeline\/(?!processor-names)|lib\/stores)\b|devnet\/main/.test(f),
+    );
+    expect(heavy).toEqual([]);
   });
 
   it("finds a cycle, type-only imports included", () => {
