@@ -10,6 +10,12 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { readWeights, WEIGHTS_FILE } from "../test/sequencer.ts";
 import type { TimesReport } from "./times-reporter.ts";
 
+// Piped into `head`: a closed pipe ends the listing quietly.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code === "EPIPE") process.exit(0);
+  throw error;
+});
+
 const args = process.argv.slice(2);
 const saveAt = args.indexOf("--save-weights");
 const savePass = saveAt >= 0 ? args.splice(saveAt, 2)[1] : undefined;
