@@ -12,7 +12,8 @@
  * The clients run in a process of their own and connect (in waves of 500) before live blocks start.
  * Run: npm run bench:stream   (BENCH_BLOCKS=1500 history, BENCH_SECONDS=20 per run, BENCH_LIVE_MS=100 per block)
  * 10,000 clients: `ulimit -n 30000; BENCH_CLIENTS=10000 BENCH_MODES=stream,bare npm run bench:stream` (each
- * connection is a descriptor in both processes).
+ * connection is a descriptor in both processes). The clients on a core of their own, the API process on the other
+ * (as with clients on another host): `BENCH_CLIENT_CPUS=1 taskset -c 0 npm run bench:stream`.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -30,6 +31,7 @@ const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 1000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const LIVE_MS = Number(process.env.BENCH_LIVE_MS ?? 100);
 const POLL_MS = Number(process.env.BENCH_POLL_MS ?? 1000);
+const CLIENT_CPUS = process.env.BENCH_CLIENT_CPUS ?? "";
 const MODES = (process.env.BENCH_MODES ?? "stream,bare,poll").split(",") as ("stream" | "bare" | "poll")[];
 const log = createLogger({ level: "warn" });
 
@@ -147,22 +149,24 @@ async function run(mode: "stream" | "bare" | "poll") {
     .events[0]?.id;
   const bare = mode === "bare" ? await bareServer(start ?? "0") : null;
   const rss0 = process.memoryUsage().rss;
-  const child = spawn(
+  // BENCH_CLIENT_CPUS (a `taskset -c` list) puts the clients' process on cores of its own: run the bench itself
+  // under `taskset -c <the others>` and the API process no longer shares its cores with the clients.
+  const clientArgs = [
     process.execPath,
-    [
-      "--import",
-      "tsx",
-      "bench/stream-clients.ts",
-      mode === "poll" ? "poll" : "stream",
-      bare?.base ?? base,
-      key,
-      String(CLIENTS),
-      String(SECONDS),
-      start ?? "0",
-      String(POLL_MS),
-    ],
-    { stdio: ["ignore", "pipe", "inherit"] },
-  );
+    "--import",
+    "tsx",
+    "bench/stream-clients.ts",
+    mode === "poll" ? "poll" : "stream",
+    bare?.base ?? base,
+    key,
+    String(CLIENTS),
+    String(SECONDS),
+    start ?? "0",
+    String(POLL_MS),
+  ];
+  const child = CLIENT_CPUS
+    ? spawn("taskset", ["-c", CLIENT_CPUS, ...clientArgs], { stdio: ["ignore", "pipe", "inherit"] })
+    : spawn(clientArgs[0]!, clientArgs.slice(1), { stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
   let ready = () => {};
   const connected = new Promise<void>((r) => {
