@@ -38,9 +38,10 @@ export default defineConfig({
     pool: "forks",
     isolate: false,
     fileParallelism: true,
-    // The embedded pass is bound by CPU (2 workers on 2 cores); the PostgreSQL + Kafka pass mostly waits on Kafka's
-    // group joins, pg-boss and child processes (396 s of wall against 172 s of CPU over 2 cores with 2 workers), so
-    // it runs 4 at once (docs/development.md#test-times). TEST_WORKERS overrides both.
+    // Both passes run 4 files at once on the 2 cores: the embedded pass's files wait too (pg-boss's expiry, the quick
+    // start's demo, child processes), 385 s with 3 against 348 s with 4 on an idle machine; the PostgreSQL + Kafka
+    // pass mostly waits on Kafka's group joins, pg-boss and child processes (396 s of wall against 172 s of CPU over 2
+    // cores with 2 workers). docs/development.md#test-times. TEST_WORKERS overrides both.
     maxWorkers: workers(),
     // The longest files first (measured wall times in test/weights.json): a long file started last is the pass's tail.
     sequence: { sequencer: weightedSequencer(pass) },
@@ -56,7 +57,7 @@ export default defineConfig({
 
 function workers(): number {
   const set = process.env.TEST_WORKERS;
-  if (set === undefined || set === "") return pass === "server" ? 4 : 2;
+  if (set === undefined || set === "") return 4;
   const n = Number(set);
   if (!Number.isInteger(n) || n < 1) throw new Error(`TEST_WORKERS is ${set}: a whole number of at least 1`);
   return n;
