@@ -38,10 +38,10 @@ export default defineConfig({
     pool: "forks",
     isolate: false,
     fileParallelism: true,
-    // Both passes run 4 files at once on the 2 cores: the embedded pass's files wait too (pg-boss's expiry, the quick
-    // start's demo, child processes), 385 s with 3 against 348 s with 4 on an idle machine; the PostgreSQL + Kafka
-    // pass mostly waits on Kafka's group joins, pg-boss and child processes (396 s of wall against 172 s of CPU over 2
-    // cores with 2 workers). docs/development.md#test-times. TEST_WORKERS overrides both.
+    // The embedded pass runs 3 files at once, the PostgreSQL + Kafka pass 4: both wait as well as compute (pg-boss's
+    // expiry, the quick start's demo, Kafka's group joins, child processes). Measured on an idle machine
+    // (docs/development.md#test-times): embedded 385 and 377 s with 3, 348 and 378 s with 4 at 4-13 % more CPU;
+    // the server pass 396 s with 2 (172 s of CPU over 2 cores), 321-324 s with 4. TEST_WORKERS overrides both.
     maxWorkers: workers(),
     // The longest files first (measured wall times in test/weights.json): a long file started last is the pass's tail.
     sequence: { sequencer: weightedSequencer(pass) },
@@ -57,7 +57,7 @@ export default defineConfig({
 
 function workers(): number {
   const set = process.env.TEST_WORKERS;
-  if (set === undefined || set === "") return 4;
+  if (set === undefined || set === "") return pass === "server" ? 4 : 3;
   const n = Number(set);
   if (!Number.isInteger(n) || n < 1) throw new Error(`TEST_WORKERS is ${set}: a whole number of at least 1`);
   return n;
