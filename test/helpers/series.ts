@@ -4,6 +4,7 @@
  * tables for the guarantee tests.
  */
 import { expect } from "vitest";
+import type { ProcessorName } from "../../pipeline/processor-names.ts";
 import type { TestApp } from "./app.ts";
 import { startTestPipeline, type TestPipeline, type TestPipelineOptions } from "./pipeline.ts";
 import { openTestCh, openTestPg, type TestCh } from "./stores.ts";
@@ -168,6 +169,22 @@ export async function readAllPoints(api: TestApp, instanceId: string, scale: str
   }
   return pages.flat();
 }
+
+/**
+ * The groups whose tables `seriesStateHash` covers, and what they read: normalize (the events), the raw sink (a
+ * reprocess reads its blocks), the registry (contracts learned from events), series and holders with their
+ * recomputes. The events sink, candles, figures and payments write nothing the hash reads
+ * (test/integration/replay-rebatch.test.ts replays every processor together).
+ */
+export const SERIES_PROCESSORS: readonly ProcessorName[] = [
+  "normalize",
+  "raw-sink",
+  "registry",
+  "series",
+  "series-recompute",
+  "holders",
+  "holders-recompute",
+];
 
 /** Hash of each series table's resolved state (every column but versions and the uniqExact states). */
 export async function seriesStateHash(ch: TestCh): Promise<Record<string, { rows: number; hash: string }>> {

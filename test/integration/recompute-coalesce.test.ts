@@ -20,27 +20,18 @@ import { migratePostgres } from "../../lib/migrate.ts";
 import { createPostgres } from "../../lib/stores/postgres.ts";
 import { countHeldBatches } from "../../pipeline/held-batches.ts";
 import { CONSUMER_GROUPS } from "../../pipeline/messages.ts";
-import type { ProcessorName } from "../../pipeline/runtime.ts";
 import { serveChOverIpc } from "../helpers/ch-over-ipc.ts";
 import { startTestPipeline, type TestPipeline, waitFor } from "../helpers/pipeline.ts";
 import {
   cleanSeriesState,
   HOUR,
   SERIES_DEVNET,
+  SERIES_PROCESSORS,
   SERIES_TEST_ENV,
   seriesStateHash,
 } from "../helpers/series.ts";
 import { openTestCh, openTestPg, quietLog, type TestCh, type TestPg } from "../helpers/stores.ts";
 
-const PROCESSORS: ProcessorName[] = [
-  "normalize",
-  "raw-sink",
-  "registry",
-  "series",
-  "series-recompute",
-  "holders",
-  "holders-recompute",
-];
 const DAY = 24 * HOUR;
 const ENTRY = fileURLToPath(new URL("../helpers/follow-process.ts", import.meta.url));
 const archiveDir = () => mkdtempSync(join(tmpdir(), "series-held-"));
@@ -51,7 +42,7 @@ const cleanState = (p: { chain: TestPipeline["chain"]; server: TestPipeline["ser
     confirmations: 0,
     kafka: false,
     env: { ...SERIES_TEST_ENV, SERIES_ARCHIVE_DIR: archiveDir(), RECOMPUTE_COALESCE_MS: "0" },
-    processors: PROCESSORS,
+    processors: SERIES_PROCESSORS,
   });
 
 const pointRows = async (ch: TestCh) =>
@@ -73,7 +64,7 @@ describe("held recompute rounds", () => {
       confirmations: 0,
       kafka: false,
       env: { ...SERIES_TEST_ENV, SERIES_ARCHIVE_DIR: archiveDir(), RECOMPUTE_COALESCE_MS: String(2 * HOUR) },
-      processors: PROCESSORS,
+      processors: SERIES_PROCESSORS,
     });
     const pipeline = p;
     let rounds = 0;
@@ -146,7 +137,7 @@ describe("held recompute rounds", () => {
           ...process.env,
           FOLLOW_ENV: JSON.stringify(env),
           FOLLOW_MODE: mode,
-          FOLLOW_PROCESSORS: JSON.stringify(PROCESSORS),
+          FOLLOW_PROCESSORS: JSON.stringify(SERIES_PROCESSORS),
           FOLLOW_PG_URL: serverPg?.url ?? "",
           FOLLOW_PG_DIR: pgDir,
           FOLLOW_CH_DATABASE: ch.ch.database,

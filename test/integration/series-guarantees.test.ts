@@ -12,34 +12,17 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createDevnetChain } from "../../devnet/chain.ts";
 import { startDevnetServer } from "../../devnet/server.ts";
 import { reprocessRange } from "../../pipeline/reprocess.ts";
-import type { ProcessorName } from "../../pipeline/runtime.ts";
 import { KAFKA_BROKERS, startTestPipeline, type TestPipeline } from "../helpers/pipeline.ts";
 import {
   cleanSeriesState,
   SERIES_BLOCKS,
   SERIES_DEVNET,
+  SERIES_PROCESSORS,
   SERIES_TEST_ENV,
   seriesStateHash,
 } from "../helpers/series.ts";
 
 const envWith = () => ({ ...SERIES_TEST_ENV, SERIES_ARCHIVE_DIR: mkdtempSync(join(tmpdir(), "series-g-")) });
-
-/**
- * The groups whose tables the series state hash covers, and what they read: normalize (the events), the raw sink (a
- * reprocess reads its blocks), the registry (contracts learned from events), series and holders with their
- * recomputes. The events sink,
- * candles, figures and payments write nothing the hash reads (test/integration/replay-rebatch.test.ts replays every
- * processor together).
- */
-const SERIES_PROCESSORS: ProcessorName[] = [
-  "normalize",
-  "raw-sink",
-  "registry",
-  "series",
-  "series-recompute",
-  "holders",
-  "holders-recompute",
-];
 
 /** A clean pass over the same simulated chain into fresh stores and a fresh archive directory. */
 const cleanPass = (p: TestPipeline, confirmations: number) =>
