@@ -13,7 +13,10 @@
  * Run: npm run bench:stream   (BENCH_BLOCKS=1500 history, BENCH_SECONDS=20 per run, BENCH_LIVE_MS=100 per block)
  * 10,000 clients: `ulimit -n 30000; BENCH_CLIENTS=10000 BENCH_MODES=stream,bare npm run bench:stream` (each
  * connection is a descriptor in both processes). The clients on a core of their own, the API process on the other
- * (as with clients on another host): `BENCH_CLIENT_CPUS=1 taskset -c 0 npm run bench:stream`.
+ * (as with clients on another host): `BENCH_CLIENT_CPUS=1 taskset -c 0 npm run bench:stream`. Mainnet's rate:
+ * BENCH_LIVE_MS=500 (2 blocks/s). Each line also prints p99 by BENCH_WINDOW_S (5) window of the run, and the live heap
+ * the open connections keep (after a full collection: `npm run bench:stream` runs with --expose-gc);
+ * BENCH_HEAP_SNAPSHOT=<path prefix> writes heap snapshots before the clients connect and once they have.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -21,6 +24,7 @@ import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { writeHeapSnapshot } from "node:v8";
 import { createDevnetChain } from "../devnet/chain.ts";
 import { startDevnetServer } from "../devnet/server.ts";
 import { createLogger } from "../lib/logger.ts";
@@ -34,6 +38,17 @@ const POLL_MS = Number(process.env.BENCH_POLL_MS ?? 1000);
 const CLIENT_CPUS = process.env.BENCH_CLIENT_CPUS ?? "";
 const MODES = (process.env.BENCH_MODES ?? "stream,bare,poll").split(",") as ("stream" | "bare" | "poll")[];
 const log = createLogger({ level: "warn" });
+const gc = (globalThis as { gc?: () => void }).gc;
+/** A heap snapshot (DevTools' Memory tab opens it) when BENCH_HEAP_SNAPSHOT names a path prefix. */
+const snapshot = (name: string) => {
+  const prefix = process.env.BENCH_HEAP_SNAPSHOT;
+  if (prefix) writeHeapSnapshot(`${prefix}-${name}.heapsnapshot`);
+};
+/** Heap in use, after a full collection when run with --expose-gc (`npm run bench:stream` does). */
+const heapUsed = (): number => {
+  gc?.();
+  return process.memoryUsage().heapUsed;
+};
 
 const chain = createDevnetChain({ seed: 5 });
 chain.advance(BLOCKS);
@@ -148,6 +163,8 @@ async function run(mode: "stream" | "bare" | "poll") {
   const start = ((await (await fetch(`${base}/events/all?limit=1`)).json()) as { events: { id: string }[] })
     .events[0]?.id;
   const bare = mode === "bare" ? await bareServer(start ?? "0") : null;
+  const heap0 = heapUsed();
+  snapshot(`${mode}-before`);
   const rss0 = process.memoryUsage().rss;
   // BENCH_CLIENT_CPUS (a `taskset -c` list) puts the clients' process on cores of its own: run the bench itself
   // under `taskset -c <the others>` and the API process no longer shares its cores with the clients.
@@ -178,8 +195,13 @@ async function run(mode: "stream" | "bare" | "poll") {
   });
   const exited = new Promise((r) => child.on("exit", r));
   await Promise.race([connected, exited]);
+  // What the open connections keep alive (after a full collection with --expose-gc): what every major collection
+  // marks again while they stay open. Load-independent, unlike the latencies.
+  const heapPerConnection = (heapUsed() - heap0) / CLIENTS;
+  snapshot(mode);
   const cpu0 = process.cpuUsage();
   const steps = watchSteps(bare ? () => void bare.step() : undefined);
+  const liveStart = Date.now();
   const live = produceLive(chain, ingestor, LIVE_MS);
   let peakRss = rss0;
   const sampler = setInterval(() => {
@@ -196,6 +218,10 @@ async function run(mode: "stream" | "bare" | "poll") {
     errors: number;
   };
   const latencies: number[] = [];
+  // The same latencies by the window of the run their step fell in (BENCH_WINDOW_S): a slow start (connections
+  // still joining) shows apart from the steady state.
+  const windowMs = Number(process.env.BENCH_WINDOW_S ?? 5) * 1000;
+  const windows: number[][] = [];
   let deliveries = 0;
   let servable = 0;
   for (const [id, times] of Object.entries(received)) {
@@ -203,18 +229,29 @@ async function run(mode: "stream" | "bare" | "poll") {
     const t = steps.servableAt(id);
     if (t === null) continue; // after the last step seen
     servable++;
-    for (const r of times) latencies.push(r - t);
+    const at = Math.max(0, Math.floor((t - liveStart) / windowMs));
+    const w = windows[at] ?? [];
+    windows[at] = w;
+    for (const r of times) {
+      latencies.push(r - t);
+      w.push(r - t);
+    }
   }
   latencies.sort((a, b) => a - b);
+  const byWindow = [...windows]
+    .map((w) => w?.sort((a, b) => a - b)[Math.min(w.length - 1, Math.floor(w.length * 0.99))])
+    .map((v) => (v === undefined ? "-" : v.toFixed(0)))
+    .join(" / ");
   const pct = (p: number) =>
     latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? Number.NaN;
   const cpuMs = (cpu.user + cpu.system) / 1000;
   process.stdout.write(
     `${{ stream: "GET /events/stream", bare: "bare fan-out (node:http, same bytes)", poll: `GET /events/all?poll=1 every ${POLL_MS} ms` }[mode]} × ${CLIENTS}: ` +
       `${made} live blocks, ${stepCount} watermark steps, ${servable} events received (${deliveries} deliveries, ${((100 * deliveries) / Math.max(1, servable * CLIENTS)).toFixed(1)}% of events × clients), ${errors} client errors; ` +
-      `latency watermark step → client p50 ${pct(0.5).toFixed(0)} ms, p99 ${pct(0.99).toFixed(0)} ms; ` +
+      `latency watermark step → client p50 ${pct(0.5).toFixed(0)} ms, p99 ${pct(0.99).toFixed(0)} ms (p99 by ${windowMs / 1000} s window: ${byWindow}); ` +
       `API process CPU ${(cpuMs / SECONDS / 10).toFixed(1)}% of a core (${(cpuMs / CLIENTS).toFixed(1)} ms per connection over ${SECONDS} s, ingest and processors included), ` +
-      `peak RSS +${((peakRss - rss0) / 2 ** 20).toFixed(0)} MiB (${((peakRss - rss0) / CLIENTS / 1024).toFixed(0)} KiB per connection)\n`,
+      `peak RSS +${((peakRss - rss0) / 2 ** 20).toFixed(0)} MiB (${((peakRss - rss0) / CLIENTS / 1024).toFixed(0)} KiB per connection), ` +
+      `live heap ${(heapPerConnection / 1024).toFixed(1)} KiB per connection once connected${gc ? "" : " (garbage included: run with --expose-gc)"}\n`,
   );
 }
 

@@ -18,6 +18,7 @@
  * never skipped past events silently.
  */
 import { setMaxListeners } from "node:events";
+import type { ServerResponse } from "node:http";
 import { idCeiling } from "../chain/types.ts";
 import type { Config } from "../config.ts";
 import { sleep } from "../retry.ts";
@@ -67,6 +68,38 @@ export interface StreamSink {
   drained(ms: number): Promise<boolean>;
   readonly closed: boolean;
   end(): void;
+}
+
+/** An HTTP response as a stream's sink (the route's; bench/sse-writes.ts drives the hub through the same). */
+export function responseSink(raw: ServerResponse, drainMs: number): StreamSink {
+  return {
+    write: (chunk) => raw.write(chunk),
+    get pending() {
+      return raw.writableLength;
+    },
+    drained: (ms) =>
+      new Promise<boolean>((resolve) => {
+        if (raw.writableLength === 0) return resolve(true);
+        const timer = setTimeout(() => {
+          raw.off("drain", ok);
+          resolve(false);
+        }, ms);
+        const ok = () => {
+          clearTimeout(timer);
+          resolve(true);
+        };
+        raw.once("drain", ok);
+      }),
+    get closed() {
+      return raw.destroyed || raw.writableEnded;
+    },
+    end: () => {
+      if (raw.writableEnded) return;
+      raw.end();
+      // A client that stopped reading may never take the rest: its socket goes after one more drain period.
+      setTimeout(() => raw.destroy(), drainMs).unref();
+    },
+  };
 }
 
 /** A caught-up connection the hub serves at each step (see `StreamHub.follow`). */
@@ -288,8 +321,16 @@ export function createStreamHub(events: EventsService, settings: Pick<StreamSett
     closing: closing.signal,
     follow(follower, signal) {
       return new Promise<FollowResult>((resolve) => {
+        // Every field named, not `...follower`: on Node 20 (V8 11.3) an object spread followed by more properties
+        // gets a map of its own, so 10,000 followed connections made the hub's per-member loop megamorphic (2.9 µs
+        // of CPU per member and step against 0.2 µs on Node 22 and 24: docs/benchmarks.md#benchstream).
         const f: Followed = {
-          ...follower,
+          filters: follower.filters,
+          cursor: follower.cursor,
+          seen: follower.seen,
+          sink: follower.sink,
+          lastWrite: follower.lastWrite,
+          settings: follower.settings,
           key: "",
           delivered: 0,
           done: (reason) => {

@@ -1,7 +1,7 @@
 /** `GET /events/stream`: the events of `/events/all` pushed as Server-Sent Events (lib/events/stream.ts). */
 import { Type } from "@sinclair/typebox";
 import { AppError, badRequest } from "../../../lib/errors.ts";
-import { serveStream, streamSettings } from "../../../lib/events/stream.ts";
+import { responseSink, serveStream, streamSettings } from "../../../lib/events/stream.ts";
 import { requireDb } from "../../require-db.ts";
 import type { ApiDeps, App } from "../../types.ts";
 
@@ -157,34 +157,7 @@ export async function eventStreamRoutes(app: App, deps: ApiDeps): Promise<void> 
       });
       const gone = new AbortController();
       raw.on("close", () => gone.abort());
-      const sink = {
-        write: (chunk: string | Uint8Array) => raw.write(chunk),
-        get pending() {
-          return raw.writableLength;
-        },
-        drained: (ms: number) =>
-          new Promise<boolean>((resolve) => {
-            if (raw.writableLength === 0) return resolve(true);
-            const timer = setTimeout(() => {
-              raw.off("drain", ok);
-              resolve(false);
-            }, ms);
-            const ok = () => {
-              clearTimeout(timer);
-              resolve(true);
-            };
-            raw.once("drain", ok);
-          }),
-        get closed() {
-          return raw.destroyed || raw.writableEnded;
-        },
-        end: () => {
-          if (raw.writableEnded) return;
-          raw.end();
-          // A client that stopped reading may never take the rest: its socket goes after one more drain period.
-          setTimeout(() => raw.destroy(), settings.drainMs).unref();
-        },
-      };
+      const sink = responseSink(raw, settings.drainMs);
       deps.metrics.streamConnections.inc();
       try {
         const result = await serveStream(need("streamHub"), need("events"), settings, {
