@@ -36,5 +36,7 @@ export type EventsMessage = BlockEventsMessage | EventsRetractionMessage;
 
 export function toWireEvent(e: NormalizedEvent): WireEvent {
   const { chain_index: _c, block_hash: _b, block_height: _h, timestamp: _t, payload, ...rest } = e;
-  return { ...rest, payload_json: JSON.stringify(payload) };
+  // Added to the rest object, not spread into a new one: on Node 20 `{ ...rest, payload_json }` gives each wire
+  // event a hidden class of its own (lib/events/stream.ts).
+  return Object.assign(rest, { payload_json: JSON.stringify(payload) });
 }
