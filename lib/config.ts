@@ -892,6 +892,12 @@ export const CONFIG_SPEC = {
     1_000_000,
     "The demo (`npm run demo`, `start --devnet`): blocks the simulated network makes ahead at its first start, across its 16 chains (14400: two hours of chain time; 3600: half an hour). `--devnet-blocks` wins over it; a data directory whose `devnet.json` exists keeps the history it was made with.",
   ),
+  DEVNET_REORG_EVERY: int(
+    60,
+    0,
+    1_000_000,
+    "The demo (`npm run demo`, `start --devnet`): the simulated network reorgs a random chain, 1 to 4 blocks deep, every this many live blocks (60: half a minute at 2 blocks/s; the reorgs deeper than CONFIRMATIONS reach the events as reorg notices); 0 = never. `--devnet-reorg-every` wins over it; a data directory whose `devnet.json` exists keeps the rhythm it was made with.",
+  ),
 } as const satisfies Record<string, Spec>;
 
 type SpecValue<S> = S extends { kind: "list" }

@@ -19,10 +19,10 @@ import {
 } from "./shared.ts";
 
 /**
- * The demo's live reorgs: one every 60 blocks (half a minute at 2 blocks/s), 1 to 4 blocks deep, so that about
- * every other one is deeper than CONFIRMATIONS (2) and shows as a reorg notice, about one a minute.
+ * The demo's live reorgs: by default one every 60 blocks (half a minute at 2 blocks/s: DEVNET_REORG_EVERY), 1 to 4
+ * blocks deep, so that about every other one is deeper than CONFIRMATIONS (2) and shows as a reorg notice, about
+ * one a minute.
  */
-const DEMO_REORG_EVERY = 60;
 const DEMO_REORG_DEPTH = 4;
 /** Written into the demo's WireGuard client configurations; nothing listens there. */
 const DEMO_WG_ENDPOINT = "wg.demo.invalid:51820";
@@ -47,9 +47,8 @@ export function installStartCommand(program: Command): void {
     )
     .option(
       "--devnet-reorg-every <n>",
-      "with --devnet, reorg a random chain (depth 1..4: the deeper ones, past CONFIRMATIONS 2, reach the events as reorg notices) every n live blocks; 0 = never",
+      "with --devnet, reorg a random chain (depth 1..4: the deeper ones, past CONFIRMATIONS 2, reach the events as reorg notices) every n live blocks; 0 = never (default: DEVNET_REORG_EVERY, 60)",
       positiveInt("--devnet-reorg-every"),
-      DEMO_REORG_EVERY,
     )
     .option(
       "--devnet-port <port>",
@@ -74,7 +73,7 @@ export function installStartCommand(program: Command): void {
         devnet?: boolean;
         devnetBlocks?: number;
         devnetLive: number;
-        devnetReorgEvery: number;
+        devnetReorgEvery?: number;
         devnetPort: number;
         telegramPort: number;
         oidcPort: number;
@@ -129,7 +128,7 @@ export function installStartCommand(program: Command): void {
                 port: opts.devnetPort,
                 blocks: opts.devnetBlocks ?? base.config.DEVNET_BLOCKS,
                 live: opts.devnetLive,
-                reorgEvery: opts.devnetReorgEvery,
+                reorgEvery: opts.devnetReorgEvery ?? base.config.DEVNET_REORG_EVERY,
                 reorgDepth: DEMO_REORG_DEPTH,
                 statePath: join(base.config.DATA_DIR, base.config.STAGE, "devnet.json"),
               },
