@@ -16,7 +16,8 @@
  * (as with clients on another host): `BENCH_CLIENT_CPUS=1 taskset -c 0 npm run bench:stream`. Mainnet's rate:
  * BENCH_LIVE_MS=500 (2 blocks/s). Each line also prints p99 by BENCH_WINDOW_S (5) window of the run, and the live heap
  * the open connections keep (after a full collection: `npm run bench:stream` runs with --expose-gc);
- * BENCH_HEAP_SNAPSHOT=<path prefix> writes heap snapshots before the clients connect and once they have.
+ * BENCH_HEAP_SNAPSHOT=<path prefix> writes heap snapshots before the clients connect and once they have;
+ * BENCH_CPU_PROFILE=<dir> a CPU profile (and an allocation profile) of each run's timed section.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -29,6 +30,7 @@ import { createDevnetChain } from "../devnet/chain.ts";
 import { startDevnetServer } from "../devnet/server.ts";
 import { createLogger } from "../lib/logger.ts";
 import { ingestHistory, produceLive, startBenchApp, startBenchPipeline } from "./lib.ts";
+import { startCpuProfile } from "./profile.ts";
 
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 1500);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 1000);
@@ -199,6 +201,9 @@ async function run(mode: "stream" | "bare" | "poll") {
   // marks again while they stay open. Load-independent, unlike the latencies.
   const heapPerConnection = (heapUsed() - heap0) / CLIENTS;
   snapshot(mode);
+  const stopProfile = process.env.BENCH_CPU_PROFILE
+    ? await startCpuProfile(join(process.env.BENCH_CPU_PROFILE, `stream-${mode}-${Date.now()}.cpuprofile`))
+    : null;
   const cpu0 = process.cpuUsage();
   const steps = watchSteps(bare ? () => void bare.step() : undefined);
   const liveStart = Date.now();
@@ -210,6 +215,7 @@ async function run(mode: "stream" | "bare" | "poll") {
   await exited;
   clearInterval(sampler);
   const cpu = process.cpuUsage(cpu0);
+  await stopProfile?.();
   const stepCount = steps.stop();
   const made = await live.stop();
   await bare?.close();
