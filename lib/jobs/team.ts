@@ -61,11 +61,10 @@ export function startTeam<T>(
   };
   const run = (job: PgBoss.JobWithMetadata<T>) => {
     let timer: NodeJS.Timeout | undefined;
+    // As pg-boss's `work` (its expiry is a numeric, which may arrive as a string; pg-boss's default when absent).
+    const timeoutMs = Math.max(1, Number(job.expireInSeconds) || 900) * 1000;
     const expiry = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`handler did not finish within ${job.expireInSeconds} seconds`)),
-        job.expireInSeconds * 1000,
-      );
+      timer = setTimeout(() => reject(new Error(`handler execution exceeded ${timeoutMs}ms`)), timeoutMs);
     });
     const done = Promise.race([Promise.resolve().then(() => handler(job)), expiry])
       .then(
