@@ -34,6 +34,7 @@ import { createLabelCache } from "../../lib/events/label-cache.ts";
 import { createEventsReader } from "../../lib/events/reader.ts";
 import { createEventsService, type EventsPage, type EventsService } from "../../lib/events/service.ts";
 import { WEBHOOK_DEAD_QUEUE, WEBHOOK_QUEUE } from "../../lib/jobs/queue.ts";
+import { startTeam, type Team } from "../../lib/jobs/team.ts";
 import { createAddressLabelsRepo } from "../../lib/labels/repo.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { Metrics } from "../../lib/metrics.ts";
@@ -48,6 +49,9 @@ import {
   type StoredWebhook,
   type WebhookMessage,
 } from "../../lib/webhooks/repo.ts";
+
+/** The dead-letter queue polls this many times less often than the delivery queue (JOBS_POLL_S). */
+const DEAD_LETTER_POLL_FACTOR = 15;
 
 export interface WebhookDeliveryDeps {
   boss: PgBoss;
@@ -90,10 +94,10 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<{
   const ahead = deps.events ?? workerEventsService(deps.pg, deps.ch, config, config.WEBHOOK_WAKE_MS);
   const repo = createWebhooksRepo(deps.pg, config, async () => boss);
   const policy = createAddressPolicy(config.WEBHOOK_ALLOWED_CIDRS);
-  const workers: string[] = [];
-  /** Lets every delivery loop of this process fetch at once instead of at its next poll. */
+  const teams: Team[] = [];
+  /** Lets the delivery loop of this process fetch at once instead of at its next poll. */
   const notify = () => {
-    for (const id of workers) boss.notifyWorker(id);
+    for (const team of teams) team.notify();
   };
   /** The highest ceiling the wake saw: a page read under a lower one missed events already served. */
   let seen = "";
@@ -110,7 +114,18 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<{
     // Until a worker has taken the message (its next poll after the start, JOBS_POLL_S) and left the next one waiting.
     waitingUntil = Math.max(waitingUntil, Date.now() + (delayS + config.JOBS_POLL_S + 1) * 1000);
     rouse?.();
+    // The delivery loop fetches it when it is due, not at its next poll (one loop polls where one per delivery did).
+    const timer = setTimeout(
+      () => {
+        dueTimers.delete(timer);
+        notify();
+      },
+      delayS * 1000 + 50,
+    );
+    timer.unref();
+    dueTimers.add(timer);
   };
+  const dueTimers = new Set<NodeJS.Timeout>();
 
   /** A webhook's next batch of matching events after `afterId` under the watermark, as a poller reads it. */
   const read = (hook: StoredWebhook, afterId: string, service = events) =>
@@ -247,21 +262,33 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<{
       throw error;
     }
   };
-  const dead: PgBoss.WorkWithMetadataHandler<WebhookMessage> = async ([job]) => {
-    if (!job) return;
-    // A dead letter carries the retry limit of the message that failed.
-    const hook = await repo.exhausted(job.data, job.retryLimit);
-    if (hook) log.warn({ webhook_id: hook.webhook_id, reason: hook.disabled_reason }, "Webhook disabled.");
-  };
-  const options = {
-    batchSize: 1,
-    includeMetadata: true as const,
-    pollingIntervalSeconds: config.JOBS_POLL_S,
-  };
-  // pg-boss runs each `work` call as its own polling loop: one per concurrent delivery.
-  for (let i = 0; i < config.WEBHOOK_CONCURRENCY; i++)
-    workers.push(await boss.work<WebhookMessage>(WEBHOOK_QUEUE, options, handler));
-  await boss.work<WebhookMessage>(WEBHOOK_DEAD_QUEUE, options, dead);
+  // One polling loop for the WEBHOOK_CONCURRENCY deliveries (lib/jobs/team.ts). The dead-letter queue polls rarely:
+  // a message this process fails for the last time wakes it at once (pg-boss moves it there in the same statement);
+  // only letters made elsewhere (an expiry in maintenance, another process) wait for its poll.
+  const dead = startTeam<WebhookMessage>(
+    boss,
+    WEBHOOK_DEAD_QUEUE,
+    { size: 1, pollingIntervalSeconds: config.JOBS_POLL_S * DEAD_LETTER_POLL_FACTOR, log },
+    async (job) => {
+      // A dead letter carries the retry limit of the message that failed.
+      const hook = await repo.exhausted(job.data, job.retryLimit);
+      if (hook) log.warn({ webhook_id: hook.webhook_id, reason: hook.disabled_reason }, "Webhook disabled.");
+    },
+  );
+  const deliveries = startTeam<WebhookMessage>(
+    boss,
+    WEBHOOK_QUEUE,
+    {
+      size: config.WEBHOOK_CONCURRENCY,
+      pollingIntervalSeconds: config.JOBS_POLL_S,
+      log,
+      settled: (job, error) => {
+        if (error !== undefined && job.retryCount >= job.retryLimit) dead.notify();
+      },
+    },
+    (job) => handler([job]),
+  );
+  teams.push(deliveries);
 
   // The wake: while a caught-up message waits, one ceiling read per WEBHOOK_WAKE_MS; on a step, one statement makes
   // every caught-up webhook's waiting message due (state `created` with a later start; retries wait in state
@@ -319,7 +346,10 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<{
   return {
     async stop() {
       stopping.abort();
+      for (const timer of dueTimers) clearTimeout(timer);
       await waking;
+      await deliveries.stop();
+      await dead.stop();
     },
   };
 }

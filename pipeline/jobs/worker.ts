@@ -20,6 +20,7 @@ import type PgBoss from "pg-boss";
 import { countMainRawBlocks, mainRawBlocks } from "../../lib/chain/raw-blocks.ts";
 import { REINDEX_QUEUE, startBoss } from "../../lib/jobs/queue.ts";
 import { createJobsRepo, type JobsRepo, type ReindexJob, type ReindexMessage } from "../../lib/jobs/repo.ts";
+import { startTeam } from "../../lib/jobs/team.ts";
 import type { Pg } from "../../lib/stores/postgres.ts";
 import { KNOWN_DAPP_CONTRACTS } from "../../lib/tokens/known-contracts.ts";
 import type { PipelineDeps } from "../deps.ts";
@@ -137,14 +138,13 @@ export async function startJobWorker(deps: PipelineDeps, options: WorkerOptions 
       throw error;
     }
   };
-  // pg-boss runs each `work` call as its own polling loop: one per concurrent chunk.
-  for (let i = 0; i < config.JOBS_CONCURRENCY; i++) {
-    await boss.work<ReindexMessage>(
-      REINDEX_QUEUE,
-      { batchSize: 1, includeMetadata: true, pollingIntervalSeconds: config.JOBS_POLL_S },
-      handler,
-    );
-  }
+  // One polling loop for JOBS_CONCURRENCY chunks at once (lib/jobs/team.ts).
+  const team = startTeam<ReindexMessage>(
+    boss,
+    REINDEX_QUEUE,
+    { size: config.JOBS_CONCURRENCY, pollingIntervalSeconds: config.JOBS_POLL_S, log },
+    (job) => handler([job]),
+  );
   // Outbound webhooks share the queue and this process (WEBHOOK_CONCURRENCY deliveries at once; lib/webhooks).
   const webhooks = await startWebhookDelivery({
     boss,
@@ -164,6 +164,7 @@ export async function startJobWorker(deps: PipelineDeps, options: WorkerOptions 
     async stop() {
       await nftMetadata.stop();
       await webhooks.stop();
+      await team.stop();
       await boss.stop({ graceful: true, close: false, timeout: 30_000 });
     },
   };
