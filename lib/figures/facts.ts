@@ -109,15 +109,20 @@ export function isFurnaceBurn(e: { category: string; sub_kind: string; type: str
   return e.category === "token" && e.sub_kind === "burn" && e.type === "furnace_burn";
 }
 
-/** The burned or locked amount an event stands for, or null. */
-export function supplyChangeOf(
+/**
+ * One literal per row: on Node 20 a spread of shared fields plus more (`{ ...base, token_id, … }`) gives each row a
+ * hidden class of its own, and the code reading the rows goes megamorphic.
+ */
+function supplyRow(
   e: FactSource,
-  ctx: FactContext,
   mainChain: boolean,
   version: number,
-): SupplyChangeRow | null {
-  // One literal per row (on Node 20 a spread of shared fields plus more gives each row a hidden class of its own).
-  const row = (token_id: string, kind: SupplyChangeRow["kind"], amount: string, unlock_at: number) => ({
+  token_id: string,
+  kind: SupplyChangeRow["kind"],
+  amount: string,
+  unlock_at: number,
+): SupplyChangeRow {
+  return {
     id: e.id,
     block_hash: e.block_hash,
     ts: e.timestamp,
@@ -127,11 +132,20 @@ export function supplyChangeOf(
     kind,
     amount,
     unlock_at,
-  });
+  };
+}
+
+/** The burned or locked amount an event stands for, or null. */
+export function supplyChangeOf(
+  e: FactSource,
+  ctx: FactContext,
+  mainChain: boolean,
+  version: number,
+): SupplyChangeRow | null {
   if (isFurnaceBurn(e)) {
     // The decoder already resolved the id's two written forms: the event's token and amount are the burn.
     if (!HEX64.test(e.token_id) || !U256.test(e.amount) || BigInt(e.amount) === 0n) return null;
-    return row(e.token_id, "burned", e.amount, 0);
+    return supplyRow(e, mainChain, version, e.token_id, "burned", e.amount, 0);
   }
   if (
     e.category === "contract" &&
@@ -145,7 +159,7 @@ export function supplyChangeOf(
     const tokenId = token?.type === "ByteVec" ? str(token.value)?.toLowerCase() : null;
     const value = amount?.type === "U256" ? str(amount.value) : null;
     if (!tokenId || !HEX64.test(tokenId) || !value || !U256.test(value) || BigInt(value) === 0n) return null;
-    return row(tokenId, "burned", value, 0);
+    return supplyRow(e, mainChain, version, tokenId, "burned", value, 0);
   }
   if (
     e.category === "transfer" &&
@@ -153,7 +167,7 @@ export function supplyChangeOf(
     ctx.burnAddresses.has(e.to)
   ) {
     if (!U256.test(e.amount) || BigInt(e.amount) === 0n) return null;
-    return row(e.token_id, "burned", e.amount, 0);
+    return supplyRow(e, mainChain, version, e.token_id, "burned", e.amount, 0);
   }
   const rewarded =
     (e.category === "mining" && (e.sub_kind === "coinbase" || e.sub_kind === "uncle_reward")) ||
@@ -163,7 +177,7 @@ export function supplyChangeOf(
     if (typeof lockTime !== "number" || !Number.isSafeInteger(lockTime) || lockTime <= e.timestamp)
       return null;
     if (!U256.test(e.amount) || BigInt(e.amount) === 0n) return null;
-    return row(ALPH_TOKEN_ID, "locked", e.amount, lockTime);
+    return supplyRow(e, mainChain, version, ALPH_TOKEN_ID, "locked", e.amount, lockTime);
   }
   return null;
 }
