@@ -4,7 +4,8 @@
  * Usage: `npm run test:times -- [report] [count] [--save-weights <pass>]`; defaults: test-output/times-embedded.json
  * (the PostgreSQL + Kafka pass writes test-output/times-server.json), 20. `--save-weights embedded|server` also
  * writes the report's wall seconds per file into test/weights.json under that pass: the order in which the pass
- * hands its files to the workers (test/sequencer.ts), longest first.
+ * hands its files to the workers (test/sequencer.ts), longest first. `--failures` prints only the failed tests with
+ * their first error lines (CI prints them last, so the tail of its log names what failed).
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { readWeights, WEIGHTS_FILE } from "../test/sequencer.ts";
@@ -25,6 +26,9 @@ if (saveAt >= 0 && savePass !== "embedded" && savePass !== "server") {
   );
   process.exit(2);
 }
+const failuresAt = args.indexOf("--failures");
+const failuresOnly = failuresAt >= 0;
+if (failuresOnly) args.splice(failuresAt, 1);
 const file = args[0] ?? "test-output/times-embedded.json";
 const count = Number(args[1] ?? 20);
 if (!existsSync(file)) {
@@ -32,6 +36,14 @@ if (!existsSync(file)) {
   process.exit(1);
 }
 const report = JSON.parse(readFileSync(file, "utf8")) as TimesReport;
+const printFailures = () => {
+  for (const f of report.failures ?? [])
+    console.log(`FAILED ${f.path} > ${f.test}\n  ${f.message.replace(/\n/g, "\n  ")}`);
+};
+if (failuresOnly) {
+  printFailures();
+  process.exit(0);
+}
 const files = [...report.files].sort((a, b) => b.seconds - a.seconds);
 const sum = files.reduce((s, f) => s + f.seconds, 0);
 
@@ -63,6 +75,8 @@ if (measured.length > 0) {
       .join(", ")}`,
   );
 }
+// Last, so that the tail of a CI log names what failed.
+printFailures();
 if (savePass) {
   const weights = readWeights();
   // Only files that ran to the end: a failed or cut-short file's time says little about its length.

@@ -24,6 +24,8 @@ export interface TimesReport {
     skipped: number;
     state: string;
   }[];
+  /** Each failed test (or file, when it failed outside a test) with its first error's message. */
+  failures?: { path: string; test: string; message: string }[];
 }
 
 interface CpuRecord {
@@ -49,7 +51,22 @@ export class TimesReporter implements Reporter {
 
   onTestRunEnd(modules: readonly TestModule[]): void {
     const cpu = this.readCpu();
+    const failures: NonNullable<TimesReport["failures"]> = [];
+    for (const m of modules) {
+      for (const error of m.errors())
+        failures.push({ path: m.relativeModuleId, test: "(the file)", message: firstLines(error.message) });
+      for (const t of m.children.allTests()) {
+        const result = t.result();
+        if (result.state === "failed")
+          failures.push({
+            path: m.relativeModuleId,
+            test: t.fullName,
+            message: firstLines(result.errors[0]?.message ?? "no error message"),
+          });
+      }
+    }
     const report: TimesReport = {
+      failures,
       wallSeconds: (Date.now() - this.start) / 1000,
       load: [this.startLoad, loadAverage()],
       files: modules.map((m) => {
@@ -81,6 +98,11 @@ export class TimesReporter implements Reporter {
     }
     return out;
   }
+}
+
+/** An error message's first lines, enough to name what failed without its whole stack. */
+function firstLines(message: string): string {
+  return message.split("\n").slice(0, 6).join("\n").slice(0, 600);
 }
 
 function loadAverage(): number {

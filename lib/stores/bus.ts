@@ -61,7 +61,15 @@ export interface Bus {
    * the named groups, wherever their members run (`topic` and `group` as given to `subscribe`).
    */
   lag(groups?: readonly { topic: string; group: string }[]): Promise<number>;
+  /** The same, per topic and group (what a wait that timed out names: which group is behind, and by how much). */
+  lags(groups?: readonly { topic: string; group: string }[]): Promise<GroupLag[]>;
   close(): Promise<void>;
+}
+
+export interface GroupLag {
+  topic: string;
+  group: string;
+  lag: number;
 }
 
 export interface BusOptions {
@@ -129,6 +137,8 @@ function kafkaErrorType(error: unknown): string | undefined {
   return undefined;
 }
 
+const totalLag = (lags: readonly GroupLag[]) => lags.reduce((n, g) => n + g.lag, 0);
+
 export function createBus(options: BusOptions): Bus {
   return options.brokers.length > 0 ? createKafkaBus(options) : createMemoryBus();
 }
@@ -152,6 +162,11 @@ export function createMemoryBus(): Bus {
     }
     return groups;
   };
+  // Delivery is synchronous: only deliveries waiting for a stopped group are outstanding.
+  const lags = () =>
+    [...topics].flatMap(([topic, groups]) =>
+      [...groups].map(([group, g]): GroupLag => ({ topic, group, lag: g.waiting.length })),
+    );
   const deliver = async (group: MemoryGroup, messages: OutgoingMessage[]) => {
     while (!group.handle) await new Promise<void>((resolve) => group.waiting.push(resolve));
     // Fields named, not `{ ...m, partition, offset }`: on Node 20 a spread followed by more properties gives every
@@ -197,10 +212,10 @@ export function createMemoryBus(): Bus {
       };
     },
     async lag() {
-      // Delivery is synchronous: only deliveries waiting for a stopped group are outstanding.
-      let waiting = 0;
-      for (const groups of topics.values()) for (const g of groups.values()) waiting += g.waiting.length;
-      return waiting;
+      return totalLag(lags());
+    },
+    async lags() {
+      return lags();
     },
     async close() {
       topics.clear();
@@ -477,30 +492,37 @@ function createKafkaBus(options: BusOptions): Bus {
       return { stop };
     },
     async lag(groups) {
-      const admin = kafka.admin();
-      await admin.connect();
-      try {
-        let total = 0;
-        const of = groups
-          ? groups.map((g) => ({ topic: name(g.topic), groupId: `${options.topicPrefix}${g.group}` }))
-          : [...subscriptions.values()];
-        for (const { topic, groupId } of of) {
-          const ends = await admin.fetchTopicOffsets(topic);
-          const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
-          for (const end of ends) {
-            const at = committed?.partitions.find((p) => p.partition === end.partition)?.offset ?? "-1";
-            const from = at === "-1" ? BigInt(end.low) : BigInt(at);
-            total += Number(BigInt(end.high) - from);
-          }
-        }
-        return total;
-      } finally {
-        await admin.disconnect();
-      }
+      return totalLag(await lags(groups));
     },
+    lags,
     async close() {
       await Promise.allSettled([...subscriptions.values()].map((s) => s.stop()));
       if (producer) await producer.disconnect();
     },
   };
+
+  async function lags(groups?: readonly { topic: string; group: string }[]): Promise<GroupLag[]> {
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      const out: GroupLag[] = [];
+      const of = groups
+        ? groups.map((g) => ({ topic: name(g.topic), groupId: `${options.topicPrefix}${g.group}` }))
+        : [...subscriptions.values()];
+      for (const { topic, groupId } of of) {
+        const ends = await admin.fetchTopicOffsets(topic);
+        const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+        let lag = 0;
+        for (const end of ends) {
+          const at = committed?.partitions.find((p) => p.partition === end.partition)?.offset ?? "-1";
+          const from = at === "-1" ? BigInt(end.low) : BigInt(at);
+          lag += Number(BigInt(end.high) - from);
+        }
+        out.push({ topic, group: groupId, lag });
+      }
+      return out;
+    } finally {
+      await admin.disconnect();
+    }
+  }
 }

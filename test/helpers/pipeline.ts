@@ -18,7 +18,15 @@ import { createCodecs } from "../../pipeline/messages.ts";
 import type { Processor } from "../../pipeline/processor.ts";
 import { ingestOptions, PROCESSORS, type ProcessorName } from "../../pipeline/runtime.ts";
 import { createTestApp, type TestApp } from "./app.ts";
-import { openTestCh, openTestPg, quietLog, suffix, type TestCh, type TestPg } from "./stores.ts";
+import {
+  openTestCh,
+  openTestPg,
+  quietLog,
+  recentLogLines,
+  suffix,
+  type TestCh,
+  type TestPg,
+} from "./stores.ts";
 
 export const KAFKA_BROKERS = process.env.KAFKA_BROKERS ?? "";
 
@@ -145,6 +153,7 @@ export async function startTestPipeline(options: TestPipelineOptions = {}): Prom
               return zeros >= 2;
             },
             120_000,
+            () => behindGroups(bus),
           );
           for (const p of processors.values()) await p.flush();
           return;
@@ -181,13 +190,34 @@ export async function waitFor(
   what: string,
   check: () => Promise<boolean>,
   timeoutMs = 30_000,
+  /** What the state was when the wait gave up (printed in the error, with the last warnings logged). */
+  detail?: () => Promise<string>,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (let pause = 10; Date.now() < deadline; pause = Math.min(200, pause * 1.5)) {
     if (await check()) return;
     await new Promise((r) => setTimeout(r, pause));
   }
-  throw new Error(`timed out waiting for ${what}`);
+  const state = detail
+    ? await detail().catch((error: Error) => `(its state could not be read: ${error.message})`)
+    : "";
+  const logged = recentLogLines();
+  throw new Error(
+    `timed out waiting for ${what} (${timeoutMs} ms)${state ? `: ${state}` : ""}${
+      logged.length > 0 ? `\nthe last warnings and errors logged in this worker:\n${logged.join("\n")}` : ""
+    }`,
+  );
+}
+
+/** Which consumer groups are behind, and by how many messages (a drain that timed out says so). */
+export async function behindGroups(
+  bus: Bus,
+  groups?: readonly { topic: string; group: string }[],
+): Promise<string> {
+  const behind = (await bus.lags(groups)).filter((l) => l.lag > 0);
+  return behind.length === 0
+    ? "no group behind at the end"
+    : behind.map((l) => `${l.group} on ${l.topic} is ${l.lag} behind`).join(", ");
 }
 
 /**

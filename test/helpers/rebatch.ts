@@ -183,6 +183,14 @@ export function rebatchingBus(
     async lag(named) {
       return (await inner.lag(named)) + [...groups.values()].reduce((n, s) => n + heldIn(s), 0);
     },
+    async lags(named) {
+      // What a group holds in its batch counts as its lag: it is not committed yet.
+      return (await inner.lags(named)).map((l) => ({
+        ...l,
+        lag:
+          l.lag + [...groups.values()].filter((s) => s.group === l.group).reduce((n, s) => n + heldIn(s), 0),
+      }));
+    },
     close: () => inner.close(),
     crashed: () => [...groups.values()].filter((s) => s.dead).map((s) => s.group),
     held: () => [...groups.values()].reduce((n, s) => n + heldIn(s), 0),

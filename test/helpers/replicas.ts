@@ -8,7 +8,7 @@ import { CHAINS } from "../../lib/chain/types.ts";
 import type { Ch } from "../../lib/stores/clickhouse.ts";
 import { TOPICS } from "../../pipeline/messages.ts";
 import { PROCESSORS, type ProcessorName } from "../../pipeline/runtime.ts";
-import { eventsStateHash, startTestPipeline, type TestPipeline, waitFor } from "./pipeline.ts";
+import { behindGroups, eventsStateHash, startTestPipeline, type TestPipeline, waitFor } from "./pipeline.ts";
 import { pricesStateHash } from "./prices.ts";
 import { seriesStateHash } from "./series.ts";
 import { openTestCh, openTestPg, type TestCh } from "./stores.ts";
@@ -53,6 +53,7 @@ export async function drainGroups(p: TestPipeline): Promise<void> {
       return zeros >= 2;
     },
     180_000,
+    () => behindGroups(p.deps.bus, GROUPS),
   );
 }
 

@@ -8,6 +8,7 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } 
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Writable } from "node:stream";
 import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
 import { createLogger, type Logger } from "../../lib/logger.ts";
@@ -16,7 +17,31 @@ import { type Ch, createClickHouse } from "../../lib/stores/clickhouse.ts";
 import { buildOnce, pgliteVersion, templateCacheDir } from "../../lib/stores/pglite-template.ts";
 import { createPostgres, type Pg } from "../../lib/stores/postgres.ts";
 
-export const quietLog: Logger = createLogger({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
+/**
+ * The logger tests hand to the code they run. With TEST_LOG_LEVEL set it writes at that level to stderr; otherwise
+ * it prints nothing and keeps this worker's last warnings and errors in memory, for a wait that times out to show
+ * (`recentLogLines`, used by `waitFor`): a liveness failure in CI then says what the processes complained of.
+ */
+export const quietLog: Logger = process.env.TEST_LOG_LEVEL
+  ? createLogger({ level: process.env.TEST_LOG_LEVEL })
+  : createLogger({
+      level: "warn",
+      stream: new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          recentLines.push(String(chunk).trimEnd().slice(0, 400));
+          if (recentLines.length > RECENT_LINES) recentLines.shift();
+          done();
+        },
+      }),
+    });
+
+const RECENT_LINES = 50;
+const recentLines: string[] = [];
+
+/** The last `n` warning and error lines `quietLog` kept (none when TEST_LOG_LEVEL sends them to stderr). */
+export function recentLogLines(n = 10): string[] {
+  return recentLines.slice(-n);
+}
 
 export function suffix(): string {
   return randomBytes(5).toString("hex");
