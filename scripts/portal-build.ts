@@ -10,6 +10,7 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -91,7 +92,9 @@ async function buildUnlocked(options: BuildOptions): Promise<boolean> {
   return true;
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+// Run as a script (not imported). Real paths: through a symlinked checkout (the quick-start test's copy of the
+// project) the script's path in argv is the link's, its module URL the file's.
+if (process.argv[1] && fileURLToPath(import.meta.url) === realpathSync(process.argv[1])) {
   if (process.argv.includes("--help")) {
     process.stdout.write(
       "Usage: npm run portal:build [-- --force]\nBuilds the admin portal's pages into portal/dist when its sources changed.\n",

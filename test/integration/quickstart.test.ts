@@ -297,6 +297,11 @@ describe.skipIf(serverPass)("README quick start", () => {
       headers: { "content-type": "application/x-www-form-urlencoded" },
     });
     expect(signedIn.url).toBe(`http://127.0.0.1:${port}${portalPath}`);
+    // The page signed in to is the built portal (`npm run demo` builds it first), not a missing directory's 404.
+    expect(signedIn.response.status).toBe(200);
+    const page = await signedIn.response.text();
+    expect(page).toContain("<title>Alephium API admin portal</title>");
+    expect(page).toMatch(/<script type="module"[^>]* src="[^"]*assets\/[^"]+\.js"/);
     const session = await browse(jar, `http://127.0.0.1:${port}${portalPath}session`);
     expect(((await session.response.json()) as { email: string }).email).toBe(login);
 
