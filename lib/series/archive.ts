@@ -94,6 +94,7 @@ async function storePages(deps: SeriesDeps, pages: readonly ArchivePage[], versi
     "series_page_segments_existing",
     `SELECT instance_id, toString(span_start) AS s FROM series_segments FINAL
      WHERE instance_id IN {ids:Array(String)} AND scale = '0' AND deleted = 0
+       AND span_start >= arrayMin({los:Array(UInt64)}) AND span_start < arrayMax({his:Array(UInt64)})
        AND span_start >= ${atKeyParam("instance_id", "ids", "los")} AND span_start < ${atKeyParam("instance_id", "ids", "his")}`,
     { ids, los, his },
   );
@@ -205,6 +206,7 @@ async function archiveRound(
     "series_raw_page_points",
     `SELECT instance_id, t, key, value FROM series_points FINAL
      WHERE instance_id IN {ids:Array(String)} AND scale = '0' AND deleted = 0
+       AND t >= arrayMin({los:Array(UInt64)}) AND t < arrayMax({his:Array(UInt64)})
        AND t >= ${atKeyParam("instance_id", "ids", "los")} AND t < ${atKeyParam("instance_id", "ids", "his")}`,
     { ids, los: due.map((d) => d.starts[0]!), his: due.map((d) => d.end) },
   );

@@ -10,9 +10,16 @@ export interface Ranges {
   his: number[];
 }
 
-/** The ranges' condition on `col`; `p` suffixes the parameter names (several ranges in one statement). */
+/**
+ * The ranges' condition on `col`; `p` suffixes the parameter names (several ranges in one statement). The per-instance
+ * bounds (`transform` of the instance) are exact but no bound of the primary key: alone, they read every fact or
+ * point of each touched instance since the chain's start, so a backfill's rounds grew with the history behind them
+ * (the `all` instances gain a fact every block). The lowest and highest bound of all the ranges, constants once the
+ * parameters are bound, let the key skip what lies outside (issue 45).
+ */
 export const RANGE_WHERE = (col: string, p = "") =>
-  `instance_id IN {ids${p}:Array(String)}
+  `${col} >= arrayMin({los${p}:Array(UInt64)}) AND ${col} < arrayMax({his${p}:Array(UInt64)})
+   AND instance_id IN {ids${p}:Array(String)}
    AND ${col} >= ${atKeyParam("instance_id", `ids${p}`, `los${p}`)}
    AND ${col} < ${atKeyParam("instance_id", `ids${p}`, `his${p}`)}`;
 
