@@ -17,7 +17,6 @@
  * `drainMs`) is sent a final `end` event with the reason and the id to resume after, then disconnected; it is
  * never skipped past events silently.
  */
-import { setMaxListeners } from "node:events";
 import type { ServerResponse } from "node:http";
 import { idCeiling } from "../chain/types.ts";
 import type { Config } from "../config.ts";
@@ -68,38 +67,73 @@ export interface StreamSink {
   drained(ms: number): Promise<boolean>;
   readonly closed: boolean;
   end(): void;
+  /**
+   * Calls `listener` when the client goes away (one listener: a later call replaces it, null removes it), so the hub
+   * lets go of a followed connection at once. A sink without it is seen closed at its next write or keep-alive.
+   */
+  onClose?(listener: (() => void) | null): void;
 }
 
-/** An HTTP response as a stream's sink (the route's; bench/sse-writes.ts drives the hub through the same). */
+/**
+ * An HTTP response as a stream's sink (the route's; bench/sse-writes.ts drives the hub through the same). A class:
+ * one is open per connection for its whole life, and an object of closures costs each connection a closure per
+ * method, plus (under tsx, which keeps function names) a property table of its own for each named one.
+ */
+class ResponseSink implements StreamSink {
+  private readonly raw: ServerResponse;
+  private readonly drainMs: number;
+  private closeListener: (() => void) | null = null;
+
+  constructor(raw: ServerResponse, drainMs: number) {
+    this.raw = raw;
+    this.drainMs = drainMs;
+    raw.on("close", () => this.closeListener?.());
+  }
+
+  write(chunk: string | Uint8Array): boolean {
+    return this.raw.write(chunk);
+  }
+
+  get pending(): number {
+    return this.raw.writableLength;
+  }
+
+  drained(ms: number): Promise<boolean> {
+    const raw = this.raw;
+    return new Promise<boolean>((resolve) => {
+      if (raw.writableLength === 0) return resolve(true);
+      const timer = setTimeout(() => {
+        raw.off("drain", ok);
+        resolve(false);
+      }, ms);
+      const ok = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      raw.once("drain", ok);
+    });
+  }
+
+  get closed(): boolean {
+    return this.raw.destroyed || this.raw.writableEnded;
+  }
+
+  end(): void {
+    const raw = this.raw;
+    if (raw.writableEnded) return;
+    raw.end();
+    // A client that stopped reading may never take the rest: its socket goes after one more drain period.
+    setTimeout(() => raw.destroy(), this.drainMs).unref();
+  }
+
+  onClose(listener: (() => void) | null): void {
+    this.closeListener = listener;
+  }
+}
+
+/** An HTTP response as a stream's sink. */
 export function responseSink(raw: ServerResponse, drainMs: number): StreamSink {
-  return {
-    write: (chunk) => raw.write(chunk),
-    get pending() {
-      return raw.writableLength;
-    },
-    drained: (ms) =>
-      new Promise<boolean>((resolve) => {
-        if (raw.writableLength === 0) return resolve(true);
-        const timer = setTimeout(() => {
-          raw.off("drain", ok);
-          resolve(false);
-        }, ms);
-        const ok = () => {
-          clearTimeout(timer);
-          resolve(true);
-        };
-        raw.once("drain", ok);
-      }),
-    get closed() {
-      return raw.destroyed || raw.writableEnded;
-    },
-    end: () => {
-      if (raw.writableEnded) return;
-      raw.end();
-      // A client that stopped reading may never take the rest: its socket goes after one more drain period.
-      setTimeout(() => raw.destroy(), drainMs).unref();
-    },
-  };
+  return new ResponseSink(raw, drainMs);
 }
 
 /** A caught-up connection the hub serves at each step (see `StreamHub.follow`). */
@@ -134,7 +168,7 @@ export interface StreamHub {
    * connections followed, written to each of them in one pass (no per-connection wake, timer or read), and a
    * keep-alive after `heartbeatMs` without data. Resolves when the connection needs its own loop again.
    */
-  follow(follower: Follower, signal: AbortSignal): Promise<FollowResult>;
+  follow(follower: Follower): Promise<FollowResult>;
   /** Counts a connection of `owner` against `limit`; null when the owner is at its limit. */
   acquire(owner: string, limit: number): (() => void) | null;
   /** Connections open per owner (tests, /status). */
@@ -147,7 +181,8 @@ export interface StreamHub {
 interface Followed extends Follower {
   key: string;
   delivered: number;
-  done(reason: FollowResult["reason"]): void;
+  /** The follow's promise; null once it was handed back. */
+  resolve: ((result: FollowResult) => void) | null;
 }
 
 /** Connections at the same cursor with the same filters and page size: one page read serves them all. */
@@ -171,8 +206,6 @@ export function createStreamHub(events: EventsService, settings: Pick<StreamSett
   const groups = new Map<string, Group>();
   const owners = new Map<string, number>();
   const closing = new AbortController();
-  // Every open stream listens to it (thousands are expected): not a leak.
-  setMaxListeners(0, closing.signal);
   let followed = 0;
   let running = false;
   let last = "";
@@ -203,12 +236,27 @@ export function createStreamHub(events: EventsService, settings: Pick<StreamSett
     if (g?.members.delete(f) && g.members.size === 0) groups.delete(f.key);
   };
 
+  /** Hands a followed connection back to its own loop (once). */
+  const done = (f: Followed, reason: FollowResult["reason"]) => {
+    const resolve = f.resolve;
+    if (!resolve) return;
+    f.resolve = null;
+    leave(f);
+    f.sink.onClose?.(null);
+    followed--;
+    if (followed === 0 && sweeper) {
+      clearInterval(sweeper);
+      sweeper = null;
+    }
+    resolve({ reason, cursor: f.cursor, delivered: f.delivered, lastWrite: f.lastWrite });
+  };
+
   /** Writes to one followed connection; false when it was handed back (drain, slow). */
   const put = (f: Followed, text: string | Uint8Array, now: number): boolean => {
     const fits = f.sink.write(text);
     f.lastWrite = now;
-    if (f.sink.pending > f.settings.bufferBytes) f.done("slow");
-    else if (!fits) f.done("drain");
+    if (f.sink.pending > f.settings.bufferBytes) done(f, "slow");
+    else if (!fits) done(f, "drain");
     else return true;
     return false;
   };
@@ -252,7 +300,7 @@ export function createStreamHub(events: EventsService, settings: Pick<StreamSett
             const now = Date.now();
             for (const f of members) {
               if (f.sink.closed) {
-                f.done("closed");
+                done(f, "closed");
                 continue;
               }
               // Written before any `end` event that may follow: the connection resumes after the page's last id.
@@ -260,7 +308,7 @@ export function createStreamHub(events: EventsService, settings: Pick<StreamSett
               f.delivered += page.ids.length;
               f.seen = seen;
               if (!put(f, text, now)) continue;
-              if (full) f.done("more");
+              if (full) done(f, "more");
               else join(f, nextKey);
             }
           }),
@@ -306,7 +354,7 @@ export function createStreamHub(events: EventsService, settings: Pick<StreamSett
       for (const f of [...g.members])
         if (now - f.lastWrite >= f.settings.heartbeatMs - 5) {
           due = true;
-          if (f.sink.closed) f.done("closed");
+          if (f.sink.closed) done(f, "closed");
           else put(f, `: keep-alive ${now}\n\n`, now);
         }
       if (due && g.members.size > 0) {
@@ -319,8 +367,16 @@ export function createStreamHub(events: EventsService, settings: Pick<StreamSett
 
   return {
     closing: closing.signal,
-    follow(follower, signal) {
+    follow(follower) {
       return new Promise<FollowResult>((resolve) => {
+        // A client that left while its page was read is not followed (its close was before the listener below).
+        if (closing.signal.aborted || follower.sink.closed)
+          return resolve({
+            reason: "closed",
+            cursor: follower.cursor,
+            delivered: 0,
+            lastWrite: follower.lastWrite,
+          });
         // Every field named, not `...follower`: on Node 20 (V8 11.3) an object spread followed by more properties
         // gets a map of its own, so 10,000 followed connections made the hub's per-member loop megamorphic (2.9 µs
         // of CPU per member and step against 0.2 µs on Node 22 and 24: docs/benchmarks.md#benchstream).
@@ -333,24 +389,11 @@ export function createStreamHub(events: EventsService, settings: Pick<StreamSett
           settings: follower.settings,
           key: "",
           delivered: 0,
-          done: (reason) => {
-            leave(f);
-            signal.removeEventListener("abort", abort);
-            followed--;
-            if (followed === 0 && sweeper) {
-              clearInterval(sweeper);
-              sweeper = null;
-            }
-            f.done = () => {};
-            resolve({ reason, cursor: f.cursor, delivered: f.delivered, lastWrite: f.lastWrite });
-          },
+          resolve,
         };
-        const abort = () => f.done("closed");
-        if (signal.aborted)
-          return resolve({ reason: "closed", cursor: f.cursor, delivered: 0, lastWrite: f.lastWrite });
-        signal.addEventListener("abort", abort, { once: true });
         followed++;
         join(f);
+        f.sink.onClose?.(() => done(f, "closed"));
         sweeper ??= setInterval(sweep, Math.min(1_000, Math.max(50, f.settings.heartbeatMs / 4)));
         sweeper.unref?.();
         if (!running) {
@@ -378,6 +421,7 @@ export function createStreamHub(events: EventsService, settings: Pick<StreamSett
     close() {
       unsubscribe();
       closing.abort();
+      for (const g of [...groups.values()]) for (const f of [...g.members]) done(f, "closed");
     },
   };
 }
@@ -386,13 +430,24 @@ const sse = (id: string, data: string) => `id: ${id}\ndata: ${data}\n\n`;
 const endEvent = (reason: string, resumeAfter: string, detail: string) =>
   `event: end\ndata: ${JSON.stringify({ reason, resume_after_id: resumeAfter, detail })}\n\n`;
 
+/** The final `end` event of a client that read too slowly, then the end of its stream. */
+function cut(sink: StreamSink, resumeAfter: string): void {
+  sink.write(
+    endEvent(
+      "slow_consumer",
+      resumeAfter,
+      `The client read too slowly (${sink.pending} bytes unsent); reconnect with Last-Event-ID or after_id=${resumeAfter}.`,
+    ),
+  );
+  sink.end();
+}
+
 export interface StreamRequest {
   filters: EventFilters;
   /** Deliver events after this id; null starts at the watermark (new events only). */
   afterId: string | null;
+  /** The client's connection: the stream ends when it is closed (`closed`, and its `onClose` while followed). */
   sink: StreamSink;
-  /** Aborted when the client went away. */
-  signal: AbortSignal;
   /** End with `caught_up` once everything under the watermark was delivered (batch readers, `curl`). */
   untilCaughtUp?: boolean;
 }
@@ -408,40 +463,22 @@ export async function serveStream(
   let cursor = req.afterId ?? idCeiling(await events.watermark());
   let delivered = 0;
   let lastWrite = Date.now();
-  const stop = AbortSignal.any([req.signal, hub.closing]);
   sink.write(`retry: ${settings.retryMs}\n: stream after ${cursor}\n\n`);
 
-  /** The final `end` event of a client that read too slowly, then the end of its stream. */
-  const cut = (resumeAfter: string) => {
-    sink.write(
-      endEvent(
-        "slow_consumer",
-        resumeAfter,
-        `The client read too slowly (${sink.pending} bytes unsent); reconnect with Last-Event-ID or after_id=${resumeAfter}.`,
-      ),
-    );
-    sink.end();
-  };
-
-  /** Writes, then cuts the client when it cannot keep up; false when the stream must end. */
-  const put = async (bytes: Uint8Array, resumeAfter: string): Promise<boolean> => {
-    const fits = sink.write(bytes);
-    lastWrite = Date.now();
-    if (sink.pending > settings.bufferBytes || (!fits && !(await sink.drained(settings.drainMs)))) {
-      cut(resumeAfter);
-      return false;
-    }
-    return true;
-  };
-
-  while (!stop.aborted && !sink.closed) {
+  // No closure, listener or AbortSignal per connection here: this frame stays suspended for as long as its client
+  // is connected (the hub ends followed connections itself when it closes, and the sink reports the client leaving).
+  while (!hub.closing.aborted && !sink.closed) {
     const page = await events.page(req.filters, { limit: settings.pageSize, afterId: cursor, poll: true });
-    if (stop.aborted || sink.closed) break;
+    if (hub.closing.aborted || sink.closed) break;
     if (page.ids.length > 0) {
       const last = page.ids[page.ids.length - 1]!;
       // One write per page; written before any `end` event that may follow, so resume after the page's last id.
-      if (!(await put(rendered(page), last)))
+      const fits = sink.write(rendered(page));
+      lastWrite = Date.now();
+      if (sink.pending > settings.bufferBytes || (!fits && !(await sink.drained(settings.drainMs)))) {
+        cut(sink, last);
         return { delivered: delivered + page.ids.length, reason: "slow_consumer" };
+      }
       cursor = last;
       delivered += page.ids.length;
       if (page.ids.length === settings.pageSize) continue; // catching up: the next page at once
@@ -455,28 +492,25 @@ export async function serveStream(
     }
     // Caught up: the hub serves this connection from here (one page read per distinct cursor and filters at each
     // step, written to every connection there); it hands it back when it needs its own loop again.
-    const followed = await hub.follow(
-      {
-        filters: req.filters,
-        cursor,
-        // The ceiling this page was read under: a step past it has events this page could not hold.
-        seen:
-          page.ids.length > 0
-            ? afterPage(req.filters, page.ceiling ?? "")
-            : (page.ceiling ?? (await events.ceiling())),
-        sink,
-        lastWrite,
-        settings,
-      },
-      stop,
-    );
+    const followed = await hub.follow({
+      filters: req.filters,
+      cursor,
+      // The ceiling this page was read under: a step past it has events this page could not hold.
+      seen:
+        page.ids.length > 0
+          ? afterPage(req.filters, page.ceiling ?? "")
+          : (page.ceiling ?? (await events.ceiling())),
+      sink,
+      lastWrite,
+      settings,
+    });
     cursor = followed.cursor;
     delivered += followed.delivered;
     lastWrite = followed.lastWrite;
     if (followed.reason === "closed") break;
     if (followed.reason === "more") continue;
     if (followed.reason === "slow" || !(await sink.drained(settings.drainMs))) {
-      cut(cursor);
+      cut(sink, cursor);
       return { delivered, reason: "slow_consumer" };
     }
   }
