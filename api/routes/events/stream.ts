@@ -168,27 +168,34 @@ export async function eventStreamRoutes(app: App, deps: ApiDeps): Promise<void> 
       if (typeof block === "string") block.charCodeAt(0);
       const sink = responseSink(raw, settings.drainMs);
       deps.metrics.streamConnections.inc();
-      try {
-        const result = await serveStream(need("streamHub"), need("events"), settings, {
-          filters,
-          afterId: lastEventId ?? q.after_id ?? null,
-          untilCaughtUp: q.until_caught_up === "1",
-          sink,
+      // Not awaited, and no named closure: the handler returns once the stream is open, so neither its frame nor
+      // Fastify's wait on it stays for the connection's life (the stream's own loop is what an open connection keeps).
+      void serveStream(need("streamHub"), need("events"), settings, {
+        filters,
+        afterId: lastEventId ?? q.after_id ?? null,
+        untilCaughtUp: q.until_caught_up === "1",
+        sink,
+      })
+        .then(
+          (result) => {
+            request.log.info({ delivered: result.delivered, reason: result.reason }, "Event stream ended.");
+            deps.metrics.streamEvents.inc(result.delivered);
+            return result.reason;
+          },
+          (error: unknown) => {
+            request.log.warn({ err: error }, "Event stream failed.");
+            sink.write(
+              `event: end\ndata: ${JSON.stringify({ reason: "error", detail: "The stream failed; reconnect with Last-Event-ID." })}\n\n`,
+            );
+            sink.end();
+            return "error";
+          },
+        )
+        .then((reason) => {
+          deps.metrics.streamEnds.inc({ reason });
+          deps.metrics.streamConnections.dec();
+          release();
         });
-        request.log.info({ delivered: result.delivered, reason: result.reason }, "Event stream ended.");
-        deps.metrics.streamEvents.inc(result.delivered);
-        deps.metrics.streamEnds.inc({ reason: result.reason });
-      } catch (error) {
-        deps.metrics.streamEnds.inc({ reason: "error" });
-        request.log.warn({ err: error }, "Event stream failed.");
-        sink.write(
-          `event: end\ndata: ${JSON.stringify({ reason: "error", detail: "The stream failed; reconnect with Last-Event-ID." })}\n\n`,
-        );
-        sink.end();
-      } finally {
-        deps.metrics.streamConnections.dec();
-        release();
-      }
     },
   );
 }
