@@ -106,6 +106,9 @@ async function followAll() {
       sink: responseSink(res, settings.drainMs),
       lastWrite: Date.now(),
       settings,
+      delivered: 0,
+      key: "",
+      handBack: () => {},
     });
 }
 

@@ -147,6 +147,12 @@ export interface Follower {
   /** When data (or a keep-alive) was last written (ms). */
   lastWrite: number;
   settings: StreamSettings;
+  /** Events written to it; the hub adds those it writes. */
+  delivered: number;
+  /** The hub's: the key of its group while followed, "" otherwise (start with ""). */
+  key: string;
+  /** Called once when the hub hands the connection back (see `FollowEnd`). */
+  handBack(reason: FollowEnd): void;
 }
 
 /**
@@ -154,21 +160,16 @@ export interface Follower {
  * socket buffer is full: wait for it to drain), `slow` (its unsent bytes passed `bufferBytes`: cut it), `closed` (the
  * client left or the hub closes).
  */
-export interface FollowResult {
-  reason: "more" | "drain" | "slow" | "closed";
-  cursor: string;
-  /** Events written while the hub served it. */
-  delivered: number;
-  lastWrite: number;
-}
+export type FollowEnd = "more" | "drain" | "slow" | "closed";
 
 export interface StreamHub {
   /**
    * Serves a caught-up connection from here: at each step, one page read per distinct (filters, cursor) among the
    * connections followed, written to each of them in one pass (no per-connection wake, timer or read), and a
-   * keep-alive after `heartbeatMs` without data. Resolves when the connection needs its own loop again.
+   * keep-alive after `heartbeatMs` without data. Calls its `handBack` when the connection needs its own loop again.
+   * The follower is kept as it is (no copy, no promise): it is what an open connection costs while followed.
    */
-  follow(follower: Follower): Promise<FollowResult>;
+  follow(follower: Follower): void;
   /** Counts a connection of `owner` against `limit`; null when the owner is at its limit. */
   acquire(owner: string, limit: number): (() => void) | null;
   /** Connections open per owner (tests, /status). */
@@ -178,20 +179,13 @@ export interface StreamHub {
   readonly closing: AbortSignal;
 }
 
-interface Followed extends Follower {
-  key: string;
-  delivered: number;
-  /** The follow's promise; null once it was handed back. */
-  resolve: ((result: FollowResult) => void) | null;
-}
-
 /** Connections at the same cursor with the same filters and page size: one page read serves them all. */
 interface Group {
   filters: EventFilters;
   cursor: string;
   seen: string;
   pageSize: number;
-  members: Set<Followed>;
+  members: Set<Follower>;
 }
 
 /**
@@ -216,7 +210,7 @@ export function createStreamHub(events: EventsService, settings: Pick<StreamSett
   const groupKey = (filters: EventFilters, cursor: string, pageSize: number) =>
     `${JSON.stringify(filters)}\n${cursor}\n${pageSize}`;
   /** `key` when the caller computed it once for many connections moving together (a group after its page). */
-  const join = (f: Followed, key = groupKey(f.filters, f.cursor, f.settings.pageSize)) => {
+  const join = (f: Follower, key = groupKey(f.filters, f.cursor, f.settings.pageSize)) => {
     f.key = key;
     let g = groups.get(f.key);
     if (!g) {
@@ -231,28 +225,27 @@ export function createStreamHub(events: EventsService, settings: Pick<StreamSett
     } else if (f.seen < g.seen) g.seen = f.seen;
     g.members.add(f);
   };
-  const leave = (f: Followed) => {
+  const leave = (f: Follower) => {
     const g = groups.get(f.key);
     if (g?.members.delete(f) && g.members.size === 0) groups.delete(f.key);
   };
 
   /** Hands a followed connection back to its own loop (once). */
-  const done = (f: Followed, reason: FollowResult["reason"]) => {
-    const resolve = f.resolve;
-    if (!resolve) return;
-    f.resolve = null;
+  const done = (f: Follower, reason: FollowEnd) => {
+    if (f.key === "") return;
     leave(f);
+    f.key = "";
     f.sink.onClose?.(null);
     followed--;
     if (followed === 0 && sweeper) {
       clearInterval(sweeper);
       sweeper = null;
     }
-    resolve({ reason, cursor: f.cursor, delivered: f.delivered, lastWrite: f.lastWrite });
+    f.handBack(reason);
   };
 
   /** Writes to one followed connection; false when it was handed back (drain, slow). */
-  const put = (f: Followed, text: string | Uint8Array, now: number): boolean => {
+  const put = (f: Follower, text: string | Uint8Array, now: number): boolean => {
     const fits = f.sink.write(text);
     f.lastWrite = now;
     if (f.sink.pending > f.settings.bufferBytes) done(f, "slow");
@@ -367,42 +360,20 @@ export function createStreamHub(events: EventsService, settings: Pick<StreamSett
 
   return {
     closing: closing.signal,
-    follow(follower) {
-      return new Promise<FollowResult>((resolve) => {
-        // A client that left while its page was read is not followed (its close was before the listener below).
-        if (closing.signal.aborted || follower.sink.closed)
-          return resolve({
-            reason: "closed",
-            cursor: follower.cursor,
-            delivered: 0,
-            lastWrite: follower.lastWrite,
-          });
-        // Every field named, not `...follower`: on Node 20 (V8 11.3) an object spread followed by more properties
-        // gets a map of its own, so 10,000 followed connections made the hub's per-member loop megamorphic (2.9 µs
-        // of CPU per member and step against 0.2 µs on Node 22 and 24: docs/benchmarks.md#benchstream).
-        const f: Followed = {
-          filters: follower.filters,
-          cursor: follower.cursor,
-          seen: follower.seen,
-          sink: follower.sink,
-          lastWrite: follower.lastWrite,
-          settings: follower.settings,
-          key: "",
-          delivered: 0,
-          resolve,
-        };
-        followed++;
-        join(f);
-        f.sink.onClose?.(() => done(f, "closed"));
-        sweeper ??= setInterval(sweep, Math.min(1_000, Math.max(50, f.settings.heartbeatMs / 4)));
-        sweeper.unref?.();
-        if (!running) {
-          running = true;
-          void run();
-        }
-        // A step it has not seen yet (made while its last page was read) is served at once.
-        if (last > f.seen) void step();
-      });
+    follow(f) {
+      // A client that left while its page was read is not followed (its close was before the listener below).
+      if (closing.signal.aborted || f.sink.closed) return f.handBack("closed");
+      followed++;
+      join(f);
+      f.sink.onClose?.(() => done(f, "closed"));
+      sweeper ??= setInterval(sweep, Math.min(1_000, Math.max(50, f.settings.heartbeatMs / 4)));
+      sweeper.unref?.();
+      if (!running) {
+        running = true;
+        void run();
+      }
+      // A step it has not seen yet (made while its last page was read) is served at once.
+      if (last > f.seen) void step();
     },
     acquire(owner, limit) {
       const n = owners.get(owner) ?? 0;
@@ -453,80 +424,144 @@ export interface StreamRequest {
 }
 
 /** Serves one stream until the client leaves, the API closes, or the client is cut as too slow. */
-export async function serveStream(
+export function serveStream(
   hub: StreamHub,
   events: EventsService,
   settings: StreamSettings,
   req: StreamRequest,
 ): Promise<{ delivered: number; reason: string }> {
-  const { sink } = req;
-  let cursor = req.afterId ?? idCeiling(await events.watermark());
-  let delivered = 0;
-  let lastWrite = Date.now();
-  sink.write(`retry: ${settings.retryMs}\n: stream after ${cursor}\n\n`);
+  return new Promise((resolve, reject) => {
+    const stream = new Stream(hub, events, settings, req, resolve, reject);
+    stream.start(req.afterId).catch(reject);
+  });
+}
 
-  // No closure, listener or AbortSignal per connection here: this frame stays suspended for as long as its client
-  // is connected (the hub ends followed connections itself when it closes, and the sink reports the client leaving).
-  while (!hub.closing.aborted && !sink.closed) {
-    const page = await events.page(req.filters, { limit: settings.pageSize, afterId: cursor, poll: true });
-    if (hub.closing.aborted || sink.closed) break;
-    if (page.ids.length > 0) {
-      const last = page.ids[page.ids.length - 1]!;
-      // One write per page; written before any `end` event that may follow, so resume after the page's last id.
-      const fits = sink.write(rendered(page));
-      lastWrite = Date.now();
-      if (sink.pending > settings.bufferBytes || (!fits && !(await sink.drained(settings.drainMs)))) {
-        cut(sink, last);
-        return { delivered: delivered + page.ids.length, reason: "slow_consumer" };
+/**
+ * One stream's state, and the hub's follower while it is caught up. A connection's loop (`catchUp`) runs only while
+ * it reads its own pages; once caught up it hands itself to the hub and its frame ends, so a followed connection keeps
+ * this object and no suspended frame or promise of its own. One class: the hub's loop over its members stays
+ * monomorphic (see docs/benchmarks.md#benchstream for what a map per follower cost on Node 20).
+ */
+class Stream implements Follower {
+  readonly filters: EventFilters;
+  cursor = "";
+  seen = "";
+  readonly sink: StreamSink;
+  lastWrite = Date.now();
+  readonly settings: StreamSettings;
+  delivered = 0;
+  key = "";
+  private readonly hub: StreamHub;
+  private readonly events: EventsService;
+  private readonly untilCaughtUp: boolean;
+  private readonly resolve: (result: { delivered: number; reason: string }) => void;
+  private readonly reject: (error: unknown) => void;
+
+  constructor(
+    hub: StreamHub,
+    events: EventsService,
+    settings: StreamSettings,
+    req: StreamRequest,
+    resolve: (result: { delivered: number; reason: string }) => void,
+    reject: (error: unknown) => void,
+  ) {
+    this.filters = req.filters;
+    this.sink = req.sink;
+    this.settings = settings;
+    this.hub = hub;
+    this.events = events;
+    this.untilCaughtUp = req.untilCaughtUp === true;
+    this.resolve = resolve;
+    this.reject = reject;
+  }
+
+  async start(afterId: string | null): Promise<void> {
+    this.cursor = afterId ?? idCeiling(await this.events.watermark());
+    this.sink.write(`retry: ${this.settings.retryMs}\n: stream after ${this.cursor}\n\n`);
+    return this.catchUp();
+  }
+
+  /** Reads pages until caught up, then hands the connection to the hub (or ends the stream). */
+  private async catchUp(): Promise<void> {
+    const { hub, events, sink, settings } = this;
+    while (!hub.closing.aborted && !sink.closed) {
+      const page = await events.page(this.filters, {
+        limit: settings.pageSize,
+        afterId: this.cursor,
+        poll: true,
+      });
+      if (hub.closing.aborted || sink.closed) break;
+      if (page.ids.length > 0) {
+        const last = page.ids[page.ids.length - 1]!;
+        // One write per page; written before any `end` event that may follow, so resume after the page's last id.
+        const fits = sink.write(rendered(page));
+        this.lastWrite = Date.now();
+        this.delivered += page.ids.length;
+        if (sink.pending > settings.bufferBytes || (!fits && !(await sink.drained(settings.drainMs)))) {
+          cut(sink, last);
+          return this.resolve({ delivered: this.delivered, reason: "slow_consumer" });
+        }
+        this.cursor = last;
+        if (page.ids.length === settings.pageSize) continue; // catching up: the next page at once
       }
-      cursor = last;
-      delivered += page.ids.length;
-      if (page.ids.length === settings.pageSize) continue; // catching up: the next page at once
+      if (this.untilCaughtUp) {
+        sink.write(
+          endEvent(
+            "caught_up",
+            this.cursor,
+            `Every event under the watermark was sent; continue after ${this.cursor}.`,
+          ),
+        );
+        sink.end();
+        return this.resolve({ delivered: this.delivered, reason: "caught_up" });
+      }
+      // Caught up: the hub serves this connection from here (one page read per distinct cursor and filters at each
+      // step, written to every connection there); it hands it back when it needs its own loop again.
+      // The ceiling this page was read under: a step past it has events this page could not hold.
+      this.seen =
+        page.ids.length > 0
+          ? afterPage(this.filters, page.ceiling ?? "")
+          : (page.ceiling ?? (await events.ceiling()));
+      hub.follow(this);
+      return;
     }
-    if (req.untilCaughtUp) {
+    this.end();
+  }
+
+  handBack(reason: FollowEnd): void {
+    // After the hub's pass, as a promise's continuation was: not inside its loop over the members.
+    queueMicrotask(() => this.resume(reason).catch(this.reject));
+  }
+
+  private async resume(reason: FollowEnd): Promise<void> {
+    if (reason === "closed") return this.end();
+    if (reason === "more") return this.catchUp();
+    // Its buffer filled while followed: its own loop again once it drains, else it is cut.
+    if (reason === "slow" || !(await this.sink.drained(this.settings.drainMs))) {
+      cut(this.sink, this.cursor);
+      return this.resolve({ delivered: this.delivered, reason: "slow_consumer" });
+    }
+    return this.catchUp();
+  }
+
+  /** The client left or the API closes. */
+  private end(): void {
+    const { sink, cursor } = this;
+    if (this.hub.closing.aborted && !sink.closed) {
       sink.write(
-        endEvent("caught_up", cursor, `Every event under the watermark was sent; continue after ${cursor}.`),
+        endEvent(
+          "shutdown",
+          cursor,
+          `This API process is stopping; reconnect with Last-Event-ID or after_id=${cursor}.`,
+        ),
       );
       sink.end();
-      return { delivered, reason: "caught_up" };
+      this.resolve({ delivered: this.delivered, reason: "shutdown" });
+      return;
     }
-    // Caught up: the hub serves this connection from here (one page read per distinct cursor and filters at each
-    // step, written to every connection there); it hands it back when it needs its own loop again.
-    const followed = await hub.follow({
-      filters: req.filters,
-      cursor,
-      // The ceiling this page was read under: a step past it has events this page could not hold.
-      seen:
-        page.ids.length > 0
-          ? afterPage(req.filters, page.ceiling ?? "")
-          : (page.ceiling ?? (await events.ceiling())),
-      sink,
-      lastWrite,
-      settings,
-    });
-    cursor = followed.cursor;
-    delivered += followed.delivered;
-    lastWrite = followed.lastWrite;
-    if (followed.reason === "closed") break;
-    if (followed.reason === "more") continue;
-    if (followed.reason === "slow" || !(await sink.drained(settings.drainMs))) {
-      cut(sink, cursor);
-      return { delivered, reason: "slow_consumer" };
-    }
-  }
-  if (hub.closing.aborted && !sink.closed) {
-    sink.write(
-      endEvent(
-        "shutdown",
-        cursor,
-        `This API process is stopping; reconnect with Last-Event-ID or after_id=${cursor}.`,
-      ),
-    );
     sink.end();
-    return { delivered, reason: "shutdown" };
+    this.resolve({ delivered: this.delivered, reason: "closed" });
   }
-  sink.end();
-  return { delivered, reason: "closed" };
 }
 
 /**
