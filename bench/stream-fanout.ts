@@ -15,7 +15,8 @@
  * connection is a descriptor in both processes). The clients on a core of their own, the API process on the other
  * (as with clients on another host): `BENCH_CLIENT_CPUS=1 taskset -c 0 npm run bench:stream`. Mainnet's rate:
  * BENCH_LIVE_MS=500 (2 blocks/s). Each line also prints p99 by BENCH_WINDOW_S (5) window of the run, and the live heap
- * the open connections keep (after a full collection: `npm run bench:stream` runs with --expose-gc);
+ * the open connections keep (after a full collection: `npm run bench:stream` runs with --expose-gc) and the main
+ * thread's garbage-collection pauses over the timed section;
  * BENCH_HEAP_SNAPSHOT=<path prefix> writes heap snapshots before the clients connect and once they have;
  * BENCH_CPU_PROFILE=<dir> a CPU profile (and an allocation profile) of each run's timed section.
  */
@@ -25,6 +26,7 @@ import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { constants, PerformanceObserver } from "node:perf_hooks";
 import { writeHeapSnapshot } from "node:v8";
 import { createDevnetChain } from "../devnet/chain.ts";
 import { startDevnetServer } from "../devnet/server.ts";
@@ -40,7 +42,7 @@ const POLL_MS = Number(process.env.BENCH_POLL_MS ?? 1000);
 const CLIENT_CPUS = process.env.BENCH_CLIENT_CPUS ?? "";
 const MODES = (process.env.BENCH_MODES ?? "stream,bare,poll").split(",") as ("stream" | "bare" | "poll")[];
 const log = createLogger({ level: "warn" });
-const gc = (globalThis as { gc?: () => void }).gc;
+const gcFn = (globalThis as { gc?: () => void }).gc;
 /** A heap snapshot (DevTools' Memory tab opens it) when BENCH_HEAP_SNAPSHOT names a path prefix. */
 const snapshot = (name: string) => {
   const prefix = process.env.BENCH_HEAP_SNAPSHOT;
@@ -48,7 +50,7 @@ const snapshot = (name: string) => {
 };
 /** Heap in use, after a full collection when run with --expose-gc (`npm run bench:stream` does). */
 const heapUsed = (): number => {
-  gc?.();
+  gcFn?.();
   return process.memoryUsage().heapUsed;
 };
 
@@ -205,6 +207,23 @@ async function run(mode: "stream" | "bare" | "poll") {
     ? await startCpuProfile(join(process.env.BENCH_CPU_PROFILE, `stream-${mode}-${Date.now()}.cpuprofile`))
     : null;
   const cpu0 = process.cpuUsage();
+  // The main thread's garbage-collection pauses over the timed section: what the heap the connections keep costs.
+  const gc = { ms: 0, count: 0, major: 0, majorMs: 0, max: 0 };
+  const gcObserver = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      gc.ms += entry.duration;
+      gc.count++;
+      gc.max = Math.max(gc.max, entry.duration);
+      if (
+        (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind ===
+        constants.NODE_PERFORMANCE_GC_MAJOR
+      ) {
+        gc.major++;
+        gc.majorMs += entry.duration;
+      }
+    }
+  });
+  gcObserver.observe({ entryTypes: ["gc"] });
   const steps = watchSteps(bare ? () => void bare.step() : undefined);
   const liveStart = Date.now();
   const live = produceLive(chain, ingestor, LIVE_MS);
@@ -215,6 +234,7 @@ async function run(mode: "stream" | "bare" | "poll") {
   await exited;
   clearInterval(sampler);
   const cpu = process.cpuUsage(cpu0);
+  gcObserver.disconnect();
   await stopProfile?.();
   const stepCount = steps.stop();
   const made = await live.stop();
@@ -257,7 +277,8 @@ async function run(mode: "stream" | "bare" | "poll") {
       `latency watermark step → client p50 ${pct(0.5).toFixed(0)} ms, p99 ${pct(0.99).toFixed(0)} ms (p99 by ${windowMs / 1000} s window: ${byWindow}); ` +
       `API process CPU ${(cpuMs / SECONDS / 10).toFixed(1)}% of a core (${(cpuMs / CLIENTS).toFixed(1)} ms per connection over ${SECONDS} s, ingest and processors included), ` +
       `peak RSS +${((peakRss - rss0) / 2 ** 20).toFixed(0)} MiB (${((peakRss - rss0) / CLIENTS / 1024).toFixed(0)} KiB per connection), ` +
-      `live heap ${(heapPerConnection / 1024).toFixed(1)} KiB per connection once connected${gc ? "" : " (garbage included: run with --expose-gc)"}\n`,
+      `live heap ${(heapPerConnection / 1024).toFixed(1)} KiB per connection once connected${gcFn ? "" : " (garbage included: run with --expose-gc)"}; ` +
+      `main thread in GC ${gc.ms.toFixed(0)} ms in ${gc.count} pauses (${gc.major} mark-compacts, ${gc.majorMs.toFixed(0)} ms), the longest ${gc.max.toFixed(0)} ms\n`,
   );
 }
 

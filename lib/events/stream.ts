@@ -17,7 +17,6 @@
  * `drainMs`) is sent a final `end` event with the reason and the id to resume after, then disconnected; it is
  * never skipped past events silently.
  */
-import { setMaxListeners } from "node:events";
 import type { ServerResponse } from "node:http";
 import { idCeiling } from "../chain/types.ts";
 import type { Config } from "../config.ts";
@@ -68,38 +67,73 @@ export interface StreamSink {
   drained(ms: number): Promise<boolean>;
   readonly closed: boolean;
   end(): void;
+  /**
+   * Calls `listener` when the client goes away (one listener: a later call replaces it, null removes it), so the hub
+   * lets go of a followed connection at once. A sink without it is seen closed at its next write or keep-alive.
+   */
+  onClose?(listener: (() => void) | null): void;
 }
 
-/** An HTTP response as a stream's sink (the route's; bench/sse-writes.ts drives the hub through the same). */
+/**
+ * An HTTP response as a stream's sink (the route's; bench/sse-writes.ts drives the hub through the same). A class:
+ * one is open per connection for its whole life, and an object of closures costs each connection a closure per
+ * method, plus (under tsx, which keeps function names) a property table of its own for each named one.
+ */
+class ResponseSink implements StreamSink {
+  private readonly raw: ServerResponse;
+  private readonly drainMs: number;
+  private closeListener: (() => void) | null = null;
+
+  constructor(raw: ServerResponse, drainMs: number) {
+    this.raw = raw;
+    this.drainMs = drainMs;
+    raw.on("close", () => this.closeListener?.());
+  }
+
+  write(chunk: string | Uint8Array): boolean {
+    return this.raw.write(chunk);
+  }
+
+  get pending(): number {
+    return this.raw.writableLength;
+  }
+
+  drained(ms: number): Promise<boolean> {
+    const raw = this.raw;
+    return new Promise<boolean>((resolve) => {
+      if (raw.writableLength === 0) return resolve(true);
+      const timer = setTimeout(() => {
+        raw.off("drain", ok);
+        resolve(false);
+      }, ms);
+      const ok = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      raw.once("drain", ok);
+    });
+  }
+
+  get closed(): boolean {
+    return this.raw.destroyed || this.raw.writableEnded;
+  }
+
+  end(): void {
+    const raw = this.raw;
+    if (raw.writableEnded) return;
+    raw.end();
+    // A client that stopped reading may never take the rest: its socket goes after one more drain period.
+    setTimeout(() => raw.destroy(), this.drainMs).unref();
+  }
+
+  onClose(listener: (() => void) | null): void {
+    this.closeListener = listener;
+  }
+}
+
+/** An HTTP response as a stream's sink. */
 export function responseSink(raw: ServerResponse, drainMs: number): StreamSink {
-  return {
-    write: (chunk) => raw.write(chunk),
-    get pending() {
-      return raw.writableLength;
-    },
-    drained: (ms) =>
-      new Promise<boolean>((resolve) => {
-        if (raw.writableLength === 0) return resolve(true);
-        const timer = setTimeout(() => {
-          raw.off("drain", ok);
-          resolve(false);
-        }, ms);
-        const ok = () => {
-          clearTimeout(timer);
-          resolve(true);
-        };
-        raw.once("drain", ok);
-      }),
-    get closed() {
-      return raw.destroyed || raw.writableEnded;
-    },
-    end: () => {
-      if (raw.writableEnded) return;
-      raw.end();
-      // A client that stopped reading may never take the rest: its socket goes after one more drain period.
-      setTimeout(() => raw.destroy(), drainMs).unref();
-    },
-  };
+  return new ResponseSink(raw, drainMs);
 }
 
 /** A caught-up connection the hub serves at each step (see `StreamHub.follow`). */
@@ -113,6 +147,12 @@ export interface Follower {
   /** When data (or a keep-alive) was last written (ms). */
   lastWrite: number;
   settings: StreamSettings;
+  /** Events written to it; the hub adds those it writes. */
+  delivered: number;
+  /** The hub's: the key of its group while followed, "" otherwise (start with ""). */
+  key: string;
+  /** Called once when the hub hands the connection back (see `FollowEnd`). */
+  handBack(reason: FollowEnd): void;
 }
 
 /**
@@ -120,21 +160,16 @@ export interface Follower {
  * socket buffer is full: wait for it to drain), `slow` (its unsent bytes passed `bufferBytes`: cut it), `closed` (the
  * client left or the hub closes).
  */
-export interface FollowResult {
-  reason: "more" | "drain" | "slow" | "closed";
-  cursor: string;
-  /** Events written while the hub served it. */
-  delivered: number;
-  lastWrite: number;
-}
+export type FollowEnd = "more" | "drain" | "slow" | "closed";
 
 export interface StreamHub {
   /**
    * Serves a caught-up connection from here: at each step, one page read per distinct (filters, cursor) among the
    * connections followed, written to each of them in one pass (no per-connection wake, timer or read), and a
-   * keep-alive after `heartbeatMs` without data. Resolves when the connection needs its own loop again.
+   * keep-alive after `heartbeatMs` without data. Calls its `handBack` when the connection needs its own loop again.
+   * The follower is kept as it is (no copy, no promise): it is what an open connection costs while followed.
    */
-  follow(follower: Follower, signal: AbortSignal): Promise<FollowResult>;
+  follow(follower: Follower): void;
   /** Counts a connection of `owner` against `limit`; null when the owner is at its limit. */
   acquire(owner: string, limit: number): (() => void) | null;
   /** Connections open per owner (tests, /status). */
@@ -144,19 +179,13 @@ export interface StreamHub {
   readonly closing: AbortSignal;
 }
 
-interface Followed extends Follower {
-  key: string;
-  delivered: number;
-  done(reason: FollowResult["reason"]): void;
-}
-
 /** Connections at the same cursor with the same filters and page size: one page read serves them all. */
 interface Group {
   filters: EventFilters;
   cursor: string;
   seen: string;
   pageSize: number;
-  members: Set<Followed>;
+  members: Set<Follower>;
 }
 
 /**
@@ -171,8 +200,6 @@ export function createStreamHub(events: EventsService, settings: Pick<StreamSett
   const groups = new Map<string, Group>();
   const owners = new Map<string, number>();
   const closing = new AbortController();
-  // Every open stream listens to it (thousands are expected): not a leak.
-  setMaxListeners(0, closing.signal);
   let followed = 0;
   let running = false;
   let last = "";
@@ -183,7 +210,7 @@ export function createStreamHub(events: EventsService, settings: Pick<StreamSett
   const groupKey = (filters: EventFilters, cursor: string, pageSize: number) =>
     `${JSON.stringify(filters)}\n${cursor}\n${pageSize}`;
   /** `key` when the caller computed it once for many connections moving together (a group after its page). */
-  const join = (f: Followed, key = groupKey(f.filters, f.cursor, f.settings.pageSize)) => {
+  const join = (f: Follower, key = groupKey(f.filters, f.cursor, f.settings.pageSize)) => {
     f.key = key;
     let g = groups.get(f.key);
     if (!g) {
@@ -198,17 +225,31 @@ export function createStreamHub(events: EventsService, settings: Pick<StreamSett
     } else if (f.seen < g.seen) g.seen = f.seen;
     g.members.add(f);
   };
-  const leave = (f: Followed) => {
+  const leave = (f: Follower) => {
     const g = groups.get(f.key);
     if (g?.members.delete(f) && g.members.size === 0) groups.delete(f.key);
   };
 
+  /** Hands a followed connection back to its own loop (once). */
+  const done = (f: Follower, reason: FollowEnd) => {
+    if (f.key === "") return;
+    leave(f);
+    f.key = "";
+    f.sink.onClose?.(null);
+    followed--;
+    if (followed === 0 && sweeper) {
+      clearInterval(sweeper);
+      sweeper = null;
+    }
+    f.handBack(reason);
+  };
+
   /** Writes to one followed connection; false when it was handed back (drain, slow). */
-  const put = (f: Followed, text: string | Uint8Array, now: number): boolean => {
+  const put = (f: Follower, text: string | Uint8Array, now: number): boolean => {
     const fits = f.sink.write(text);
     f.lastWrite = now;
-    if (f.sink.pending > f.settings.bufferBytes) f.done("slow");
-    else if (!fits) f.done("drain");
+    if (f.sink.pending > f.settings.bufferBytes) done(f, "slow");
+    else if (!fits) done(f, "drain");
     else return true;
     return false;
   };
@@ -252,7 +293,7 @@ export function createStreamHub(events: EventsService, settings: Pick<StreamSett
             const now = Date.now();
             for (const f of members) {
               if (f.sink.closed) {
-                f.done("closed");
+                done(f, "closed");
                 continue;
               }
               // Written before any `end` event that may follow: the connection resumes after the page's last id.
@@ -260,7 +301,7 @@ export function createStreamHub(events: EventsService, settings: Pick<StreamSett
               f.delivered += page.ids.length;
               f.seen = seen;
               if (!put(f, text, now)) continue;
-              if (full) f.done("more");
+              if (full) done(f, "more");
               else join(f, nextKey);
             }
           }),
@@ -306,7 +347,7 @@ export function createStreamHub(events: EventsService, settings: Pick<StreamSett
       for (const f of [...g.members])
         if (now - f.lastWrite >= f.settings.heartbeatMs - 5) {
           due = true;
-          if (f.sink.closed) f.done("closed");
+          if (f.sink.closed) done(f, "closed");
           else put(f, `: keep-alive ${now}\n\n`, now);
         }
       if (due && g.members.size > 0) {
@@ -319,47 +360,20 @@ export function createStreamHub(events: EventsService, settings: Pick<StreamSett
 
   return {
     closing: closing.signal,
-    follow(follower, signal) {
-      return new Promise<FollowResult>((resolve) => {
-        // Every field named, not `...follower`: on Node 20 (V8 11.3) an object spread followed by more properties
-        // gets a map of its own, so 10,000 followed connections made the hub's per-member loop megamorphic (2.9 µs
-        // of CPU per member and step against 0.2 µs on Node 22 and 24: docs/benchmarks.md#benchstream).
-        const f: Followed = {
-          filters: follower.filters,
-          cursor: follower.cursor,
-          seen: follower.seen,
-          sink: follower.sink,
-          lastWrite: follower.lastWrite,
-          settings: follower.settings,
-          key: "",
-          delivered: 0,
-          done: (reason) => {
-            leave(f);
-            signal.removeEventListener("abort", abort);
-            followed--;
-            if (followed === 0 && sweeper) {
-              clearInterval(sweeper);
-              sweeper = null;
-            }
-            f.done = () => {};
-            resolve({ reason, cursor: f.cursor, delivered: f.delivered, lastWrite: f.lastWrite });
-          },
-        };
-        const abort = () => f.done("closed");
-        if (signal.aborted)
-          return resolve({ reason: "closed", cursor: f.cursor, delivered: 0, lastWrite: f.lastWrite });
-        signal.addEventListener("abort", abort, { once: true });
-        followed++;
-        join(f);
-        sweeper ??= setInterval(sweep, Math.min(1_000, Math.max(50, f.settings.heartbeatMs / 4)));
-        sweeper.unref?.();
-        if (!running) {
-          running = true;
-          void run();
-        }
-        // A step it has not seen yet (made while its last page was read) is served at once.
-        if (last > f.seen) void step();
-      });
+    follow(f) {
+      // A client that left while its page was read is not followed (its close was before the listener below).
+      if (closing.signal.aborted || f.sink.closed) return f.handBack("closed");
+      followed++;
+      join(f);
+      f.sink.onClose?.(() => done(f, "closed"));
+      sweeper ??= setInterval(sweep, Math.min(1_000, Math.max(50, f.settings.heartbeatMs / 4)));
+      sweeper.unref?.();
+      if (!running) {
+        running = true;
+        void run();
+      }
+      // A step it has not seen yet (made while its last page was read) is served at once.
+      if (last > f.seen) void step();
     },
     acquire(owner, limit) {
       const n = owners.get(owner) ?? 0;
@@ -378,6 +392,7 @@ export function createStreamHub(events: EventsService, settings: Pick<StreamSett
     close() {
       unsubscribe();
       closing.abort();
+      for (const g of [...groups.values()]) for (const f of [...g.members]) done(f, "closed");
     },
   };
 }
@@ -386,113 +401,167 @@ const sse = (id: string, data: string) => `id: ${id}\ndata: ${data}\n\n`;
 const endEvent = (reason: string, resumeAfter: string, detail: string) =>
   `event: end\ndata: ${JSON.stringify({ reason, resume_after_id: resumeAfter, detail })}\n\n`;
 
+/** The final `end` event of a client that read too slowly, then the end of its stream. */
+function cut(sink: StreamSink, resumeAfter: string): void {
+  sink.write(
+    endEvent(
+      "slow_consumer",
+      resumeAfter,
+      `The client read too slowly (${sink.pending} bytes unsent); reconnect with Last-Event-ID or after_id=${resumeAfter}.`,
+    ),
+  );
+  sink.end();
+}
+
 export interface StreamRequest {
   filters: EventFilters;
   /** Deliver events after this id; null starts at the watermark (new events only). */
   afterId: string | null;
+  /** The client's connection: the stream ends when it is closed (`closed`, and its `onClose` while followed). */
   sink: StreamSink;
-  /** Aborted when the client went away. */
-  signal: AbortSignal;
   /** End with `caught_up` once everything under the watermark was delivered (batch readers, `curl`). */
   untilCaughtUp?: boolean;
 }
 
 /** Serves one stream until the client leaves, the API closes, or the client is cut as too slow. */
-export async function serveStream(
+export function serveStream(
   hub: StreamHub,
   events: EventsService,
   settings: StreamSettings,
   req: StreamRequest,
 ): Promise<{ delivered: number; reason: string }> {
-  const { sink } = req;
-  let cursor = req.afterId ?? idCeiling(await events.watermark());
-  let delivered = 0;
-  let lastWrite = Date.now();
-  const stop = AbortSignal.any([req.signal, hub.closing]);
-  sink.write(`retry: ${settings.retryMs}\n: stream after ${cursor}\n\n`);
+  return new Promise((resolve, reject) => {
+    const stream = new Stream(hub, events, settings, req, resolve, reject);
+    stream.start(req.afterId).catch(reject);
+  });
+}
 
-  /** The final `end` event of a client that read too slowly, then the end of its stream. */
-  const cut = (resumeAfter: string) => {
-    sink.write(
-      endEvent(
-        "slow_consumer",
-        resumeAfter,
-        `The client read too slowly (${sink.pending} bytes unsent); reconnect with Last-Event-ID or after_id=${resumeAfter}.`,
-      ),
-    );
-    sink.end();
-  };
+/**
+ * One stream's state, and the hub's follower while it is caught up. A connection's loop (`catchUp`) runs only while
+ * it reads its own pages; once caught up it hands itself to the hub and its frame ends, so a followed connection keeps
+ * this object and no suspended frame or promise of its own. One class: the hub's loop over its members stays
+ * monomorphic (see docs/benchmarks.md#benchstream for what a map per follower cost on Node 20).
+ */
+class Stream implements Follower {
+  readonly filters: EventFilters;
+  cursor = "";
+  seen = "";
+  readonly sink: StreamSink;
+  lastWrite = Date.now();
+  readonly settings: StreamSettings;
+  delivered = 0;
+  key = "";
+  private readonly hub: StreamHub;
+  private readonly events: EventsService;
+  private readonly untilCaughtUp: boolean;
+  private readonly resolve: (result: { delivered: number; reason: string }) => void;
+  private readonly reject: (error: unknown) => void;
 
-  /** Writes, then cuts the client when it cannot keep up; false when the stream must end. */
-  const put = async (bytes: Uint8Array, resumeAfter: string): Promise<boolean> => {
-    const fits = sink.write(bytes);
-    lastWrite = Date.now();
-    if (sink.pending > settings.bufferBytes || (!fits && !(await sink.drained(settings.drainMs)))) {
-      cut(resumeAfter);
-      return false;
+  constructor(
+    hub: StreamHub,
+    events: EventsService,
+    settings: StreamSettings,
+    req: StreamRequest,
+    resolve: (result: { delivered: number; reason: string }) => void,
+    reject: (error: unknown) => void,
+  ) {
+    this.filters = req.filters;
+    this.sink = req.sink;
+    this.settings = settings;
+    this.hub = hub;
+    this.events = events;
+    this.untilCaughtUp = req.untilCaughtUp === true;
+    this.resolve = resolve;
+    this.reject = reject;
+  }
+
+  async start(afterId: string | null): Promise<void> {
+    this.cursor = afterId ?? idCeiling(await this.events.watermark());
+    this.sink.write(`retry: ${this.settings.retryMs}\n: stream after ${this.cursor}\n\n`);
+    return this.catchUp();
+  }
+
+  /** Reads pages until caught up, then hands the connection to the hub (or ends the stream). */
+  private async catchUp(): Promise<void> {
+    const { hub, events, sink, settings } = this;
+    while (!hub.closing.aborted && !sink.closed) {
+      const page = await events.page(this.filters, {
+        limit: settings.pageSize,
+        afterId: this.cursor,
+        poll: true,
+      });
+      if (hub.closing.aborted || sink.closed) break;
+      if (page.ids.length > 0) {
+        const last = page.ids[page.ids.length - 1]!;
+        // One write per page; written before any `end` event that may follow, so resume after the page's last id.
+        const fits = sink.write(rendered(page));
+        this.lastWrite = Date.now();
+        this.delivered += page.ids.length;
+        if (sink.pending > settings.bufferBytes || (!fits && !(await sink.drained(settings.drainMs)))) {
+          cut(sink, last);
+          return this.resolve({ delivered: this.delivered, reason: "slow_consumer" });
+        }
+        this.cursor = last;
+        if (page.ids.length === settings.pageSize) continue; // catching up: the next page at once
+      }
+      if (this.untilCaughtUp) {
+        sink.write(
+          endEvent(
+            "caught_up",
+            this.cursor,
+            `Every event under the watermark was sent; continue after ${this.cursor}.`,
+          ),
+        );
+        sink.end();
+        return this.resolve({ delivered: this.delivered, reason: "caught_up" });
+      }
+      // Caught up: the hub serves this connection from here (one page read per distinct cursor and filters at each
+      // step, written to every connection there); it hands it back when it needs its own loop again.
+      // The ceiling this page was read under: a step past it has events this page could not hold.
+      this.seen =
+        page.ids.length > 0
+          ? afterPage(this.filters, page.ceiling ?? "")
+          : (page.ceiling ?? (await events.ceiling()));
+      hub.follow(this);
+      return;
     }
-    return true;
-  };
+    this.end();
+  }
 
-  while (!stop.aborted && !sink.closed) {
-    const page = await events.page(req.filters, { limit: settings.pageSize, afterId: cursor, poll: true });
-    if (stop.aborted || sink.closed) break;
-    if (page.ids.length > 0) {
-      const last = page.ids[page.ids.length - 1]!;
-      // One write per page; written before any `end` event that may follow, so resume after the page's last id.
-      if (!(await put(rendered(page), last)))
-        return { delivered: delivered + page.ids.length, reason: "slow_consumer" };
-      cursor = last;
-      delivered += page.ids.length;
-      if (page.ids.length === settings.pageSize) continue; // catching up: the next page at once
+  handBack(reason: FollowEnd): void {
+    // After the hub's pass, as a promise's continuation was: not inside its loop over the members.
+    queueMicrotask(() => this.resume(reason).catch(this.reject));
+  }
+
+  private async resume(reason: FollowEnd): Promise<void> {
+    if (reason === "closed") return this.end();
+    if (reason === "more") return this.catchUp();
+    // Its buffer filled while followed: its own loop again once it drains, else it is cut.
+    if (reason === "slow" || !(await this.sink.drained(this.settings.drainMs))) {
+      cut(this.sink, this.cursor);
+      return this.resolve({ delivered: this.delivered, reason: "slow_consumer" });
     }
-    if (req.untilCaughtUp) {
+    return this.catchUp();
+  }
+
+  /** The client left or the API closes. */
+  private end(): void {
+    const { sink, cursor } = this;
+    if (this.hub.closing.aborted && !sink.closed) {
       sink.write(
-        endEvent("caught_up", cursor, `Every event under the watermark was sent; continue after ${cursor}.`),
+        endEvent(
+          "shutdown",
+          cursor,
+          `This API process is stopping; reconnect with Last-Event-ID or after_id=${cursor}.`,
+        ),
       );
       sink.end();
-      return { delivered, reason: "caught_up" };
+      this.resolve({ delivered: this.delivered, reason: "shutdown" });
+      return;
     }
-    // Caught up: the hub serves this connection from here (one page read per distinct cursor and filters at each
-    // step, written to every connection there); it hands it back when it needs its own loop again.
-    const followed = await hub.follow(
-      {
-        filters: req.filters,
-        cursor,
-        // The ceiling this page was read under: a step past it has events this page could not hold.
-        seen:
-          page.ids.length > 0
-            ? afterPage(req.filters, page.ceiling ?? "")
-            : (page.ceiling ?? (await events.ceiling())),
-        sink,
-        lastWrite,
-        settings,
-      },
-      stop,
-    );
-    cursor = followed.cursor;
-    delivered += followed.delivered;
-    lastWrite = followed.lastWrite;
-    if (followed.reason === "closed") break;
-    if (followed.reason === "more") continue;
-    if (followed.reason === "slow" || !(await sink.drained(settings.drainMs))) {
-      cut(cursor);
-      return { delivered, reason: "slow_consumer" };
-    }
-  }
-  if (hub.closing.aborted && !sink.closed) {
-    sink.write(
-      endEvent(
-        "shutdown",
-        cursor,
-        `This API process is stopping; reconnect with Last-Event-ID or after_id=${cursor}.`,
-      ),
-    );
     sink.end();
-    return { delivered, reason: "shutdown" };
+    this.resolve({ delivered: this.delivered, reason: "closed" });
   }
-  sink.end();
-  return { delivered, reason: "closed" };
 }
 
 /**

@@ -348,7 +348,7 @@ describe("events stream", () => {
       hub,
       events,
       { pollMs: 50, heartbeatMs: 1000, retryMs: 3000, bufferBytes: 10_000, drainMs: 50, pageSize: 200 },
-      { filters: {}, afterId: "0", sink, signal: new AbortController().signal },
+      { filters: {}, afterId: "0", sink },
     );
     expect(result.reason).toBe("slow_consumer");
     expect(ended).toBe(true);
