@@ -55,6 +55,14 @@ export class TimesReporter implements Reporter {
     for (const m of modules) {
       for (const error of m.errors())
         failures.push({ path: m.relativeModuleId, test: "(the file)", message: firstLines(error.message) });
+      // A suite's hook that failed (its `beforeAll` timed out, say): its tests are reported skipped, not failed.
+      for (const suite of m.children.allSuites())
+        for (const error of suite.errors())
+          failures.push({
+            path: m.relativeModuleId,
+            test: `${suite.fullName} (a hook of the suite)`,
+            message: firstLines(error.message),
+          });
       for (const t of m.children.allTests()) {
         const result = t.result();
         if (result.state === "failed")
