@@ -13,7 +13,7 @@
  * as clients poll them.
  * Run: npm run bench:reads   (BENCH_SIZES=1000000,10000000,30000000; BENCH_SECONDS=5 per route; BENCH_BLOCKS=500
  * history; BENCH_MAX_FILL_S=900: a size whose fill would take longer, judged from the fill rate so far, is skipped
- * and the output says so)
+ * and the output says so; BENCH_PAGE_CACHE_MS=0: the API's page cache, off so that the store answers every read)
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -36,6 +36,7 @@ import {
 const SIZES = (process.env.BENCH_SIZES ?? "1000000,10000000,30000000").split(",").map(Number);
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 500);
 const MAX_FILL_S = Number(process.env.BENCH_MAX_FILL_S ?? 900);
+const PAGE_CACHE_MS = Number(process.env.BENCH_PAGE_CACHE_MS ?? 0);
 const out = (line: string) => process.stdout.write(`${line}\n`);
 const log = createLogger({ level: "warn" });
 
@@ -81,7 +82,11 @@ const idsFrom = async (at: number, n: number) =>
   ).map((r) => r.id);
 
 const { app, base, headers } = await startBenchApp({
-  config: { ...config, PUBLIC_RPM: 100_000_000 },
+  // No page cache by default: ten connections cycling through 2,000 cursors revisit each within its 1 s once the
+  // routes pass 2,000 requests a second, and from then on the cache, not the store, answers most of them (a 30 M
+  // run with the cache on answered deep cursor pages at 2,257 a second, p50 1 ms, against 87 a second and 102 ms at
+  // 1 M). BENCH_PAGE_CACHE_MS sets it, as EVENTS_PAGE_CACHE_MS would.
+  config: { ...config, PUBLIC_RPM: 100_000_000, EVENTS_PAGE_CACHE_MS: PAGE_CACHE_MS },
   log,
   pg,
   ch,
