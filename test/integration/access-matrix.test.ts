@@ -1,5 +1,6 @@
 // Test passes: embedded (routes over an app whose Postgres holds keys and rows; PGlite runs the same SQL).
 import { randomBytes, randomUUID } from "node:crypto";
+import { sign } from "@fastify/cookie";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RouteEntry } from "../../api/types.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
@@ -66,14 +67,17 @@ describe("access matrix over the registered route table", () => {
       if (!ok(got)) failures.push(`${route.method} ${route.url} [${cell}] -> ${got}`);
     };
     const unknown = `alk_${randomBytes(32).toString("base64url")}`;
-    // A portal session (opened as the sign-in's last step does) and its cookie, signed as the app signs it.
+    // A portal session (opened as the sign-in's last step does) and its cookie, signed as the portal signs it (with
+    // its session secret; the cookie plugin lives in the portal's own context, so the app has no signCookie).
     const portal = t.deps.portal!;
+    const secret = t.deps.secrets.get("portal_session");
+    const signCookie = (value: string) => sign(value, secret);
     const opened = await portal.openSession({
       subject: "matrix",
       email: "matrix@example.com",
       emailVerified: true,
     });
-    const sessionCookie = `portal_session=${t.app.signCookie(opened.token)}`;
+    const sessionCookie = `portal_session=${signCookie(opened.token)}`;
     const other = await portal.openSession({
       subject: "other",
       email: "other@example.com",
@@ -90,7 +94,7 @@ describe("access matrix over the registered route table", () => {
       (
         await t.app.inject({
           url: "/portal/session",
-          headers: { cookie: `portal_session=${t.app.signCookie(other.token)}` },
+          headers: { cookie: `portal_session=${signCookie(other.token)}` },
         })
       ).json() as { csrf_token: string }
     ).csrf_token;

@@ -20,6 +20,16 @@ describe("admin portal sign-in and session", () => {
   const sessionKeys = async () =>
     (await t.deps.keys!.listKeys()).filter((k) => k.user_id.startsWith("portal:"));
 
+  it("keeps its cookie and CSRF plugins to its own routes: an API reply sets no cookie and carries no cookie state", async () => {
+    // In the root context, @fastify/cookie's hooks ran on every request of the API and gave every reply a Map.
+    expect(t.app.hasRequestDecorator("cookies")).toBe(false);
+    expect(t.app.hasReplyDecorator("setCookie")).toBe(false);
+    const api = await fetch(`${t.base}/events/all?limit=1`, { headers: t.auth(t.userKey) });
+    expect(api.status).toBe(200);
+    expect(api.headers.get("set-cookie")).toBeNull();
+    // The portal's own routes still read and set signed cookies: the cases below sign in, out, and refuse tampering.
+  });
+
   it("signs in the allow-listed admin, holds an admin key server-side, and revokes it at sign-out", async () => {
     const jar = new CookieJar();
     const end = await signIn(t, jar);

@@ -87,7 +87,16 @@ const AuditView = Type.Object({
   ),
 });
 
+/**
+ * The portal's routes in a context of their own: its cookie, CSRF and static-file plugins add hooks and reply state
+ * (a cookie Map per reply) that only its routes use; in the root context they ran on every request of the API,
+ * open event streams included.
+ */
 export async function portalRoutes(app: App, deps: ApiDeps): Promise<void> {
+  await app.register(async (scope) => portalScope(scope as unknown as App, deps));
+}
+
+async function portalScope(app: App, deps: ApiDeps): Promise<void> {
   // Configured, else kept in Postgres: a session and its CSRF token made by one API process work on another.
   const secret = deps.secrets.get("portal_session");
   await app.register(cookie, { secret, hook: "onRequest" });
