@@ -8,7 +8,7 @@
  *
  * Run: npm run bench:holders   (BENCH_HOURS=48, BENCH_LIVE_BATCHES=40, BENCH_LIVE_BLOCKS=4; BENCH_PROFILE=1 adds
  * each phase's statements by label; the holders pass itself, lib/series/holders.ts, without Kafka or the other
- * processors). Then ALPH's total in the index (the supply figures' `indexAlphTotal`, from the net moves per hour)
+ * processors). Then ALPH's total in the index (the supply figures' `indexAlphTotal`, from the net moves per period)
  * beside the same sum over every ALPH move, its bound before `holder_hour_sums`: median of 5 reads each.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -138,12 +138,12 @@ console.log(
   `  after ${HOURS} h of history (${total} blocks, ${2 * total} moves of each of P's pairs, backfilled in ${backfillS.toFixed(1)} s): ${stats(after)}`,
 );
 console.log(`  after / bound: ${(meanOf(after) / meanOf(bound)).toFixed(2)}x`);
-// ALPH's total: the net moves per hour against every move (the read before), same store, alternating.
-const reads: Record<"hours" | "moves", number[]> = { hours: [], moves: [] };
+// ALPH's total: the net moves per period against every move (the read before), same store, alternating.
+const reads: Record<"periods" | "moves", number[]> = { periods: [], moves: [] };
 const totals = new Set<string>();
 for (let i = 0; i < 5; i++)
   for (const [name, read] of [
-    ["hours", indexAlphTotal],
+    ["periods", indexAlphTotal],
     ["moves", indexAlphTotalFromMoves],
   ] as const) {
     const t = performance.now();
@@ -151,9 +151,9 @@ for (let i = 0; i < 5; i++)
     reads[name].push(performance.now() - t);
   }
 const median = (ms: number[]) => [...ms].sort((a, b) => a - b)[Math.floor(ms.length / 2)]!;
-const [hourRows] = await ch.query<{ n: string }>(
-  "bench_hour_rows",
-  "SELECT toString(count()) AS n FROM holder_hour_sums FINAL WHERE token_id = {alph:String}",
+const [periodRows] = await ch.query<{ n: string }>(
+  "bench_period_rows",
+  "SELECT toString(count()) AS n FROM holder_period_sums FINAL WHERE token_id = {alph:String}",
   { alph: ALPH_TOKEN_ID },
 );
 const [moveRows] = await ch.query<{ n: string }>(
@@ -163,7 +163,7 @@ const [moveRows] = await ch.query<{ n: string }>(
 );
 if (totals.size !== 1) throw new Error(`ALPH's total differs between the reads: ${[...totals].join(" / ")}`);
 console.log(
-  `  ALPH's total in the index: ${median(reads.hours).toFixed(1)} ms from ${hourRows?.n} hour sums; ` +
+  `  ALPH's total in the index: ${median(reads.periods).toFixed(1)} ms from ${periodRows?.n} period sums; ` +
     `${median(reads.moves).toFixed(1)} ms summing ${moveRows?.n} moves (the read before); equal totals`,
 );
 if (boundTable) console.log(`before any history:\n${boundTable}`);

@@ -127,14 +127,15 @@ export async function indexHoldsGenesis(ch: Ch): Promise<boolean> {
 }
 
 /**
- * ALPH in the main chain's unspent outputs the index knows of: the sum of ALPH's net moves per (address, hour)
- * (`holder_hour_sums`, outputs − spends of the main chain, kept by holders-recompute), so the read grows with the
- * hours addresses moved in, not with every output and spend ever made (`npm run bench:holders` times both).
+ * ALPH in the main chain's unspent outputs the index knows of: the sum of ALPH's net moves per (address, period of
+ * 1,024 hours) (`holder_period_sums`, the sums of `holder_hour_sums`: outputs − spends of the main chain, kept by
+ * holders-recompute), so the read grows with the periods addresses moved in, not with their hours or with every
+ * output and spend ever made (`npm run bench:holders` times it beside the sum of every move).
  */
 export async function indexAlphTotal(ch: Ch): Promise<string> {
   const rows = await ch.query<{ total: string }>(
     "alph_supply_total",
-    `SELECT toString(sum(net)) AS total FROM holder_hour_sums FINAL WHERE token_id = {alph:String}`,
+    `SELECT toString(sum(net)) AS total FROM holder_period_sums FINAL WHERE token_id = {alph:String}`,
     { alph: ALPH_TOKEN_ID },
   );
   return rows[0]?.total ?? "0";
@@ -157,7 +158,7 @@ export interface AlphSupplyReader {
 }
 
 /**
- * Keeps ALPH's supply between reads: the explorer (and the index's total, a sum of ALPH's net moves per hour)
+ * Keeps ALPH's supply between reads: the explorer (and the index's total, a sum of ALPH's net moves per period)
  * are read at most every `refreshMs`; a failing explorer leaves its last figures in place.
  */
 export function createAlphSupplyReader(

@@ -150,20 +150,30 @@ interface SpotRow {
   ver: string;
 }
 
+/**
+ * The newest main-chain trade of each pool from its bound on. The earliest bound is a constant the primary key can use
+ * (the per-pool ones are not: without it, every round read each touched pool's trades since its first).
+ */
+export const SPOT_SQL = `SELECT pool,
+    argMaxIf(ts, (ts, id), main_chain) AS last_ts, argMaxIf(id, (ts, id), main_chain) AS last_id,
+    argMaxIf(base_token_id, (ts, id), main_chain) AS last_base,
+    toString(argMaxIf(price, (ts, id), main_chain)) AS last_price,
+    toString(argMaxIf(inv_price, (ts, id), main_chain)) AS last_inv,
+    countIf(main_chain) AS main, ${VERSION} AS ver
+  FROM trades FINAL
+  WHERE pool IN {pools:Array(String)} AND ts >= {lo_min:UInt64}
+    AND ts >= {los:Array(UInt64)}[indexOf({pools:Array(String)}, pool)]
+  GROUP BY pool`;
+
+/** SPOT_SQL's parameters: the pools and their bounds. */
+export const spotParams = (pools: string[], los: number[]) => ({
+  pools,
+  los,
+  lo_min: los.reduce((a, b) => Math.min(a, b), Number.POSITIVE_INFINITY),
+});
+
 async function spotRows(ch: Ch, pools: string[], los: number[]): Promise<SpotRow[]> {
-  return ch.query<SpotRow>(
-    "spot_recompute",
-    `SELECT pool,
-       argMaxIf(ts, (ts, id), main_chain) AS last_ts, argMaxIf(id, (ts, id), main_chain) AS last_id,
-       argMaxIf(base_token_id, (ts, id), main_chain) AS last_base,
-       toString(argMaxIf(price, (ts, id), main_chain)) AS last_price,
-       toString(argMaxIf(inv_price, (ts, id), main_chain)) AS last_inv,
-       countIf(main_chain) AS main, ${VERSION} AS ver
-     FROM trades FINAL
-     WHERE pool IN {pools:Array(String)} AND ts >= {los:Array(UInt64)}[indexOf({pools:Array(String)}, pool)]
-     GROUP BY pool`,
-    { pools, los },
-  );
+  return ch.query<SpotRow>("spot_recompute", SPOT_SQL, spotParams(pools, los));
 }
 
 /** Recomputes the spot row (newest main-chain trade) of every touched pool. */

@@ -21,7 +21,8 @@ function loadClock(ch: Ch, clock: WriteClock, after: Promise<void>): void {
          (SELECT max(version) FROM series_points), (SELECT max(version) FROM series_segments),
          (SELECT max(version) FROM series_instances), (SELECT max(version) FROM series_archive_pages),
          (SELECT max(version) FROM holder_changes), (SELECT max(version) FROM holder_pending_token_moments),
-         (SELECT max(version) FROM holder_hour_sums))) AS v`,
+         (SELECT max(version) FROM holder_hour_sums),
+         (SELECT max(version) FROM holder_period_sums))) AS v`,
     );
     const stored = BigInt(row?.v ?? "0");
     if (stored > clock.last) clock.last = stored;

@@ -7,8 +7,9 @@
  * another chain's partition). The balance at time t is the sum of a pair's main-chain moves up to t.
  *
  * A batch changes a pair's moves only from its earliest touched time t0 on, so only the crossings from t0
- * can change: they are recomputed from the balance before t0 (the pair's net moves per hour before t0's hour,
- * holder_hour_sums, plus its moves since that hour's start) and the moves after it, compared
+ * can change: they are recomputed from the balance before t0 (the pair's net moves per period of 1,024 hours before
+ * t0's period, holder_period_sums, per hour from that period's start to t0's hour, holder_hour_sums, plus its moves
+ * since that hour's start) and the moves after it, compared
  * with the stored ones (holder_changes); the difference is stored, and each token and block time it touches gets
  * its series facts (gained, lost, holders_delta) counted from the stored crossings; then the points of those
  * times are recomputed like any other series (lib/series/recompute.ts).
@@ -16,7 +17,8 @@
  * Two halves, run by two processors. `storeHolderMessages` (the `holders` processor, any number of replicas, each
  * on its chains' partitions): outputs (their moves with them, by a materialized view), spends and spend moves, then
  * the touched pairs go on the holders-touched topic keyed by token. `recomputeHolders` (`holders-recompute`, one
- * owner per token among its replicas): the net moves of the touched hours (recomputed from the stored moves); then
+ * owner per token among its replicas): the net moves of the touched hours (recomputed from the stored moves) and
+ * periods (from the stored hours); then
  * the moments (token, time) the pass will finish (holder_pending_token_moments), its crossings (holder_changes), the
  * facts and points of those moments counted from the stored crossings, and last an empty pending set per token. A
  * pass that dies anywhere in between leaves its moments pending, and the next pass of those tokens (the replay of its
@@ -110,6 +112,8 @@ function movesOfBlock(
 
 /** Width of the stored net moves per hour (holder_hour_sums, clickhouse/0018; changing it needs a migration). */
 const HOUR_MS = 3_600_000;
+/** Width of the stored net moves per period (holder_period_sums, clickhouse/0021; changing it needs a migration). */
+const PERIOD_MS = 1_024 * HOUR_MS;
 
 /**
  * Per touched (token, address) pair (key `token:address`): the earliest time its moves changed, and the hours they
@@ -328,13 +332,19 @@ interface Crossing {
  * The touched pairs, their t0, the start of t0's hour and every touched hour as parameters: the key prefixes
  * narrow the read, the pairs decide.
  */
-const pairParams = (touched: Touched) => {
+export const pairParams = (touched: Touched) => {
   const pairs = [...touched.keys()];
   const split = pairs.map((p) => p.split(":") as [string, string]);
   const t0s = pairs.map((p) => touched.get(p)!.t0);
   const pairHours: string[] = [];
-  for (const [p, { hours }] of touched) for (const h of hours) pairHours.push(`${p}:${h}`);
+  const periods = new Set<string>();
+  for (const [p, { hours }] of touched)
+    for (const h of hours) {
+      pairHours.push(`${p}:${h}`);
+      periods.add(`${p}:${h - (h % PERIOD_MS)}`);
+    }
   const h0s = t0s.map((t) => t - (t % HOUR_MS));
+  const p0s = t0s.map((t) => t - (t % PERIOD_MS));
   // The earliest t0: a constant bound the tables' sort keys can use (the per-pair ones are not). A loop: a backfill
   // batch touches more pairs than a call takes arguments.
   let tmin = Number.POSITIVE_INFINITY;
@@ -343,9 +353,12 @@ const pairParams = (touched: Touched) => {
     pairs,
     t0s,
     h0s,
+    p0s,
     tmin,
     hmin: tmin - (tmin % HOUR_MS),
+    pmin: tmin - (tmin % PERIOD_MS),
     pairHours,
+    pairPeriods: [...periods],
     tokens: [...new Set(split.map(([t]) => t))],
     addresses: [...new Set(split.map(([, a]) => a))],
   };
@@ -356,6 +369,8 @@ const PAIR_WHERE = `token_id IN ${inParam("tokens")} AND address IN ${inParam("a
 const T0 = atKeyParam("concat(token_id, ':', address)", "pairs", "t0s");
 /** The start of the hour of the pair's t0. */
 const H0 = atKeyParam("concat(token_id, ':', address)", "pairs", "h0s");
+/** The start of the period of the pair's t0. */
+const P0 = atKeyParam("concat(token_id, ':', address)", "pairs", "p0s");
 
 /**
  * Each move's amount capped at 2^250 before it is summed as Int256: a bridge pool's u256Max supply would overflow
@@ -381,12 +396,32 @@ const HOUR_SUMS_SQL = `
   GROUP BY token_id, address, h`;
 
 /**
- * The zero crossings of each pair's balance from its t0 on: its net moves of the hours before t0's hour and its
- * moves from that hour to t0 collapse into one opening balance (time -1), the later moves are summed per block
- * time (blocks of one time count as one change, whatever their order), and a time where the balance goes from
- * ≤ 0 to > 0 gains a holder, from > 0 to ≤ 0 loses one. The read grows with the pair's hours, not its moves.
+ * The touched periods' net moves, recomputed from the stored hours once this pass has written its own (so after
+ * HOUR_SUMS_SQL): a pass that dies between the two leaves periods its replay recomputes (it touches the same hours).
  */
-const CROSSINGS_SQL = `
+const PERIOD_SUMS_SQL = `
+  INSERT INTO holder_period_sums (token_id, address, period, net, version)
+  SELECT token_id, address, hour - hour % ${PERIOD_MS} AS p, sum(net), toUInt64({version:String})
+  FROM holder_hour_sums FINAL
+  WHERE ${PAIR_WHERE} AND hour >= {pmin:UInt64} AND hour >= ${P0}
+    AND concat(token_id, ':', address, ':', toString(hour - hour % ${PERIOD_MS})) IN ${inParam("pairPeriods")}
+  GROUP BY token_id, address, p`;
+
+/**
+ * The hours of a pair's opening balance not summed in its periods: from its t0's period start to its t0's hour.
+ * The constant bound lets the primary key skip the pair's older hours (without it, each batch that touched a miner's
+ * address read every hour since its first).
+ */
+export const OPENING_HOURS_WHERE = `${PAIR_WHERE} AND hour >= {pmin:UInt64} AND hour >= ${P0} AND hour < ${H0}`;
+
+/**
+ * The zero crossings of each pair's balance from its t0 on: its net moves of the periods before t0's period, of the
+ * hours from that period's start to t0's hour, and its moves from that hour to t0 collapse into one opening balance
+ * (time -1), the later moves are summed per block time (blocks of one time count as one change, whatever their
+ * order), and a time where the balance goes from ≤ 0 to > 0 gains a holder, from > 0 to ≤ 0 loses one. The read
+ * grows with the pair's periods (about 8.6 a year), at most 1,023 hours and the moves of t0's hour, not its moves.
+ */
+export const CROSSINGS_SQL = `
   SELECT token_id, address, toString(t) AS ts, toInt8((bal > 0) - (bal - d > 0)) AS change
   FROM (
     SELECT token_id, address, t, d,
@@ -395,8 +430,12 @@ const CROSSINGS_SQL = `
       SELECT token_id, address, t, sum(d) AS d
       FROM (
         SELECT token_id, address, toInt64(-1) AS t, net AS d
+        FROM holder_period_sums FINAL
+        WHERE ${PAIR_WHERE} AND period < ${P0}
+        UNION ALL
+        SELECT token_id, address, toInt64(-1) AS t, net AS d
         FROM holder_hour_sums FINAL
-        WHERE ${PAIR_WHERE} AND hour < ${H0}
+        WHERE ${OPENING_HOURS_WHERE}
         UNION ALL
         SELECT token_id, address, if(ts >= ${T0}, toInt64(ts), toInt64(-1)) AS t, ${SIGNED} AS d
         FROM holder_moves FINAL
@@ -415,12 +454,17 @@ const CROSSINGS_SQL = `
 export async function recomputeHolders(deps: SeriesDeps, pairs: HolderPairs): Promise<number> {
   if (pairs.size === 0) return 0;
   const { ch } = deps;
-  const { pairHours, ...params } = pairParams(pairs);
+  const { pairHours, pairPeriods, ...params } = pairParams(pairs);
   const version = await nextVersion(deps);
   const [, fresh, stored] = await Promise.all([
-    // A pair's touched hours are all at or after its t0's hour, and the crossings read only its hours before that:
-    // the two statements are independent. The hours are for later passes; this one awaits them before it goes on.
-    ch.command("holder_hour_sums_recompute", HOUR_SUMS_SQL, { ...params, pairHours, version }),
+    // A pair's touched hours are all at or after its t0's hour (its periods at or after its t0's period), and the
+    // crossings read only its hours before that hour and its periods before that period: the statements are
+    // independent. The hours and periods are for later passes; this one awaits them before it goes on.
+    ch
+      .command("holder_hour_sums_recompute", HOUR_SUMS_SQL, { ...params, pairHours, version })
+      .then(() =>
+        ch.command("holder_period_sums_recompute", PERIOD_SUMS_SQL, { ...params, pairPeriods, version }),
+      ),
     ch.query<Crossing>("holder_crossings", CROSSINGS_SQL, params),
     ch.query<Crossing>(
       "holder_changes_read",

@@ -207,7 +207,9 @@ export async function seriesStateHash(ch: TestCh): Promise<Record<string, { rows
        UNION ALL SELECT toString(kind), token_id, address, key, block_hash, ts, toString(amount), ''
          FROM holder_moves FINAL WHERE main_chain
        UNION ALL SELECT 'c', token_id, address, '', '', ts, '', toString(change) FROM holder_changes FINAL WHERE change != 0
-       UNION ALL SELECT 'h', token_id, address, '', '', hour, '', toString(net) FROM holder_hour_sums FINAL WHERE net != 0`,
+       UNION ALL SELECT 'h', token_id, address, '', '', hour, '', toString(net) FROM holder_hour_sums FINAL WHERE net != 0
+       UNION ALL SELECT 'p', token_id, address, '', '', period, '', toString(net) FROM holder_period_sums FINAL
+         WHERE net != 0`,
     ),
   };
 }

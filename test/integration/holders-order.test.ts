@@ -281,7 +281,12 @@ describe("holders: the same crossings whatever the order of spends and outputs",
     it("a pass that dies before or after the hours' write, replayed, leaves the state of one clean pass", async () => {
       const clean = await run([[A1], [A2], [B3, C4]]);
       expect(clean.crossings).toEqual(expected);
-      for (const label of ["holder_moves_insert", "holder_hour_sums_recompute", "holder_changes_insert"]) {
+      for (const label of [
+        "holder_moves_insert",
+        "holder_hour_sums_recompute",
+        "holder_period_sums_recompute",
+        "holder_changes_insert",
+      ]) {
         // The pass of the third and fourth hours dies; its replay reads the opening balance from the hours.
         const replayed = await run([[A1], [A2], [B3, C4], [B3, C4]], { dieAfter: label, dieInBatch: 2 });
         expect(replayed.died, label).toBe(true);
