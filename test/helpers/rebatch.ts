@@ -185,11 +185,10 @@ export function rebatchingBus(
     },
     async lags(named) {
       // What a group holds in its batch counts as its lag: it is not committed yet.
-      return (await inner.lags(named)).map((l) => ({
-        ...l,
-        lag:
-          l.lag + [...groups.values()].filter((s) => s.group === l.group).reduce((n, s) => n + heldIn(s), 0),
-      }));
+      return (await inner.lags(named)).map((l) => {
+        const s = groups.get(`${l.topic}\u0000${l.group}`);
+        return { ...l, lag: l.lag + (s ? heldIn(s) : 0) };
+      });
     },
     close: () => inner.close(),
     crashed: () => [...groups.values()].filter((s) => s.dead).map((s) => s.group),
