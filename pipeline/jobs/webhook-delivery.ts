@@ -94,11 +94,10 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<{
   const ahead = deps.events ?? workerEventsService(deps.pg, deps.ch, config, config.WEBHOOK_WAKE_MS);
   const repo = createWebhooksRepo(deps.pg, config, async () => boss);
   const policy = createAddressPolicy(config.WEBHOOK_ALLOWED_CIDRS);
-  const teams: Team[] = [];
+  /** The delivery loop (started below, once its handler exists). */
+  let deliveries: Team | undefined;
   /** Lets the delivery loop of this process fetch at once instead of at its next poll. */
-  const notify = () => {
-    for (const team of teams) team.notify();
-  };
+  const notify = () => deliveries?.notify();
   /** The highest ceiling the wake saw: a page read under a lower one missed events already served. */
   let seen = "";
   /** The delay of a caught-up webhook's next message: none when a step came after its page was read. */
@@ -275,7 +274,7 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<{
       if (hook) log.warn({ webhook_id: hook.webhook_id, reason: hook.disabled_reason }, "Webhook disabled.");
     },
   );
-  const deliveries = startTeam<WebhookMessage>(
+  deliveries = startTeam<WebhookMessage>(
     boss,
     WEBHOOK_QUEUE,
     {
@@ -288,7 +287,6 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<{
     },
     (job) => handler([job]),
   );
-  teams.push(deliveries);
 
   // The wake: while a caught-up message waits, one ceiling read per WEBHOOK_WAKE_MS; on a step, one statement makes
   // every caught-up webhook's waiting message due (state `created` with a later start; retries wait in state
@@ -348,7 +346,7 @@ export async function startWebhookDelivery(deps: WebhookDeliveryDeps): Promise<{
       stopping.abort();
       for (const timer of dueTimers) clearTimeout(timer);
       await waking;
-      await deliveries.stop();
+      await deliveries?.stop();
       await dead.stop();
     },
   };
